@@ -1,0 +1,103 @@
+// load.c: model files to specs and models, the format chosen by extension or content.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partita.h"
+
+#define PT_MAX_FILE_BYTES (64u << 20)
+
+static int read_file(const char *path, char **text, size_t *len, pt_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return pt_error_set(err, PT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 4096 + 1 > cap) {
+      cap = cap ? 2 * cap : 65536;
+      if (cap > PT_MAX_FILE_BYTES) {
+        free(buf);
+        fclose(f);
+        return pt_error_set(err, PT_EIO, "%s: file larger than %u bytes", path,
+                            PT_MAX_FILE_BYTES);
+      }
+      char *nb = realloc(buf, cap);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return pt_error_set(err, PT_ENOMEM, "%s: out of memory", path);
+      }
+      buf = nb;
+    }
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+    if (r == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return pt_error_set(err, PT_EIO, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  return PT_OK;
+}
+
+// 2 = URDF, 1 = YAML: URDF when the first non-blank character is '<'.
+static int sniff(const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '<' ? 2 : 1;
+  }
+  return 1;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int spec_from_text(const char *text, size_t len, int format, const char *source,
+                          const pt_load_options *opt, pt_spec **out, pt_error *err) {
+  if (format == 0) format = sniff(text, len);
+  if (format == 2) return pt_spec_from_urdf(text, len, source, opt, out, err);
+  return pt_spec_from_yaml(text, len, source, out, err);
+}
+
+int pt_spec_from_file(const char *path, const pt_load_options *opt, pt_spec **out,
+                      pt_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = read_file(path, &text, &len, err);
+  if (rc) return rc;
+  int format = 0;
+  if (ends_with(path, ".urdf") || ends_with(path, ".xml")) format = 2;
+  if (ends_with(path, ".yaml") || ends_with(path, ".yml")) format = 1;
+  rc = spec_from_text(text, len, format, path, opt, out, err);
+  free(text);
+  return rc;
+}
+
+int pt_model_load_file(const char *path, const pt_load_options *opt, pt_model **out,
+                       pt_error *err) {
+  pt_spec *s = NULL;
+  int rc = pt_spec_from_file(path, opt, &s, err);
+  if (rc) return rc;
+  rc = pt_model_compile(s, out, err);
+  pt_spec_free(s);
+  return rc;
+}
+
+int pt_model_load_string(const char *text, size_t len, int format, const char *source,
+                         const pt_load_options *opt, pt_model **out, pt_error *err) {
+  pt_spec *s = NULL;
+  int rc = spec_from_text(text, len, format, source ? source : "<string>", opt, &s, err);
+  if (rc) return rc;
+  rc = pt_model_compile(s, out, err);
+  pt_spec_free(s);
+  return rc;
+}

@@ -1,0 +1,175 @@
+// partita.h: the public API of libpartita, the Partita multibody engine.
+//
+// An immutable model (pt_model) and a mutable data (pt_data), as in MuJoCo: every call is
+// pt_something(const pt_model *m, pt_data *d). Several datas can share one model; copying a
+// data is a snapshot. pt_step() advances one fixed step and allocates nothing.
+//
+// Formulation: each moving body has r (CoM, global) and Euler parameters p (7 coordinates);
+// joints, motions and the Euler-parameter normalisation are algebraic constraints. The
+// integrator advances the independent coordinates v of a cached generalized coordinate
+// partition (seed gcp eq. 4-16); see src/partition.c and src/integrate.c.
+#ifndef PARTITA_H
+#define PARTITA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pt_spec.h"
+
+#define PT_VERSION "0.1.0"
+
+// ---------------------------------------------------------------------------------------------
+// Errors: one table gives the engine codes, their text and the protocol status they map to.
+#define PT_ERRORS(X)                                                             \
+  X(PT_OK, 0, "ok", "OK")                                                        \
+  X(PT_EINVAL, -1, "invalid argument", "INVALID_ARGUMENT")                       \
+  X(PT_ENOTFOUND, -2, "not found", "NOT_FOUND")                                  \
+  X(PT_EPARSE, -3, "malformed model file", "INVALID_ARGUMENT")                   \
+  X(PT_EMODEL, -4, "invalid model", "INVALID_ARGUMENT")                          \
+  X(PT_EASSEMBLY, -5, "assembly failed", "MODEL_ERROR")                          \
+  X(PT_ESINGULAR, -6, "singular configuration", "MODEL_ERROR")                   \
+  X(PT_EDIVERGED, -7, "integration diverged", "MODEL_ERROR")                     \
+  X(PT_ENOMEM, -8, "out of memory", "RESOURCE_EXHAUSTED")                        \
+  X(PT_EIO, -9, "i/o error", "INVALID_ARGUMENT")                                 \
+  X(PT_EPRECOND, -10, "failed precondition", "FAILED_PRECONDITION")              \
+  X(PT_EUNIMPL, -11, "not implemented", "UNIMPLEMENTED")
+
+typedef enum {
+#define PT_ERR_ENUM(name, code, text, status) name = code,
+  PT_ERRORS(PT_ERR_ENUM)
+#undef PT_ERR_ENUM
+} pt_status;
+
+const char *pt_strerror(int code);      // "invalid argument"
+const char *pt_status_name(int code);   // protocol status name, "INVALID_ARGUMENT"
+
+// A recoverable failure: code plus a message that says what and where.
+typedef struct {
+  int code;
+  char msg[1024];
+} pt_error;
+
+// printf-style: sets err->code and err->msg (err may be NULL). Returns code.
+int pt_error_set(pt_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+typedef struct {
+  int floating_base;    // URDF: root link free instead of welded to ground
+} pt_load_options;
+
+// YAML model text (model-format.md). `source` names the text in messages ("<string>" if NULL).
+int pt_spec_from_yaml(const char *text, size_t len, const char *source, pt_spec **out,
+                      pt_error *err);
+// URDF robot description (model-format.md, URDF section).
+int pt_spec_from_urdf(const char *text, size_t len, const char *source,
+                      const pt_load_options *opt, pt_spec **out, pt_error *err);
+// A file, YAML or URDF chosen by extension (.urdf/.xml) or content (starts with '<').
+int pt_spec_from_file(const char *path, const pt_load_options *opt, pt_spec **out,
+                      pt_error *err);
+
+typedef struct pt_model pt_model;
+typedef struct pt_data pt_data;
+
+// Checks the spec, assembles the initial state and builds the model. Warnings (redundant
+// constraint rows removed, assembly displacement) are available from pt_model_warnings().
+int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err);
+// pt_spec_from_file + pt_model_compile.
+int pt_model_load_file(const char *path, const pt_load_options *opt, pt_model **out,
+                       pt_error *err);
+// Same for in-memory text; format 0 = by content, 1 = YAML, 2 = URDF.
+int pt_model_load_string(const char *text, size_t len, int format, const char *source,
+                         const pt_load_options *opt, pt_model **out, pt_error *err);
+void pt_model_free(pt_model *m);
+
+// ---------------------------------------------------------------------------------------------
+// Model sizes and names (read-only).
+const char *pt_model_name(const pt_model *m);
+const char *pt_model_warnings(const pt_model *m);   // "" when none; lines end with '\n'
+int pt_model_nbody(const pt_model *m);              // moving bodies (ground excluded)
+int pt_model_njoint(const pt_model *m);
+int pt_model_nconstraint(const pt_model *m);        // independent constraint rows (no norm.)
+int pt_model_ndof(const pt_model *m);
+int pt_model_ncoord(const pt_model *m);             // joint coordinates then user coordinates
+int pt_model_ninput(const pt_model *m);             // scalar actuator inputs
+int pt_model_nactuator(const pt_model *m);
+int pt_model_nmotion(const pt_model *m);
+double pt_model_dt(const pt_model *m);
+pt_integrator pt_model_integrator(const pt_model *m);
+const double *pt_model_gravity(const pt_model *m);  // (3)
+const char *pt_body_name(const pt_model *m, int i);
+const char *pt_joint_name(const pt_model *m, int i);
+const char *pt_coord_name(const pt_model *m, int i);     // "hinge", "cyl.angle", "tip_z"
+const char *pt_input_name(const pt_model *m, int i);     // "tau", "push.x"
+const char *pt_actuator_name(const pt_model *m, int i);
+const char *pt_motion_name(const pt_model *m, int i);
+int pt_coord_index(const pt_model *m, const char *name);   // -1 if unknown
+int pt_input_index(const pt_model *m, const char *name);   // -1 if unknown
+int pt_body_index(const pt_model *m, const char *name);    // -1 if unknown (ground: -1)
+double pt_input_limit(const pt_model *m, int i);            // 0 = unlimited
+const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
+int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
+
+// ---------------------------------------------------------------------------------------------
+// Data.
+pt_data *pt_data_new(const pt_model *m);            // at the model's assembled initial state
+void pt_data_free(pt_data *d);
+int pt_data_copy(const pt_model *m, pt_data *dst, const pt_data *src);  // snapshot
+void pt_data_reset(const pt_model *m, pt_data *d);  // back to the initial state, inputs 0
+
+// Integration settings of this data (default: the model's).
+void pt_set_dt(pt_data *d, double dt);
+void pt_set_integrator(pt_data *d, pt_integrator it);
+
+// Inputs: applied from the next step on, held until changed. Non-finite values are refused
+// (PT_EINVAL); values beyond the actuator limit are clipped (returns 1, counted).
+int pt_set_input(const pt_model *m, pt_data *d, int i, double value);
+
+// Set coordinate values and rates by index; the engine assembles positions (least change,
+// Newton) and velocities (mass-weighted projection) around them. Nothing changes on error.
+typedef struct {
+  int coord;      // coordinate index
+  double value;
+} pt_assign;
+int pt_set_state(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
+                 const pt_assign *vel, int nvel, pt_error *err);
+
+// One fixed step with the data's integrator. Allocates nothing (unless the partition has to
+// be rebuilt, which is counted in d->nrepartition). On failure the data is left at the last
+// good state and a negative code is returned.
+int pt_step(const pt_model *m, pt_data *d);
+
+// Evaluate everything at the current state without stepping: dependent coordinates,
+// accelerations, multipliers, outputs (coordinates, energy, residuals).
+int pt_forward(const pt_model *m, pt_data *d);
+
+// ---------------------------------------------------------------------------------------------
+// Results, valid after pt_step / pt_forward / pt_set_state (read-only for users).
+double pt_time(const pt_data *d);
+int64_t pt_nstep(const pt_data *d);
+const double *pt_coords(const pt_data *d);       // (ncoord) values
+const double *pt_coord_rates(const pt_data *d);  // (ncoord) rates
+const double *pt_coord_accels(const pt_data *d); // (ncoord) second derivatives
+const double *pt_inputs(const pt_data *d);       // (ninput) after clipping
+const double *pt_body_pose(const pt_data *d, int i);      // (7) r, Euler parameters
+const double *pt_body_velocity(const pt_data *d, int i);  // (6) CoM velocity, omega (global)
+double pt_energy_kinetic(const pt_data *d);
+double pt_energy_potential(const pt_data *d);    // gravity + springs + bushings
+double pt_residual_position(const pt_data *d);   // max |Phi| (all rows, incl. normalisation)
+double pt_residual_velocity(const pt_data *d);   // max |Phi_q qdot + Phi_t|
+int pt_independent(const pt_model *m, const pt_data *d, const char **names, int max);
+                                                 // names of the independent coordinates
+                                                 // (e.g. "link.r.x", "link.p1"); returns ndof
+
+// Counters (numerical trouble is counted, never fatal by itself).
+typedef struct {
+  int64_t repartitions;     // partition rebuilds after the first
+  int64_t newton_iters;     // total Newton iterations for u
+  int64_t clipped_inputs;   // inputs clipped to their limit
+  int64_t failures;         // steps that failed
+  double last_rcond;        // reciprocal condition estimate of Phi_u at the last step
+} pt_counters;
+void pt_get_counters(const pt_data *d, pt_counters *c);
+
+#endif

@@ -1,0 +1,159 @@
+// pt_spec.h: a parsed, not yet checked model description.
+//
+// The YAML and URDF loaders fill a pt_spec; pt_model_compile() checks it (names, masses,
+// inertias, axes, consistency), converts global t=0 geometry into body-fixed vectors,
+// assembles the initial state and builds the immutable pt_model. Every entry keeps the source
+// line it came from so that compile errors can say `FILE:LINE: joints[2] "knee": ...`.
+// All geometry is in the global frame at t = 0 (model-format.md).
+#ifndef PT_SPEC_H
+#define PT_SPEC_H
+
+#include <stddef.h>
+
+#define PT_NAME_MAX 64
+
+typedef enum {
+  PT_JOINT_REVOLUTE = 0,
+  PT_JOINT_PRISMATIC,
+  PT_JOINT_CYLINDRICAL,
+  PT_JOINT_SPHERICAL,
+  PT_JOINT_UNIVERSAL,
+  PT_JOINT_FIXED,
+  PT_JOINT_NTYPES
+} pt_joint_type;
+
+typedef enum {
+  PT_PROFILE_CONSTANT = 0,
+  PT_PROFILE_SINE,
+  PT_PROFILE_POLYNOMIAL,
+  PT_PROFILE_STEP,
+  PT_PROFILE_TABLE
+} pt_profile_type;
+
+typedef enum {
+  PT_FORCE_TORSION_SPRING = 0,
+  PT_FORCE_SPRING_DAMPER,
+  PT_FORCE_BUSHING,
+  PT_FORCE_FORCE,
+  PT_FORCE_TORQUE
+} pt_force_type;
+
+typedef enum {
+  PT_ACT_JOINT_TORQUE = 0,
+  PT_ACT_JOINT_FORCE,
+  PT_ACT_BODY_FORCE,
+  PT_ACT_BODY_TORQUE
+} pt_actuator_type;
+
+typedef enum { PT_UCOORD_POINT_POSITION = 0, PT_UCOORD_DISTANCE } pt_ucoord_type;
+
+typedef enum { PT_INT_RK4 = 0, PT_INT_ABM4, PT_INT_EULER } pt_integrator;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  double mass;
+  double inertia[6];     // [Ixx Iyy Izz Ixy Ixz Iyz] in body axes (principal: last 3 zero)
+  double position[3];    // CoM at t=0, global
+  double quat[4];        // e0 e1 e2 e3 (normalised by compile)
+  double velocity[3];    // CoM velocity at t=0
+  double angvel[3];      // angular velocity at t=0, global frame
+} pt_spec_body;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  pt_joint_type type;
+  char body1[PT_NAME_MAX];  // reference side ("ground" allowed)
+  char body2[PT_NAME_MAX];
+  double point[3];          // joint point at t=0, global
+  double axis[3];           // revolute, prismatic, cylindrical
+  double axis1[3];          // universal: fixed in body1
+  double axis2[3];          // universal: fixed in body2
+  double damping;           // viscous damping on the joint coordinate(s)
+} pt_spec_joint;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  char joint[PT_NAME_MAX];
+  char coordinate[PT_NAME_MAX];  // "" or "angle"/"slide"/"angle1"/"angle2"
+  pt_profile_type profile;
+  // sine: offset + amplitude sin(omega t + phase); constant: value
+  double offset, amplitude, omega, phase, value;
+  // step: cubic from (t0, value0) to (t1, value1)
+  double t0, value0, t1, value1;
+  int ncoef;                // polynomial coefficients c0..c(n-1)
+  double *coef;
+  int npoint;               // table points (t, v), strictly increasing t, >= 2
+  double *points;           // (npoint x 2)
+} pt_spec_motion;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  pt_force_type type;
+  char joint[PT_NAME_MAX];  // torsion_spring
+  char body1[PT_NAME_MAX];  // spring_damper, bushing
+  char body2[PT_NAME_MAX];
+  char body[PT_NAME_MAX];   // force, torque
+  double point[3];          // bushing, force
+  double point1[3], point2[3];
+  double stiffness, damping, free_length, free_angle, preload;  // scalar elements
+  double stiffness6[6], damping6[6];                             // bushing
+  double axes[9];           // bushing frame columns in global at t=0 (row-major 3x3)
+  int has_axes;
+  double value[3];          // force, torque (global)
+} pt_spec_force;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  pt_actuator_type type;
+  char joint[PT_NAME_MAX];  // joint_torque, joint_force
+  char body[PT_NAME_MAX];   // body_force, body_torque
+  double point[3];          // body_force application point at t=0, global
+  int frame_body;           // body_force/body_torque: 0 = global, 1 = body frame
+  double limit;             // > 0: |u| <= limit; 0 = unlimited
+} pt_spec_actuator;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  pt_ucoord_type type;
+  char body[PT_NAME_MAX];   // point_position
+  double point[3];
+  int component;            // 0, 1, 2 = x, y, z
+  char body1[PT_NAME_MAX];  // distance
+  char body2[PT_NAME_MAX];
+  double point1[3], point2[3];
+} pt_spec_coord;
+
+typedef struct pt_spec {
+  char source[256];         // file name (or "<string>") for messages
+  char model[PT_NAME_MAX];
+  int line;
+  double gravity[3];
+  double dt;                // 0: not given (compile uses 1e-3)
+  pt_integrator integrator;
+  int has_integrator;
+  int nbody, njoint, nmotion, nforce, nactuator, ncoord;
+  pt_spec_body *bodies;
+  pt_spec_joint *joints;
+  pt_spec_motion *motions;
+  pt_spec_force *forces;
+  pt_spec_actuator *actuators;
+  pt_spec_coord *coords;
+} pt_spec;
+
+// Allocation helpers shared by the loaders. All return NULL / -1 on out-of-memory.
+pt_spec *pt_spec_new(void);
+void pt_spec_free(pt_spec *s);
+pt_spec_body *pt_spec_add_body(pt_spec *s);
+pt_spec_joint *pt_spec_add_joint(pt_spec *s);
+pt_spec_motion *pt_spec_add_motion(pt_spec *s);
+pt_spec_force *pt_spec_add_force(pt_spec *s);
+pt_spec_actuator *pt_spec_add_actuator(pt_spec *s);
+pt_spec_coord *pt_spec_add_coord(pt_spec *s);
+
+#endif
