@@ -1,0 +1,999 @@
+// compile.c: pt_spec -> pt_model. Checks names and references, converts the global t=0
+// geometry into body-fixed vectors, lays out constraint rows by body blocks, builds the
+// sparsity pattern of W = J M^-1 J^T with its AMD + LDL^T symbolic analysis (local-dynamics
+// seed), assembles the initial state and removes redundant constraint rows found by a
+// rank-revealing factorisation (pivoted QR of J^T).
+#include <amd.h>
+#include <lapacke.h>
+#include <ldl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "ptu.h"
+
+int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
+                          int use_all, double *moved, pt_error *err);
+int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, int nvel,
+                           pt_error *err);
+
+// ---- allocation: every model array is recorded and freed by pt_model_free ----------------
+static void *alloc(pt_model *m, size_t n, size_t size) {
+  if (m->nalloc == m->maxalloc) {
+    int cap = m->maxalloc ? 2 * m->maxalloc : 64;
+    void **a = realloc(m->allocs, sizeof(void *) * (size_t)cap);
+    if (!a) return NULL;
+    m->allocs = a;
+    m->maxalloc = cap;
+  }
+  void *p = calloc(n ? n : 1, size);
+  if (p) m->allocs[m->nalloc++] = p;
+  return p;
+}
+
+void pt_model_free(pt_model *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nalloc; i++) free(m->allocs[i]);
+  free(m->allocs);
+  free(m->warnings);
+  free(m);
+}
+
+static void warn(pt_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(pt_model *m, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  size_t old = m->warnings ? strlen(m->warnings) : 0, add = strlen(line);
+  char *w = realloc(m->warnings, old + add + 2);
+  if (!w) return;
+  memcpy(w + old, line, add);
+  w[old + add] = '\n';
+  w[old + add + 1] = '\0';
+  m->warnings = w;
+}
+
+// `FILE:LINE: joints[2] "knee": what`
+static int fail(pt_error *err, int code, const pt_spec *s, int line, const char *list, int idx,
+                const char *name, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+static int fail(pt_error *err, int code, const pt_spec *s, int line, const char *list, int idx,
+                const char *name, const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  return pt_error_set(err, code, "%s:%d: %s[%d] \"%s\": %s", s->source, line, list, idx, name,
+                      what);
+}
+
+// ---- lookups ------------------------------------------------------------------------------
+static int find_body(const pt_spec *s, const char *name) {
+  if (strcmp(name, "ground") == 0) return PT_GROUND;
+  for (int i = 0; i < s->nbody; i++)
+    if (strcmp(s->bodies[i].name, name) == 0) return i;
+  return -2;
+}
+
+static int find_joint(const pt_spec *s, const char *name) {
+  for (int i = 0; i < s->njoint; i++)
+    if (strcmp(s->joints[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int find_coord(const pt_model *m, const char *name) {
+  for (int i = 0; i < m->ncoord; i++)
+    if (strcmp(m->coord_name[i], name) == 0) return i;
+  return -1;
+}
+
+static int unit(double out[3], const double v[3]) {
+  double n = ptu_norm3(v);
+  if (!(n > 1e-12) || !isfinite(n)) return -1;
+  ptu_scl3(out, v, 1 / n);
+  return 0;
+}
+
+// ---- bodies -------------------------------------------------------------------------------
+static int inv3(double out[9], const double a[9]) {
+  double det = a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) +
+               a[2] * (a[3] * a[7] - a[4] * a[6]);
+  if (!(fabs(det) > 1e-300)) return -1;
+  out[0] = (a[4] * a[8] - a[5] * a[7]) / det;
+  out[1] = (a[2] * a[7] - a[1] * a[8]) / det;
+  out[2] = (a[1] * a[5] - a[2] * a[4]) / det;
+  out[3] = (a[5] * a[6] - a[3] * a[8]) / det;
+  out[4] = (a[0] * a[8] - a[2] * a[6]) / det;
+  out[5] = (a[2] * a[3] - a[0] * a[5]) / det;
+  out[6] = (a[3] * a[7] - a[4] * a[6]) / det;
+  out[7] = (a[1] * a[6] - a[0] * a[7]) / det;
+  out[8] = (a[0] * a[4] - a[1] * a[3]) / det;
+  return 0;
+}
+
+static int build_bodies(pt_model *m, const pt_spec *s, pt_error *err) {
+  for (int i = 0; i < s->nbody; i++) {
+    const pt_spec_body *b = s->bodies + i;
+    for (int j = 0; j < i; j++)
+      if (strcmp(s->bodies[j].name, b->name) == 0)
+        return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name, "duplicate body name");
+    if (strcmp(b->name, "ground") == 0)
+      return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name,
+                  "\"ground\" is reserved for the fixed global frame");
+    if (!(b->mass > 0) || !isfinite(b->mass))
+      return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name, "mass must be > 0");
+    const double *In = b->inertia;
+    double *J = m->body_inertia + 9 * i;
+    double t[9] = {In[0], In[3], In[4], In[3], In[1], In[5], In[4], In[5], In[2]};
+    ptu_copy(J, t, 9);
+    // positive definite (Sylvester) and the triangle inequalities on the diagonal
+    double m2 = In[0] * In[1] - In[3] * In[3];
+    double det = In[0] * (In[1] * In[2] - In[5] * In[5]) - In[3] * (In[3] * In[2] - In[5] * In[4]) +
+                 In[4] * (In[3] * In[5] - In[1] * In[4]);
+    if (!(In[0] > 0 && m2 > 0 && det > 0))
+      return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name,
+                  "inertia is not positive definite");
+    if (inv3(m->body_inertia_inv + 9 * i, J))
+      return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name, "inertia is singular");
+    snprintf(m->body_name[i], PT_NAME_MAX, "%s", b->name);
+    m->body_mass[i] = b->mass;
+    double p[4];
+    double n = sqrt(b->quat[0] * b->quat[0] + ptu_dot3(b->quat + 1, b->quat + 1));
+    if (!(n > 1e-12))
+      return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name,
+                  "orientation quaternion has zero length");
+    for (int c = 0; c < 4; c++) p[c] = b->quat[c] / n;
+    ptu_copy(m->q0 + 7 * i, b->position, 3);
+    ptu_copy(m->q0 + 7 * i + 3, p, 4);
+    double E[12];
+    ptu_quat_E(E, p);
+    ptu_copy(m->qd0 + 7 * i, b->velocity, 3);
+    const double *w = b->angvel;
+    for (int c = 0; c < 4; c++)
+      m->qd0[7 * i + 3 + c] = 0.5 * (E[c] * w[0] + E[4 + c] * w[1] + E[8 + c] * w[2]);
+    static const char *qn[7] = {"x", "y", "z", "e0", "e1", "e2", "e3"};
+    for (int c = 0; c < 7; c++) snprintf(m->q_name[7 * i + c], PT_NAME_MAX + 8, "%s.%s", b->name, qn[c]);
+  }
+  return PT_OK;
+}
+
+// Body-fixed vector of a global direction (ground: itself).
+static void to_body(const pt_model *m, int body, const double g[3], double out[3]) {
+  if (body == PT_GROUND) {
+    ptu_copy(out, g, 3);
+    return;
+  }
+  double A[9];
+  ptu_quat2mat(A, m->q0 + 7 * body + 3);
+  ptu_mul_matT_vec3(out, A, g);
+}
+
+// Body-fixed arm of a global point.
+static void to_body_point(const pt_model *m, int body, const double P[3], double out[3]) {
+  if (body == PT_GROUND) {
+    ptu_copy(out, P, 3);
+    return;
+  }
+  double t[3];
+  ptu_sub3(t, P, m->q0 + 7 * body);
+  to_body(m, body, t, out);
+}
+
+// ---- joints and coordinates ---------------------------------------------------------------
+static void add_coord(pt_model *m, const char *name, pt_meas_type type, int b1, int b2,
+                      int joint) {
+  const int i = m->ncoord++;
+  snprintf(m->coord_name[i], PT_NAME_MAX, "%s", name);
+  m->meas_type[i] = type;
+  m->meas_body[2 * i] = b1;
+  m->meas_body[2 * i + 1] = b2;
+  m->meas_joint[i] = joint;
+}
+
+static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
+  int row = 0;
+  m->ncoord = 0;
+  for (int j = 0; j < s->njoint; j++) {
+    const pt_spec_joint *sj = s->joints + j;
+    for (int k = 0; k < j; k++)
+      if (strcmp(s->joints[k].name, sj->name) == 0)
+        return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "duplicate joint name");
+    if ((unsigned)sj->type >= PT_JOINT_NTYPES)
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "unknown joint type");
+    const int b1 = find_body(s, sj->body1), b2 = find_body(s, sj->body2);
+    if (b1 == -2)
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "unknown body \"%s\"",
+                  sj->body1);
+    if (b2 == -2)
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "unknown body \"%s\"",
+                  sj->body2);
+    if (b1 == b2)
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                  "body1 and body2 are the same body");
+    snprintf(m->joint_name[j], PT_NAME_MAX, "%s", sj->name);
+    m->joint_type[j] = sj->type;
+    m->joint_body[2 * j] = b1;
+    m->joint_body[2 * j + 1] = b2;
+    m->joint_damping[j] = sj->damping;
+    if (!(sj->damping >= 0))
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "damping must be >= 0");
+    m->joint_row_adr[j] = row;
+    for (int r = 0; r < pt_joint_classes[sj->type].nrow; r++) {
+      m->row_body[2 * (row + r)] = b1;
+      m->row_body[2 * (row + r) + 1] = b2;
+    }
+    row += pt_joint_classes[sj->type].nrow;
+
+    double h[3], f[3], g[3], h1[3] = {0, 0, 1}, h2[3] = {0, 0, 1};
+    double *G = m->joint_geom + PT_JOINT_GEOM * j;
+    if (sj->type == PT_JOINT_UNIVERSAL) {
+      if (unit(h1, sj->axis1) || unit(h2, sj->axis2))
+        return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                    "axis1/axis2 must have non-zero length");
+      if (fabs(ptu_dot3(h1, h2)) > 1e-6)
+        return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                    "axis1 and axis2 must be perpendicular at t=0");
+      ptu_copy(h, h1, 3);
+    } else if (sj->type == PT_JOINT_FIXED || sj->type == PT_JOINT_SPHERICAL) {
+      h[0] = h[1] = 0;
+      h[2] = 1;
+    } else if (unit(h, sj->axis)) {
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                  "axis must have non-zero length");
+    }
+    if (sj->type == PT_JOINT_FIXED || sj->type == PT_JOINT_SPHERICAL) {
+      f[0] = 1, f[1] = 0, f[2] = 0, g[0] = 0, g[1] = 1, g[2] = 0;
+    } else {
+      ptu_perp_frame(f, g, h);
+    }
+    to_body_point(m, b1, sj->point, G);
+    to_body_point(m, b2, sj->point, G + 3);
+    to_body(m, b1, h, G + 6);
+    to_body(m, b1, f, G + 9);
+    to_body(m, b1, g, G + 12);
+    to_body(m, b2, sj->type == PT_JOINT_UNIVERSAL ? h2 : h, G + 15);
+    to_body(m, b2, f, G + 18);
+    to_body(m, b2, g, G + 21);
+
+    // joint coordinates (zero at t=0)
+    char name[PT_NAME_MAX + 16];
+    m->joint_coord_adr[j] = pt_joint_classes[sj->type].ncoord ? m->ncoord : -1;
+    const int cyl = sj->type == PT_JOINT_CYLINDRICAL;
+    if (sj->type == PT_JOINT_REVOLUTE || cyl) {
+      snprintf(name, sizeof(name), cyl ? "%s.angle" : "%s", sj->name);
+      add_coord(m, name, PT_MEAS_ANGLE, b1, b2, j);
+      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+      ptu_copy(mg, G + 6, 3);
+      ptu_copy(mg + 3, G + 9, 3);
+      ptu_copy(mg + 6, G + 18, 3);
+    }
+    if (sj->type == PT_JOINT_PRISMATIC || cyl) {
+      snprintf(name, sizeof(name), cyl ? "%s.slide" : "%s", sj->name);
+      add_coord(m, name, PT_MEAS_SLIDE, b1, b2, j);
+      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+      ptu_copy(mg, G + 6, 3);
+      ptu_copy(mg + 3, G, 3);
+      ptu_copy(mg + 6, G + 3, 3);
+    }
+    if (sj->type == PT_JOINT_UNIVERSAL) {
+      snprintf(name, sizeof(name), "%s.angle1", sj->name);
+      add_coord(m, name, PT_MEAS_UANGLE1, b1, b2, j);
+      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+      ptu_copy(mg, G + 6, 3);      // h1 on body1
+      to_body(m, b1, h2, mg + 3);  // axis2 copy on body1
+      ptu_copy(mg + 6, G + 15, 3); // h2 on body2
+      snprintf(name, sizeof(name), "%s.angle2", sj->name);
+      add_coord(m, name, PT_MEAS_UANGLE2, b1, b2, j);
+      mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+      ptu_copy(mg, G + 15, 3);     // h2 on body2
+      ptu_copy(mg + 3, G + 6, 3);  // h1 on body1
+      to_body(m, b2, h1, mg + 6);  // axis1 copy on body2
+    }
+  }
+  m->nrow_joint = row;
+  m->njcoord = m->ncoord;
+  return PT_OK;
+}
+
+static int build_user_coords(pt_model *m, const pt_spec *s, pt_error *err) {
+  for (int i = 0; i < s->ncoord; i++) {
+    const pt_spec_coord *c = s->coords + i;
+    if (find_coord(m, c->name) >= 0)
+      return fail(err, PT_EMODEL, s, c->line, "coordinates", i, c->name,
+                  "duplicate coordinate name (joint coordinates count too)");
+    if (c->type == PT_UCOORD_POINT_POSITION) {
+      const int b = find_body(s, c->body);
+      if (b == -2)
+        return fail(err, PT_EMODEL, s, c->line, "coordinates", i, c->name,
+                    "unknown body \"%s\"", c->body);
+      if (c->component < 0 || c->component > 2)
+        return fail(err, PT_EMODEL, s, c->line, "coordinates", i, c->name, "bad component");
+      add_coord(m, c->name, PT_MEAS_POINT, b, PT_GROUND, -1);
+      m->meas_comp[m->ncoord - 1] = c->component;
+      to_body_point(m, b, c->point, m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1));
+    } else {
+      const int b1 = find_body(s, c->body1), b2 = find_body(s, c->body2);
+      if (b1 == -2 || b2 == -2)
+        return fail(err, PT_EMODEL, s, c->line, "coordinates", i, c->name,
+                    "unknown body \"%s\"", b1 == -2 ? c->body1 : c->body2);
+      add_coord(m, c->name, PT_MEAS_DISTANCE, b1, b2, -1);
+      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+      to_body_point(m, b1, c->point1, mg);
+      to_body_point(m, b2, c->point2, mg + 3);
+    }
+  }
+  return PT_OK;
+}
+
+// Measure index of a joint's coordinate for a motion/actuator/spring: `which` = "" (the only
+// one, or the first of the requested kind) or a suffix. kind: 0 angle, 1 slide, 2 any.
+static int joint_coord(const pt_model *m, int j, const char *which, int kind) {
+  const int adr = m->joint_coord_adr[j];
+  if (adr < 0) return -1;
+  const int t = m->joint_type[j];
+  if (t == PT_JOINT_REVOLUTE) return (which[0] == 0 && kind != 1) ? adr : -1;
+  if (t == PT_JOINT_PRISMATIC) return (which[0] == 0 && kind != 0) ? adr : -1;
+  if (t == PT_JOINT_CYLINDRICAL) {
+    if (strcmp(which, "angle") == 0 || (which[0] == 0 && kind == 0)) return adr;
+    if (strcmp(which, "slide") == 0 || (which[0] == 0 && kind == 1)) return adr + 1;
+    return -1;
+  }
+  if (t == PT_JOINT_UNIVERSAL && kind != 1) {
+    if (strcmp(which, "angle1") == 0) return adr;
+    if (strcmp(which, "angle2") == 0) return adr + 1;
+  }
+  return -1;
+}
+
+// Natural cubic spline second derivatives for (t_i, v_i) (tridiagonal solve).
+static void spline_setup(double *tvm, int n, const double *pts) {
+  for (int i = 0; i < n; i++) {
+    tvm[3 * i] = pts[2 * i];
+    tvm[3 * i + 1] = pts[2 * i + 1];
+    tvm[3 * i + 2] = 0;
+  }
+  if (n < 3) return;
+  double *c = calloc((size_t)n, sizeof(double)), *r = calloc((size_t)n, sizeof(double));
+  if (!c || !r) {
+    free(c), free(r);
+    return;
+  }
+  for (int i = 1; i < n - 1; i++) {  // Thomas algorithm on rows 1..n-2
+    double h0 = pts[2 * i] - pts[2 * (i - 1)], h1 = pts[2 * (i + 1)] - pts[2 * i];
+    double rhs = 6 * ((pts[2 * i + 3] - pts[2 * i + 1]) / h1 - (pts[2 * i + 1] - pts[2 * i - 1]) / h0);
+    double diag = 2 * (h0 + h1) - (i > 1 ? h0 * c[i - 1] : 0);
+    c[i] = h1 / diag;
+    r[i] = (rhs - (i > 1 ? h0 * r[i - 1] : 0)) / diag;
+  }
+  for (int i = n - 2; i >= 1; i--) tvm[3 * i + 2] = r[i] - c[i] * (i < n - 2 ? tvm[3 * (i + 1) + 2] : 0);
+  free(c), free(r);
+}
+
+static int build_motions(pt_model *m, const pt_spec *s, pt_error *err) {
+  int ndata = 0;
+  for (int i = 0; i < s->nmotion; i++)
+    ndata += s->motions[i].profile == PT_PROFILE_POLYNOMIAL ? s->motions[i].ncoef
+             : s->motions[i].profile == PT_PROFILE_TABLE    ? 3 * s->motions[i].npoint
+                                                            : 0;
+  m->motion_data = alloc(m, (size_t)ndata, sizeof(double));
+  if (!m->motion_data) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  int adr = 0;
+  for (int i = 0; i < s->nmotion; i++) {
+    const pt_spec_motion *sm = s->motions + i;
+    for (int k = 0; k < i; k++)
+      if (strcmp(s->motions[k].name, sm->name) == 0)
+        return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name, "duplicate motion name");
+    const int j = find_joint(s, sm->joint);
+    if (j < 0)
+      return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name, "unknown joint \"%s\"",
+                  sm->joint);
+    const int c = joint_coord(m, j, sm->coordinate, 2);
+    if (c < 0)
+      return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name,
+                  "a motion cannot drive joint \"%s\" (%s%s%s): it needs a revolute or "
+                  "prismatic joint, or `coordinate:` angle|slide (cylindrical) or "
+                  "angle1|angle2 (universal)", sm->joint, pt_joint_classes[m->joint_type[j]].name,
+                  sm->coordinate[0] ? ", coordinate " : "", sm->coordinate);
+    for (int k = 0; k < i; k++)
+      if (m->motion_coord[k] == c)
+        return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name,
+                    "coordinate \"%s\" is already driven by motion \"%s\"", m->coord_name[c],
+                    m->motion_name[k]);
+    snprintf(m->motion_name[i], PT_NAME_MAX, "%s", sm->name);
+    m->motion_coord[i] = c;
+    m->motion_profile[i] = sm->profile;
+    double *par = m->motion_par + 8 * i;
+    par[0] = sm->profile == PT_PROFILE_CONSTANT ? sm->value : sm->offset;
+    par[1] = sm->amplitude, par[2] = sm->omega, par[3] = sm->phase;
+    if (sm->profile == PT_PROFILE_STEP) {
+      par[0] = sm->t0, par[1] = sm->value0, par[2] = sm->t1, par[3] = sm->value1;
+      if (!(sm->t1 > sm->t0))
+        return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name, "step needs t1 > t0");
+    }
+    m->motion_data_adr[i] = adr;
+    if (sm->profile == PT_PROFILE_POLYNOMIAL) {
+      if (sm->ncoef < 1 || !sm->coef)
+        return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name, "no coefficients");
+      ptu_copy(m->motion_data + adr, sm->coef, sm->ncoef);
+      m->motion_data_num[i] = sm->ncoef;
+      adr += sm->ncoef;
+    } else if (sm->profile == PT_PROFILE_TABLE) {
+      if (sm->npoint < 2 || !sm->points)
+        return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name, "table needs >= 2 points");
+      for (int k = 1; k < sm->npoint; k++)
+        if (!(sm->points[2 * k] > sm->points[2 * k - 2]))
+          return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name,
+                      "table times must increase strictly");
+      spline_setup(m->motion_data + adr, sm->npoint, sm->points);
+      m->motion_data_num[i] = sm->npoint;
+      adr += 3 * sm->npoint;
+    }
+    const int r = m->nrow_joint + i;
+    m->row_body[2 * r] = m->meas_body[2 * c];
+    m->row_body[2 * r + 1] = m->meas_body[2 * c + 1];
+  }
+  return PT_OK;
+}
+
+static int build_forces(pt_model *m, const pt_spec *s, pt_error *err) {
+  for (int i = 0; i < s->nforce; i++) {
+    const pt_spec_force *sf = s->forces + i;
+    for (int k = 0; k < i; k++)
+      if (strcmp(s->forces[k].name, sf->name) == 0)
+        return fail(err, PT_EMODEL, s, sf->line, "forces", i, sf->name, "duplicate force name");
+    snprintf(m->force_name[i], PT_NAME_MAX, "%s", sf->name);
+    m->force_type[i] = sf->type;
+    m->force_coord[i] = -1;
+    double *par = m->force_par + PT_FORCE_PAR * i;
+    int b1 = PT_GROUND, b2 = PT_GROUND;
+    const char *missing = NULL;
+    switch (sf->type) {
+    case PT_FORCE_TORSION_SPRING: {
+      const int j = find_joint(s, sf->joint);
+      if (j < 0)
+        return fail(err, PT_EMODEL, s, sf->line, "forces", i, sf->name, "unknown joint \"%s\"",
+                    sf->joint);
+      const int c = joint_coord(m, j, "", 0);
+      if (c < 0)
+        return fail(err, PT_EMODEL, s, sf->line, "forces", i, sf->name,
+                    "torsion_spring needs a revolute or cylindrical joint");
+      m->force_coord[i] = c;
+      b1 = m->meas_body[2 * c], b2 = m->meas_body[2 * c + 1];
+      par[0] = sf->stiffness, par[1] = sf->damping, par[2] = sf->free_angle, par[3] = sf->preload;
+      break;
+    }
+    case PT_FORCE_SPRING_DAMPER:
+    case PT_FORCE_BUSHING:
+      b1 = find_body(s, sf->body1), b2 = find_body(s, sf->body2);
+      if (b1 == -2) missing = sf->body1;
+      if (b2 == -2) missing = sf->body2;
+      if (missing) break;
+      if (b1 == b2)
+        return fail(err, PT_EMODEL, s, sf->line, "forces", i, sf->name,
+                    "body1 and body2 are the same body");
+      if (sf->type == PT_FORCE_SPRING_DAMPER) {
+        par[0] = sf->stiffness, par[1] = sf->damping, par[2] = sf->free_length;
+        par[3] = sf->preload;
+        to_body_point(m, b1, sf->point1, par + 4);
+        to_body_point(m, b2, sf->point2, par + 7);
+      } else {
+        double axes[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, A1[9], A2[9];
+        if (sf->has_axes) ptu_copy(axes, sf->axes, 9);
+        ptu_copy(par, sf->stiffness6, 6);
+        ptu_copy(par + 6, sf->damping6, 6);
+        to_body_point(m, b1, sf->point, par + 12);
+        to_body_point(m, b2, sf->point, par + 15);
+        static const double eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+        if (b1 == PT_GROUND) ptu_copy(A1, eye, 9); else ptu_quat2mat(A1, m->q0 + 7 * b1 + 3);
+        if (b2 == PT_GROUND) ptu_copy(A2, eye, 9); else ptu_quat2mat(A2, m->q0 + 7 * b2 + 3);
+        ptu_mul_matT_mat3(par + 18, A1, axes);
+        ptu_mul_matT_mat3(par + 27, A2, axes);
+      }
+      break;
+    case PT_FORCE_FORCE:
+    case PT_FORCE_TORQUE:
+      b1 = find_body(s, sf->body);
+      if (b1 == -2) {
+        missing = sf->body;
+        break;
+      }
+      ptu_copy(par, sf->value, 3);
+      if (sf->type == PT_FORCE_FORCE) to_body_point(m, b1, sf->point, par + 3);
+      break;
+    }
+    if (missing)
+      return fail(err, PT_EMODEL, s, sf->line, "forces", i, sf->name, "unknown body \"%s\"",
+                  missing);
+    m->force_body[2 * i] = b1;
+    m->force_body[2 * i + 1] = b2;
+  }
+  return PT_OK;
+}
+
+static int count_inputs(const pt_spec *s) {
+  int n = 0;
+  for (int i = 0; i < s->nactuator; i++)
+    n += s->actuators[i].type == PT_ACT_BODY_FORCE || s->actuators[i].type == PT_ACT_BODY_TORQUE
+             ? 3 : 1;
+  return n;
+}
+
+static int build_actuators(pt_model *m, const pt_spec *s, pt_error *err) {
+  int in = 0;
+  for (int i = 0; i < s->nactuator; i++) {
+    const pt_spec_actuator *sa = s->actuators + i;
+    for (int k = 0; k < i; k++)
+      if (strcmp(s->actuators[k].name, sa->name) == 0)
+        return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
+                    "duplicate actuator name");
+    snprintf(m->actuator_name[i], PT_NAME_MAX, "%s", sa->name);
+    m->actuator_type[i] = sa->type;
+    m->actuator_frame[i] = sa->frame_body;
+    m->actuator_input_adr[i] = in;
+    m->actuator_coord[i] = -1;
+    m->actuator_body[i] = PT_GROUND;
+    if (!(sa->limit >= 0))
+      return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name, "limit must be >= 0");
+    if (sa->type == PT_ACT_JOINT_TORQUE || sa->type == PT_ACT_JOINT_FORCE) {
+      const int j = find_joint(s, sa->joint);
+      if (j < 0)
+        return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
+                    "unknown joint \"%s\"", sa->joint);
+      const int torque = sa->type == PT_ACT_JOINT_TORQUE;
+      const int c = joint_coord(m, j, "", torque ? 0 : 1);
+      if (c < 0)
+        return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
+                    "%s needs a %s joint", torque ? "joint_torque" : "joint_force",
+                    torque ? "revolute or cylindrical" : "prismatic or cylindrical");
+      m->actuator_coord[i] = c;
+      snprintf(m->input_name[in], PT_NAME_MAX, "%s", sa->name);
+      m->input_limit[in++] = sa->limit;
+    } else {
+      const int b = find_body(s, sa->body);
+      if (b < 0)
+        return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
+                    "unknown (or ground) body \"%s\"", sa->body);
+      m->actuator_body[i] = b;
+      to_body_point(m, b, sa->point, m->actuator_point + 3 * i);
+      static const char *xyz[3] = {"x", "y", "z"};
+      for (int k = 0; k < 3; k++) {
+        char nm[PT_NAME_MAX + 8];
+        snprintf(nm, sizeof(nm), "%s.%s", sa->name, xyz[k]);
+        if (strlen(nm) >= PT_NAME_MAX)
+          return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name, "name too long");
+        memcpy(m->input_name[in], nm, strlen(nm) + 1);
+        m->input_limit[in++] = sa->limit;
+      }
+    }
+  }
+  return PT_OK;
+}
+
+// ---- W pattern and LDL symbolic analysis ---------------------------------------------------
+static int col_find(const pt_model *m, int row, int col) {
+  int lo = m->w_colptr[col], hi = m->w_colptr[col + 1] - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (m->w_rowind[mid] == row) return mid;
+    if (m->w_rowind[mid] < row) lo = mid + 1; else hi = mid - 1;
+  }
+  return -1;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static int build_w(pt_model *m) {
+  const int n = m->ncon, nb = m->nbody;
+  m->body_row_adr = alloc(m, (size_t)nb + 1, sizeof(int));
+  if (!m->body_row_adr) return PT_ENOMEM;
+  for (int a = 0; a < n; a++)
+    for (int s = 0; s < 2; s++) {
+      int b = m->row_body[2 * m->con_row[a] + s];
+      if (b != PT_GROUND) m->body_row_adr[b + 1]++;
+    }
+  for (int k = 0; k < nb; k++) m->body_row_adr[k + 1] += m->body_row_adr[k];
+  const int tot = m->body_row_adr[nb];
+  m->body_rows = alloc(m, 2 * (size_t)tot + 1, sizeof(int));
+  int *fill = calloc((size_t)nb + 1, sizeof(int));
+  int *mark = malloc(sizeof(int) * ((size_t)n + 1));
+  if (!m->body_rows || !fill || !mark) {
+    free(fill), free(mark);
+    return PT_ENOMEM;
+  }
+  for (int a = 0; a < n; a++)  // ascending rows per body
+    for (int s = 0; s < 2; s++) {
+      int b = m->row_body[2 * m->con_row[a] + s];
+      if (b == PT_GROUND) continue;
+      int p = m->body_row_adr[b] + fill[b]++;
+      m->body_rows[2 * p] = a;
+      m->body_rows[2 * p + 1] = s;
+    }
+  free(fill);
+  // pattern: column b holds every row a sharing a body with b
+  m->w_colptr = alloc(m, (size_t)n + 1, sizeof(int));
+  if (!m->w_colptr) {
+    free(mark);
+    return PT_ENOMEM;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    int nz = 0;
+    for (int i = 0; i < n; i++) mark[i] = -1;
+    for (int b = 0; b < n; b++) {
+      if (pass == 0) m->w_colptr[b] = nz;
+      for (int s = 0; s < 2; s++) {
+        int k = m->row_body[2 * m->con_row[b] + s];
+        if (k == PT_GROUND) continue;
+        for (int t = m->body_row_adr[k]; t < m->body_row_adr[k + 1]; t++) {
+          int a = m->body_rows[2 * t];
+          if (mark[a] == b) continue;
+          mark[a] = b;
+          if (pass == 1) m->w_rowind[nz] = a;
+          nz++;
+        }
+      }
+      if (pass == 1) qsort(m->w_rowind + m->w_colptr[b], (size_t)(nz - m->w_colptr[b]),
+                           sizeof(int), cmp_int);
+    }
+    if (pass == 0) {
+      m->w_colptr[n] = nz;
+      m->w_nnz = nz;
+      m->w_rowind = alloc(m, (size_t)nz + 1, sizeof(int));
+      if (!m->w_rowind) {
+        free(mark);
+        return PT_ENOMEM;
+      }
+    }
+  }
+  free(mark);
+  // scatter map: for body k, pair (ia, ib) -> W entry (row ia, column ib)
+  m->body_pair_adr = alloc(m, (size_t)nb + 1, sizeof(int));
+  if (!m->body_pair_adr) return PT_ENOMEM;
+  for (int k = 0; k < nb; k++) {
+    int c = m->body_row_adr[k + 1] - m->body_row_adr[k];
+    m->body_pair_adr[k + 1] = m->body_pair_adr[k] + c * c;
+  }
+  m->body_pair_nz = alloc(m, (size_t)m->body_pair_adr[nb] + 1, sizeof(int));
+  if (!m->body_pair_nz) return PT_ENOMEM;
+  for (int k = 0; k < nb; k++) {
+    const int *rows = m->body_rows + 2 * m->body_row_adr[k];
+    int c = m->body_row_adr[k + 1] - m->body_row_adr[k];
+    for (int ia = 0; ia < c; ia++)
+      for (int ib = 0; ib < c; ib++)
+        m->body_pair_nz[m->body_pair_adr[k] + ia * c + ib] = col_find(m, rows[2 * ia], rows[2 * ib]);
+  }
+  // AMD ordering and LDL^T symbolic factorisation (sizes of L known from now on)
+  m->ldl_Lp = alloc(m, (size_t)n + 1, sizeof(int));
+  m->ldl_parent = alloc(m, (size_t)n + 1, sizeof(int));
+  m->ldl_lnz = alloc(m, (size_t)n + 1, sizeof(int));
+  m->ldl_P = alloc(m, (size_t)n + 1, sizeof(int));
+  m->ldl_Pinv = alloc(m, (size_t)n + 1, sizeof(int));
+  int *flag = malloc(sizeof(int) * ((size_t)n + 1));
+  if (!m->ldl_Lp || !m->ldl_parent || !m->ldl_lnz || !m->ldl_P || !m->ldl_Pinv || !flag) {
+    free(flag);
+    return PT_ENOMEM;
+  }
+  if (n > 0) {
+    if (amd_order(n, m->w_colptr, m->w_rowind, m->ldl_P, NULL, NULL) < AMD_OK) {
+      free(flag);
+      return PT_ENOMEM;
+    }
+    ldl_symbolic(n, m->w_colptr, m->w_rowind, m->ldl_Lp, m->ldl_parent, m->ldl_lnz, flag,
+                 m->ldl_P, m->ldl_Pinv);
+  }
+  free(flag);
+  m->ldl_nnz = m->ldl_Lp[n];
+  return PT_OK;
+}
+
+static void set_active(pt_model *m, const int *keep) {
+  m->ncon = 0;
+  for (int r = 0; r < m->nrow; r++) {
+    m->row_active[r] = keep[r] ? m->ncon : -1;
+    if (keep[r]) m->con_row[m->ncon++] = r;
+  }
+  m->ncq = m->ncon + m->nbody;
+  m->ndof = m->nq - m->ncq;
+}
+
+// Rank of rows `rows` of J (dense, in x space) by pivoted QR of J^T. keep[row] = 1 for the
+// independent rows. Returns the rank, or -1 on error.
+static int rank_rows(const pt_model *m, const pt_data *d, const int *rows, int n, int *keep) {
+  const int nv = m->nv;
+  if (n == 0) return 0;
+  double *Jt = calloc((size_t)nv * n, sizeof(double));
+  double *tau = calloc((size_t)(n < nv ? n : nv) + 1, sizeof(double));
+  lapack_int *jpvt = calloc((size_t)n, sizeof(lapack_int));
+  if (!Jt || !tau || !jpvt) {
+    free(Jt), free(tau), free(jpvt);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    const int r = rows[i];
+    for (int s = 0; s < 2; s++) {
+      const int b = m->row_body[2 * r + s];
+      if (b == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) Jt[(size_t)(6 * b + c) * n + i] += d->row_jac[12 * r + 6 * s + c];
+    }
+  }
+  int info = LAPACKE_dgeqp3(LAPACK_ROW_MAJOR, nv, n, Jt, n, jpvt, tau);
+  int rank = 0;
+  if (info == 0) {
+    const int kmax = n < nv ? n : nv;
+    double r0 = fabs(Jt[0]);
+    for (int k = 0; k < kmax; k++)
+      if (fabs(Jt[(size_t)k * n + k]) > 1e-9 * r0 && r0 > 0) rank++;
+    for (int i = 0; i < n; i++) keep[rows[i]] = 0;
+    for (int k = 0; k < rank; k++) keep[rows[jpvt[k] - 1]] = 1;
+  }
+  free(Jt), free(tau), free(jpvt);
+  return info == 0 ? rank : -1;
+}
+
+static const char *row_label(const pt_model *m, int r, char *buf, size_t len) {
+  int j = 0;
+  while (j + 1 < m->njoint && m->joint_row_adr[j + 1] <= r) j++;
+  snprintf(buf, len, "%s row %d", m->joint_name[j], r - m->joint_row_adr[j]);
+  return buf;
+}
+
+// Assemble positions on all rows, remove redundant rows, assemble velocities.
+static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
+  int *keep = calloc((size_t)m->nrow + 1, sizeof(int));
+  int *rows = calloc((size_t)m->nrow + 1, sizeof(int));
+  if (!keep || !rows) {
+    free(keep), free(rows);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  for (int r = 0; r < m->nrow; r++) keep[r] = 1;
+  set_active(m, keep);
+  int rc = build_w(m);
+  pt_data *d = rc ? NULL : pt_data_new(m);
+  if (!d) {
+    free(keep), free(rows);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  double moved = 0;
+  rc = pt_assemble_positions(m, d, NULL, 0, 1, &moved, err);
+  if (rc) {
+    char msg[sizeof(err->msg)];
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
+    goto done;
+  }
+  if (moved > 1e-9)
+    warn(m, "assembly moved the initial positions by up to %.3g (max |dq|)", moved);
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  pt_motion_rows(m, d);
+  for (int r = 0; r < m->nrow_joint; r++) rows[r] = r;
+  int rank = rank_rows(m, d, rows, m->nrow_joint, keep);
+  if (rank < 0) {
+    rc = pt_error_set(err, PT_ENOMEM, "rank factorisation failed");
+    goto done;
+  }
+  if (rank < m->nrow_joint) {
+    char line[4096] = "", lab[160];
+    size_t used = 0;
+    for (int r = 0; r < m->nrow_joint; r++)
+      if (!keep[r] && used + 170 < sizeof(line))
+        used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", used ? ", " : "",
+                                 row_label(m, r, lab, sizeof(lab)));
+    warn(m, "removed %d redundant constraint rows: %s", m->nrow_joint - rank, line);
+  }
+  // motions must be independent of the joints and of each other
+  int nk = 0;
+  for (int r = 0; r < m->nrow_joint; r++)
+    if (keep[r]) rows[nk++] = r;
+  for (int i = 0; i < m->nmotion; i++) rows[nk++] = m->nrow_joint + i;
+  int *keep2 = calloc((size_t)m->nrow + 1, sizeof(int));
+  int rank2 = keep2 ? rank_rows(m, d, rows, nk, keep2) : -1;
+  if (rank2 >= 0 && rank2 < nk) {
+    int bad = 0;
+    for (int i = 0; i < m->nmotion; i++)
+      if (!keep2[m->nrow_joint + i]) bad = i;
+    rc = fail(err, PT_EMODEL, s, s->motions[bad].line, "motions", bad, m->motion_name[bad],
+              "the motion is redundant with the joints or other motions (the coordinate it "
+              "drives is not free)");
+    free(keep2);
+    goto done;
+  }
+  free(keep2);
+  for (int i = 0; i < m->nmotion; i++) keep[m->nrow_joint + i] = 1;
+  ptu_copy(m->q0, d->q, m->nq);
+  pt_data_free(d);
+  d = NULL;
+  set_active(m, keep);
+  rc = build_w(m);
+  if (rc) {
+    rc = pt_error_set(err, rc, "out of memory");
+    goto done;
+  }
+  d = pt_data_new(m);
+  if (!d) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+    goto done;
+  }
+  pt_kin_bodies(m, d);
+  rc = pt_assemble_velocities(m, d, NULL, 0, err);
+  if (rc) goto done;
+  ptu_copy(m->qd0, d->qd, m->nq);
+done:
+  pt_data_free(d);
+  free(keep), free(rows);
+  return rc;
+}
+
+#define ALLOC_ARR(field, n) \
+  (m->field = alloc(m, (size_t)(n) + 1, sizeof(*m->field)), m->field != NULL)
+
+int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
+  *out = NULL;
+  pt_model *m = calloc(1, sizeof(*m));
+  if (!m) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  snprintf(m->name, PT_NAME_MAX, "%s", s->model);
+  ptu_copy(m->gravity, s->gravity, 3);
+  m->dt = s->dt > 0 ? s->dt : 1e-3;
+  m->integrator = s->integrator;
+  m->switch_back_steps = 5;
+  m->nbody = s->nbody;
+  m->nq = 7 * s->nbody;
+  m->nv = 6 * s->nbody;
+  m->njoint = s->njoint;
+  m->nmotion = s->nmotion;
+  m->nforce = s->nforce;
+  m->nactuator = s->nactuator;
+  m->ninput = count_inputs(s);
+  int nrow = 0, ncoord = s->ncoord;
+  for (int j = 0; j < s->njoint; j++) {
+    if ((unsigned)s->joints[j].type >= PT_JOINT_NTYPES) {
+      pt_model_free(m);
+      return fail(err, PT_EMODEL, s, s->joints[j].line, "joints", j, s->joints[j].name,
+                  "unknown joint type");
+    }
+    nrow += pt_joint_classes[s->joints[j].type].nrow;
+    ncoord += pt_joint_classes[s->joints[j].type].ncoord;
+  }
+  m->nrow = nrow + s->nmotion;
+  int ok = 1;
+  const int nb = m->nbody, nj = m->njoint;
+  ok = ok && ALLOC_ARR(body_name, nb) && ALLOC_ARR(body_mass, nb) &&
+       ALLOC_ARR(body_inertia, 9 * nb) && ALLOC_ARR(body_inertia_inv, 9 * nb) &&
+       ALLOC_ARR(q_name, m->nq) && ALLOC_ARR(q0, m->nq) && ALLOC_ARR(qd0, m->nq);
+  ok = ok && ALLOC_ARR(joint_name, nj) && ALLOC_ARR(joint_type, nj) &&
+       ALLOC_ARR(joint_body, 2 * nj) && ALLOC_ARR(joint_geom, PT_JOINT_GEOM * nj) &&
+       ALLOC_ARR(joint_damping, nj) && ALLOC_ARR(joint_row_adr, nj) &&
+       ALLOC_ARR(joint_coord_adr, nj);
+  ok = ok && ALLOC_ARR(row_body, 2 * m->nrow) && ALLOC_ARR(row_active, m->nrow) &&
+       ALLOC_ARR(con_row, m->nrow);
+  ok = ok && ALLOC_ARR(coord_name, ncoord) && ALLOC_ARR(meas_type, ncoord) &&
+       ALLOC_ARR(meas_body, 2 * ncoord) && ALLOC_ARR(meas_comp, ncoord) &&
+       ALLOC_ARR(meas_geom, PT_MEAS_GEOM * ncoord) && ALLOC_ARR(meas_joint, ncoord);
+  ok = ok && ALLOC_ARR(motion_name, m->nmotion) && ALLOC_ARR(motion_coord, m->nmotion) &&
+       ALLOC_ARR(motion_profile, m->nmotion) && ALLOC_ARR(motion_par, 8 * m->nmotion) &&
+       ALLOC_ARR(motion_data_adr, m->nmotion) && ALLOC_ARR(motion_data_num, m->nmotion);
+  ok = ok && ALLOC_ARR(force_name, m->nforce) && ALLOC_ARR(force_type, m->nforce) &&
+       ALLOC_ARR(force_body, 2 * m->nforce) && ALLOC_ARR(force_coord, m->nforce) &&
+       ALLOC_ARR(force_par, PT_FORCE_PAR * m->nforce);
+  ok = ok && ALLOC_ARR(actuator_name, m->nactuator) && ALLOC_ARR(actuator_type, m->nactuator) &&
+       ALLOC_ARR(actuator_body, m->nactuator) && ALLOC_ARR(actuator_coord, m->nactuator) &&
+       ALLOC_ARR(actuator_frame, m->nactuator) && ALLOC_ARR(actuator_point, 3 * m->nactuator) &&
+       ALLOC_ARR(actuator_input_adr, m->nactuator) && ALLOC_ARR(input_name, m->ninput) &&
+       ALLOC_ARR(input_limit, m->ninput);
+  if (!ok) {
+    pt_model_free(m);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  int rc = PT_OK;
+  if (s->nbody < 1)
+    rc = pt_error_set(err, PT_EMODEL, "%s:%d: model \"%s\": at least one body is required",
+                      s->source, s->line, s->model);
+  if (!rc) rc = build_bodies(m, s, err);
+  if (!rc) rc = build_joints(m, s, err);
+  if (!rc) rc = build_user_coords(m, s, err);
+  if (!rc) rc = build_motions(m, s, err);
+  if (!rc) rc = build_forces(m, s, err);
+  if (!rc) rc = build_actuators(m, s, err);
+  for (int i = 0; !rc && i < m->ninput; i++)
+    for (int k = 0; k < i; k++)
+      if (strcmp(m->input_name[k], m->input_name[i]) == 0) {
+        rc = pt_error_set(err, PT_EMODEL, "%s: input name \"%s\" is used twice", s->source,
+                          m->input_name[i]);
+        break;
+      }
+  if (!rc) rc = assemble_initial(m, s, err);
+  if (!rc) {  // the initial state must partition
+    pt_data *d = pt_data_new(m);
+    if (!d) {
+      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+    } else {
+      int prc = pt_partition_build(m, d);
+      if (prc)
+        rc = pt_error_set(err, PT_EASSEMBLY,
+                          "%s:%d: model \"%s\": the initial configuration is singular (the "
+                          "constraint Jacobian has dependent rows that are not removable)",
+                          s->source, s->line, s->model);
+      pt_data_free(d);
+    }
+  }
+  if (rc) {
+    pt_model_free(m);
+    return rc;
+  }
+  if (!m->warnings) {
+    m->warnings = calloc(1, 1);
+  }
+  *out = m;
+  return PT_OK;
+}
+
+// ---- read-only accessors ------------------------------------------------------------------
+const char *pt_model_name(const pt_model *m) { return m->name; }
+const char *pt_model_warnings(const pt_model *m) { return m->warnings ? m->warnings : ""; }
+int pt_model_nbody(const pt_model *m) { return m->nbody; }
+int pt_model_njoint(const pt_model *m) { return m->njoint; }
+int pt_model_nconstraint(const pt_model *m) { return m->ncon; }
+int pt_model_ndof(const pt_model *m) { return m->ndof; }
+int pt_model_ncoord(const pt_model *m) { return m->ncoord; }
+int pt_model_ninput(const pt_model *m) { return m->ninput; }
+int pt_model_nactuator(const pt_model *m) { return m->nactuator; }
+int pt_model_nmotion(const pt_model *m) { return m->nmotion; }
+double pt_model_dt(const pt_model *m) { return m->dt; }
+pt_integrator pt_model_integrator(const pt_model *m) { return m->integrator; }
+const double *pt_model_gravity(const pt_model *m) { return m->gravity; }
+
+static const char *name_at(const void *arr, int n, int i) {
+  return (i >= 0 && i < n) ? (const char *)arr + (size_t)i * PT_NAME_MAX : NULL;
+}
+const char *pt_body_name(const pt_model *m, int i) { return name_at(m->body_name, m->nbody, i); }
+const char *pt_joint_name(const pt_model *m, int i) { return name_at(m->joint_name, m->njoint, i); }
+const char *pt_coord_name(const pt_model *m, int i) { return name_at(m->coord_name, m->ncoord, i); }
+const char *pt_input_name(const pt_model *m, int i) { return name_at(m->input_name, m->ninput, i); }
+const char *pt_actuator_name(const pt_model *m, int i) {
+  return name_at(m->actuator_name, m->nactuator, i);
+}
+const char *pt_motion_name(const pt_model *m, int i) {
+  return name_at(m->motion_name, m->nmotion, i);
+}
+int pt_coord_index(const pt_model *m, const char *name) { return find_coord(m, name); }
+int pt_input_index(const pt_model *m, const char *name) {
+  for (int i = 0; i < m->ninput; i++)
+    if (strcmp(m->input_name[i], name) == 0) return i;
+  return -1;
+}
+int pt_body_index(const pt_model *m, const char *name) {
+  for (int i = 0; i < m->nbody; i++)
+    if (strcmp(m->body_name[i], name) == 0) return i;
+  return -1;
+}
+double pt_input_limit(const pt_model *m, int i) {
+  return (i >= 0 && i < m->ninput) ? m->input_limit[i] : 0;
+}
+
+const char *pt_integrator_name(pt_integrator it) {
+  switch (it) {
+  case PT_INT_RK4: return "rk4";
+  case PT_INT_ABM4: return "abm4";
+  case PT_INT_EULER: return "euler";
+  }
+  return "?";
+}
+
+int pt_integrator_parse(const char *s, pt_integrator *out) {
+  if (strcmp(s, "rk4") == 0) *out = PT_INT_RK4;
+  else if (strcmp(s, "abm4") == 0) *out = PT_INT_ABM4;
+  else if (strcmp(s, "euler") == 0) *out = PT_INT_EULER;
+  else return -1;
+  return 0;
+}
+
+int pt_independent(const pt_model *m, const pt_data *d, const char **names, int max) {
+  if (!d->part_valid) return m->ndof;
+  for (int i = 0; i < m->ndof && i < max; i++) names[i] = m->q_name[d->indep[i]];
+  return m->ndof;
+}

@@ -1,0 +1,271 @@
+// engine.h: internal layout of pt_model and pt_data, and the stages of the engine.
+//
+// Velocities are x = (rdot, omega) per body, omega global (6 nbody); positions q = (r, p) per
+// body (7 nbody). A constraint row's Jacobian is stored by body blocks: 12 numbers, the
+// (d/dr, d/dpi) row of body1 then of body2, where pi is the global virtual rotation
+// (delta a = delta pi x a). That is the block-sparse structure the local-dynamics seed
+// exploits: W = J M^-1 J^T couples only rows that share a body.
+#ifndef PT_ENGINE_H
+#define PT_ENGINE_H
+
+#include <klu.h>
+
+#include "partita.h"
+
+#define PT_GROUND (-1)
+#define PT_MEAS_GEOM 12  // body-fixed vectors of a measure (4 x 3)
+#define PT_JOINT_GEOM 27 // body-fixed vectors of a joint (9 x 3)
+
+typedef enum {
+  PT_MEAS_ANGLE = 0,  // revolute/cylindrical angle: v0 = h (b1), v1 = f (b1), v2 = f (b2)
+  PT_MEAS_UANGLE1,    // universal angle1: v0 = h1 (b1), v1 = axis2 copy (b1), v2 = h2 (b2)
+  PT_MEAS_UANGLE2,    // universal angle2: v0 = h2 (b2), v1 = h1 (b1), v2 = axis1 copy (b2)
+  PT_MEAS_SLIDE,      // slide along h: v0 = h (b1), v1 = s1 (b1), v2 = s2 (b2)
+  PT_MEAS_POINT,      // component of a point: v0 = s (b1), comp
+  PT_MEAS_DISTANCE    // |p2 - p1|: v0 = s1 (b1), v1 = s2 (b2)
+} pt_meas_type;
+
+// A joint class: how many rows and how to fill them (one table, src/joint.c).
+typedef struct {
+  const char *name;
+  int nrow;
+  int ncoord;
+} pt_joint_class;
+extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
+
+struct pt_model {
+  char name[PT_NAME_MAX];
+  char *warnings;              // '\n'-terminated lines
+  double gravity[3];
+  double dt;
+  pt_integrator integrator;
+  int switch_back_steps;       // QR -> LU after this many stable steps (issue 7)
+
+  // sizes
+  int nbody;                   // moving bodies
+  int nq;                      // 7 nbody
+  int nv;                      // 6 nbody
+  int njoint, nmotion, nforce, nactuator, ninput, ncoord, njcoord;
+  int nrow_joint;              // joint rows before redundancy removal
+  int nrow;                    // nrow_joint + nmotion ("all rows")
+  int ncon;                    // active rows (independent joint rows + motions)
+  int ncq;                     // ncon + nbody (with Euler-parameter normalisation)
+  int ndof;                    // nq - ncq
+
+  // bodies
+  char (*body_name)[PT_NAME_MAX];
+  double *body_mass;           // (nbody)
+  double *body_inertia;        // (nbody x 9) about CoM, body axes
+  double *body_inertia_inv;    // (nbody x 9)
+  char (*q_name)[PT_NAME_MAX + 8];  // (nq) "link.x" .. "link.e3"
+
+  // joints
+  char (*joint_name)[PT_NAME_MAX];
+  int *joint_type;             // (njoint)
+  int *joint_body;             // (njoint x 2) body1, body2 (PT_GROUND = -1)
+  double *joint_geom;          // (njoint x PT_JOINT_GEOM) body-fixed vectors
+  double *joint_damping;       // (njoint)
+  int *joint_row_adr;          // (njoint) first row in the all-rows numbering
+  int *joint_coord_adr;        // (njoint) first joint coordinate (measure), -1 if none
+
+  // rows: the all-rows numbering (joint rows, then motion rows)
+  int *row_body;               // (nrow x 2)
+  int *row_active;             // (nrow) index in the active numbering, or -1 if removed
+  int *con_row;                // (ncon) all-rows index of each active row
+
+  // measures = coordinates: joint coordinates then user coordinates
+  char (*coord_name)[PT_NAME_MAX];
+  int *meas_type;              // (ncoord)
+  int *meas_body;              // (ncoord x 2)
+  int *meas_comp;              // (ncoord) point component
+  double *meas_geom;           // (ncoord x PT_MEAS_GEOM)
+  int *meas_joint;             // (ncoord) owning joint or -1
+
+  // motions
+  char (*motion_name)[PT_NAME_MAX];
+  int *motion_coord;           // (nmotion) measure driven
+  int *motion_profile;         // (nmotion)
+  double *motion_par;          // (nmotion x 8) profile parameters
+  int *motion_data_adr;        // (nmotion) into motion_data
+  int *motion_data_num;        // (nmotion)
+  double *motion_data;         // polynomial coefficients / table (t, v, spline M) triples
+
+  // forces
+  char (*force_name)[PT_NAME_MAX];
+  int *force_type;             // (nforce)
+  int *force_body;             // (nforce x 2)
+  int *force_coord;            // (nforce) torsion spring measure
+  double *force_par;           // (nforce x PT_FORCE_PAR)
+
+  // actuators: each has 1 or 3 inputs
+  char (*actuator_name)[PT_NAME_MAX];
+  int *actuator_type;          // (nactuator)
+  int *actuator_body;          // (nactuator)
+  int *actuator_coord;         // (nactuator) joint measure (torque/force)
+  int *actuator_frame;         // (nactuator) 0 global, 1 body
+  double *actuator_point;      // (nactuator x 3) body-fixed application point
+  int *actuator_input_adr;     // (nactuator)
+  char (*input_name)[PT_NAME_MAX];
+  double *input_limit;         // (ninput)
+
+  // W = J M^-1 J^T sparsity (active rows), full symmetric CSC, and its LDL symbolic analysis
+  int w_nnz;
+  int *w_colptr;               // (ncon + 1)
+  int *w_rowind;               // (w_nnz)
+  int *body_row_adr;           // (nbody + 1) into body_rows
+  int *body_rows;              // active rows touching each body, with the body's slot (x2)
+  int *body_pair_adr;          // (nbody + 1) into body_pair_nz
+  int *body_pair_nz;           // W nonzero index for each (row a, row b) pair of a body
+  int *ldl_Lp;                 // (ncon + 1)
+  int *ldl_parent;             // (ncon)
+  int *ldl_lnz;                // (ncon)
+  int *ldl_P;                  // (ncon) AMD fill-reducing order
+  int *ldl_Pinv;               // (ncon)
+  int ldl_nnz;
+
+  // initial state (assembled)
+  double *q0;                  // (nq)
+  double *qd0;                 // (nq)
+
+  void **allocs;               // every array above, freed by pt_model_free
+  int nalloc, maxalloc;
+};
+
+#define PT_FORCE_PAR 40
+
+typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
+
+struct pt_data {
+  const pt_model *model;
+  double time;
+  int64_t nstep;
+  double dt;
+  pt_integrator integrator;
+
+  double *q;                   // (nq) r, p per body
+  double *qd;                  // (nq)
+  double *qdd;                 // (nq)
+  double *x;                   // (nv) rdot, omega per body
+  double *xdd;                 // (nv) rddot, omegadot per body
+  double *rot;                 // (nbody x 9) rotation matrices
+  double *inertia_g;           // (nbody x 9) inertia in global axes
+  double *inertia_ginv;        // (nbody x 9)
+  double *input;               // (ninput) clipped inputs
+  double *qfrc;                // (nv) applied generalized forces (force, torque global)
+
+  // rows (all-rows numbering)
+  double *row_phi;             // (nrow)
+  double *row_jac;             // (nrow x 12)
+  double *row_gamma;           // (nrow) acceleration right-hand side
+  double *row_nu;              // (nrow) velocity right-hand side (-Phi_t)
+  double *lambda;              // (ncon) multipliers of the active rows
+
+  // W and its LDL factor
+  double *w_val;               // (w_nnz)
+  double *ldl_Lx;              // (ldl_nnz)
+  int *ldl_Li;                 // (ldl_nnz)
+  double *ldl_D;               // (ncon)
+  double *ldl_Y;               // (ncon) work
+  int *ldl_pattern;            // (ncon) work
+  int *ldl_flag;               // (ncon) work
+  double *ldl_rhs;             // (ncon) work
+  double *wrk6;                // (nv) work
+
+  // measures
+  double *coord;               // (ncoord)
+  double *coord_rate;          // (ncoord)
+  double *coord_acc;           // (ncoord)
+  double *coord_ref;           // (ncoord) unwrap reference of angles
+
+  // partition
+  int part_valid;
+  pt_part_method part_method;
+  int *q_dep;                  // (nq) 1 if dependent
+  int *indep;                  // (ndof) independent q indices
+  int *dep;                    // (ncq) dependent q indices
+  double *jq;                  // (ncq x 14) Phi_q rows by body blocks (r 3, p 4) x 2
+  double *phiF;                // (ncq) Phi with normalisation
+  double *rhs;                 // (ncq) work
+  int *lu_colptr;              // (ncq + 1) Phi_u CSC
+  int *lu_rowind;              // (max nnz)
+  int *lu_src;                 // (max nnz) index into jq
+  double *lu_val;              // (max nnz)
+  int lu_nnz;
+  klu_common klu;
+  klu_symbolic *klu_sym;
+  klu_numeric *klu_num;
+  double rcond_built;          // rcond of Phi_u when the partition was built
+  double *piv_built;           // (ncq) |pivots of Phi_u| when the partition was built
+  double piv_ratio;            // min |pivot| / |pivot at build| at the last factorisation
+  double rcond;                // at the last factorisation
+  int newton_last;             // Newton iterations at the last solve
+  int part_suspect;            // set when the partition looked degraded in the last step
+
+  // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
+  double *qr_work;
+  int *iwork;                  // (2 nq)
+
+  // integrator state
+  double *y;                   // (2 ndof) v, vdot at step start
+  double *ystage;              // (2 ndof)
+  double *k;                   // (8 x 2 ndof) RK4 stages k1..k4, ABM history f_n..f_n-3
+  double *ysum;                // (2 ndof)
+  double *q_save;              // (nq) state at step start
+  double *qd_save;             // (nq)
+  int abm_count;               // valid history entries
+  int acc_valid;               // qdd/xdd valid for the current state and inputs
+
+  // outputs
+  double energy_kin, energy_pot;
+  double res_pos, res_vel;
+
+  pt_counters counters;
+  void *buffer;
+};
+
+// ---- stages (each file's header comment says which equations it implements) ---------------
+// kinematics.c
+void pt_kin_bodies(const pt_model *m, pt_data *d);           // rot, inertia_g, x from q, qd
+void pt_body_point(const pt_data *d, int body, const double sbar[3], double p[3],
+                   double s[3]);                              // global point and arm
+void pt_body_omega(const pt_data *d, int body, double w[3]);
+void pt_body_vel(const pt_data *d, int body, double v[3]);
+void pt_body_rot(const pt_data *d, int body, double A[9]);
+
+// joint.c: all joint rows: phi, jac, gamma, nu for joints
+void pt_joint_rows(const pt_model *m, pt_data *d);
+// motion.c
+void pt_motion_eval(const pt_model *m, int i, double t, double f[3]);
+void pt_motion_rows(const pt_model *m, pt_data *d);
+// measure.c: value (unwrapped), Jacobian (12) and quadratic term Jdot x of a coordinate
+void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, double jac[12],
+                double *jdotx);
+double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
+void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
+// force.c: qfrc (applied + gyroscopic) and potential energy
+void pt_forces(const pt_model *m, pt_data *d);
+double pt_potential(const pt_model *m, const pt_data *d);
+void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12], double f,
+                          double *qfrc);
+// dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma
+int pt_accelerations(const pt_model *m, pt_data *d);
+int pt_w_factor(const pt_model *m, pt_data *d);
+void pt_w_solve(const pt_model *m, pt_data *d, double *b);
+void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *out);
+// partition.c
+int pt_partition_build(const pt_model *m, pt_data *d);
+int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
+int pt_solve_velocities(const pt_model *m, pt_data *d);
+void pt_partition_free(pt_data *d);
+void pt_jq_rows(const pt_model *m, pt_data *d);
+// assemble.c
+int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
+                const pt_assign *vel, int nvel, double *moved, pt_error *err);
+// integrate.c
+int pt_eval(const pt_model *m, pt_data *d);                  // full evaluation at (q, qd, t)
+// output.c
+void pt_outputs(const pt_model *m, pt_data *d);
+// data.c
+void pt_qd_from_x(const pt_model *m, pt_data *d);
+
+#endif
