@@ -1,0 +1,132 @@
+// test_urdf_bad.c: malformed URDF documents are refused, each with its own clear message.
+// argv[1]: a directory of *.urdf files whose first line is `<!-- expect: SUBSTRING -->`;
+// every file must be refused with a message `FILE:LINE: ...` that contains SUBSTRING, and no
+// two files may give the same message. argv[2]: a good URDF, loaded whole (must succeed),
+// cut at every byte and with bytes overwritten (must never crash; run under ASan/valgrind).
+#include <dirent.h>
+
+#include "partita.h"
+#include "urdf_test.h"
+
+#define MAX_FILES 128
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+// The SUBSTRING of the first line, in buf; 0 if the file does not start with the marker.
+static int expectation(const char *text, char *buf, size_t size) {
+  const char *pre = "<!-- expect: ";
+  if (strncmp(text, pre, strlen(pre)) != 0) return 0;
+  const char *s = text + strlen(pre), *e = strstr(s, " -->");
+  if (!e || (size_t)(e - s) >= size || memchr(s, '\n', (size_t)(e - s))) return 0;
+  memcpy(buf, s, (size_t)(e - s));
+  buf[e - s] = '\0';
+  return 1;
+}
+
+static int check_bad_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL, "cannot open %s", dir);
+  if (!d) return 0;
+  char *names[MAX_FILES];
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) && n < MAX_FILES) {
+    size_t l = strlen(de->d_name);
+    if (l > 5 && strcmp(de->d_name + l - 5, ".urdf") == 0) names[n++] = strdup(de->d_name);
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+  static char msgs[MAX_FILES][sizeof(((pt_error *)0)->msg)];
+  for (int i = 0; i < n; i++) {
+    char path[1024], expect[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+    size_t len = 0;
+    char *text = read_text(path, &len);
+    CHECK(text != NULL, "cannot read %s", path);
+    msgs[i][0] = '\0';
+    if (!text) continue;
+    CHECK(expectation(text, expect, sizeof(expect)), "%s: no `<!-- expect: ... -->` line", path);
+    static pt_spec sentinel;
+    pt_spec *s = &sentinel;  // the loader must reset it to NULL on failure
+    pt_error err = {0};
+    int rc = pt_spec_from_urdf(text, len, path, NULL, &s, &err);
+    CHECK(rc == PT_EPARSE || rc == PT_EMODEL, "%s: rc %d (%s)", names[i], rc, err.msg);
+    CHECK(rc == err.code, "%s: err.code %d vs rc %d", names[i], err.code, rc);
+    CHECK(s == NULL, "%s: *out not NULL on failure", names[i]);
+    if (rc == PT_OK && s != &sentinel) pt_spec_free(s);
+    CHECK(strstr(err.msg, expect) != NULL, "%s: message\n  %s\nlacks\n  %s", names[i], err.msg,
+          expect);
+    // `FILE:LINE: ` with a real line number.
+    size_t pl = strlen(path);
+    int line = 0;
+    CHECK(strncmp(err.msg, path, pl) == 0 && sscanf(err.msg + pl, ":%d: ", &line) == 1 &&
+              line > 0, "%s: message does not start with FILE:LINE: %s", names[i], err.msg);
+    snprintf(msgs[i], sizeof(msgs[i]), "%s", err.msg + pl);
+    printf("%-24s %s\n", names[i], err.msg + strlen(dir) + 1);
+    free(text);
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      CHECK(strcmp(msgs[i], msgs[j]) != 0, "%s and %s give the same message", names[i],
+            names[j]);
+  for (int i = 0; i < n; i++) free(names[i]);
+  return n;
+}
+
+// Every prefix, and the document with bytes overwritten: refused or accepted, never a crash.
+static void check_damaged(const char *path) {
+  size_t len = 0;
+  char *text = read_text(path, &len);
+  CHECK(text != NULL, "cannot read %s", path);
+  if (!text) return;
+  pt_spec *s = NULL;
+  pt_error err = {0};
+  int rc = pt_spec_from_urdf(text, len, path, NULL, &s, &err);
+  CHECK(rc == PT_OK && s != NULL, "%s: %s", path, err.msg);
+  pt_spec_free(s);
+  int refused = 0;
+  for (size_t cut = 0; cut < len; cut++) {
+    s = NULL;
+    rc = pt_spec_from_urdf(text, cut, path, NULL, &s, &err);
+    if (rc) refused++;
+    CHECK((rc == PT_OK) == (s != NULL), "cut %zu: rc %d but spec %p", cut, rc, (void *)s);
+    pt_spec_free(s);
+  }
+  // A prefix that ends before </robot> is not a document.
+  CHECK(refused >= (int)(strstr(text, "</robot>") - text), "prefixes refused: %d", refused);
+  char *copy = malloc(len);
+  unsigned seed = 12345;
+  static const char junk[] = "<>/\"=& 0-9.e\n\0xnan";
+  for (int trial = 0; copy && trial < 3000; trial++) {
+    memcpy(copy, text, len);
+    for (int k = 0; k < 1 + trial % 3; k++) {
+      seed = seed * 1103515245u + 12345u;
+      size_t at = (seed >> 8) % len;
+      seed = seed * 1103515245u + 12345u;
+      copy[at] = junk[(seed >> 8) % (sizeof(junk) - 1)];
+    }
+    s = NULL;
+    rc = pt_spec_from_urdf(copy, len, "damaged.urdf", NULL, &s, &err);
+    CHECK((rc == PT_OK) == (s != NULL), "trial %d: rc %d", trial, rc);
+    CHECK(rc == PT_OK || strncmp(err.msg, "damaged.urdf:", 13) == 0, "trial %d: %s", trial,
+          err.msg);
+    pt_spec_free(s);
+  }
+  free(copy);
+  free(text);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s BAD_DIR GOOD.urdf\n", argv[0]);
+    return 2;
+  }
+  int n = check_bad_dir(argv[1]);
+  CHECK(n >= 10, "only %d malformed documents in %s", n, argv[1]);
+  check_damaged(argv[2]);
+  if (nfail) fprintf(stderr, "%d check(s) failed\n", nfail);
+  else printf("urdf bad documents: %d refused with distinct messages\n", n);
+  return nfail ? 1 : 0;
+}
