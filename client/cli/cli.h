@@ -1,0 +1,89 @@
+// cli.h: shared pieces of the `partita` command-line program: command entry points, option
+// parsing helpers and a small streaming JSON writer.
+//
+// Exit codes used by every command: 0 success, 1 the work failed (model refused, a step
+// failed, output could not be written), 2 usage error (unknown option or name, bad value).
+#ifndef PARTITA_CLI_H
+#define PARTITA_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+// ---------------------------------------------------------------------------------------------
+// Commands. Each takes argv[0] = the command name ("simulate"), argv[1..] its arguments.
+int cli_check_main(int argc, char **argv);      // offline.c
+int cli_simulate_main(int argc, char **argv);   // offline.c
+int cli_remote_main(int argc, char **argv);     // remote.c (builds with PARTITA_HAVE_REMOTE)
+
+// Prints the usage text of one command (main.c). Returns 0, or -1 for an unknown command.
+int cli_usage(const char *cmd, FILE *out);
+
+// ---------------------------------------------------------------------------------------------
+// Option parsing. Options are "--name VALUE" or "--name=VALUE"; errors are printed to stderr
+// as "partita CMD: ..." so every helper takes the command name.
+
+// Whether argv[i] is the flag `name` (exact match).
+int cli_is_flag(const char *arg, const char *name);
+
+// If argv[*i] is the option `name` ("--dt 0.1" or "--dt=0.1"): sets *val, moves *i onto the
+// last argument consumed and returns 1. Another argument: returns 0. The option without a
+// value: prints a message and returns -1.
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                  const char **val);
+
+// Strict number parsing: the whole string, finite. 0 ok, -1 after printing a message naming
+// the option `what` and the offending text.
+int cli_parse_double(const char *cmd, const char *what, const char *s, double *out);
+// Integer in [min, max].
+int cli_parse_long(const char *cmd, const char *what, const char *s, long min, long max,
+                   long *out);
+// "NAME=VALUE": NAME non-empty and shorter than `cap`, VALUE a finite number.
+int cli_parse_assign(const char *cmd, const char *what, const char *s, char *name,
+                     size_t cap, double *value);
+
+// Prints "partita CMD: " + message + '\n' to stderr.
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// ---------------------------------------------------------------------------------------------
+// Output writers (json.c): a streaming JSON writer and CSV fields.
+// Writes compact JSON as the calls come; commas and nesting
+// are tracked here, so callers just say what comes next. Strings are escaped; numbers use
+// "%.17g" (round-trips a double exactly); non-finite numbers become null.
+#define CLI_JSON_MAXDEPTH 32
+
+typedef struct {
+  FILE *out;
+  int depth;                          // open containers
+  int count[CLI_JSON_MAXDEPTH];       // values written in each open container
+  int after_key;                      // a key was just written: the value needs no comma
+  int overflow;                       // nesting deeper than CLI_JSON_MAXDEPTH (a bug)
+  int newline;                        // start the next value on a new line
+} cli_json;
+
+void cli_json_init(cli_json *j, FILE *out);
+void cli_json_begin_object(cli_json *j);
+void cli_json_end_object(cli_json *j);
+void cli_json_begin_array(cli_json *j);
+void cli_json_end_array(cli_json *j);
+void cli_json_key(cli_json *j, const char *key);      // inside an object, before its value
+void cli_json_string(cli_json *j, const char *s);     // NULL writes null
+void cli_json_number(cli_json *j, double v);
+void cli_json_int(cli_json *j, long long v);
+void cli_json_bool(cli_json *j, int v);
+void cli_json_null(cli_json *j);
+// The next value starts on a new line (after its comma): long arrays read a row per line.
+void cli_json_newline(cli_json *j);
+// Ends the document with a newline. Returns 0, or -1 if the nesting was unbalanced.
+int cli_json_finish(cli_json *j);
+
+// Writes `s` as a quoted, escaped JSON string (no comma handling).
+void cli_json_write_string(FILE *out, const char *s);
+
+// Writes one CSV field, quoted (RFC 4180) only when it holds a comma, quote or line break.
+void cli_csv_field(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,273 @@
+// main.c: the `partita` command-line program: the command table, dispatch, usage texts and
+// the argument helpers the commands share (declared in cli.h).
+//
+// A MODEL file argument means the work is done here by the embedded engine (offline.c);
+// the daemon commands are handed to cli_remote_main (remote.c) with argv[0] = the command.
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "partita.h"
+
+typedef enum { LOCAL, REMOTE, LATER } cmd_kind;
+
+typedef struct {
+  const char *name;
+  cmd_kind kind;
+  int (*run)(int argc, char **argv);   // LOCAL only
+  const char *synopsis;                // shown by `partita --help`
+  const char *help;                    // shown by `partita CMD --help` (after the synopsis)
+} command;
+
+static const command commands[] = {
+  {"check", LOCAL, cli_check_main, "check MODEL [--json] [--floating-base]",
+   "Load MODEL (YAML or URDF), assemble its initial state and print a summary: bodies,\n"
+   "constraints, degrees of freedom, coordinates, actuator inputs, motions, the independent\n"
+   "coordinates of the partition, integrator and step size. Warnings go to stderr.\n"
+   "  --json            one JSON object instead of the text summary\n"
+   "  --floating-base   URDF: the root link moves freely instead of being welded to ground\n"},
+  {"simulate", LOCAL, cli_simulate_main,
+   "simulate MODEL [--duration T] [--dt H] [--integrator rk4|abm4|euler] [--every K]\n"
+   "         [--set ACTUATOR=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
+   "         [--json] [--floating-base]",
+   "Simulate MODEL with the embedded engine and print CSV on stdout: t, each coordinate,\n"
+   "each coordinate rate (NAME.rate), energy, residual_pos, residual_vel; one row at t=0\n"
+   "and one every K steps. Steps = round(T / H).\n"
+   "  --duration T      simulated time in seconds (default 1)\n"
+   "  --dt H            step size (default: the model's simulation.dt)\n"
+   "  --integrator I    rk4, abm4 or euler (default: the model's simulation.integrator)\n"
+   "  --every K         print every K-th step (default 1)\n"
+   "  --set A=V         hold actuator input A at V (repeatable)\n"
+   "  --init C=V        start coordinate C at V; the rest is assembled around it\n"
+   "  --init-rate C=V   start coordinate C with rate V\n"
+   "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"},
+  {"inverse", LATER, NULL,
+   "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--json]",
+   "Inverse dynamics: motion and actuator efforts and joint reactions.\n"},
+  {"linearize", LATER, NULL,
+   "linearize MODEL|--model NAME [--states A,B] [--inputs U,V] [--outputs Y,Z] [--json]",
+   "Linearized state-space model (A, B, C, D), M, C, K and eigenvalues.\n"},
+  {"equilibrium", LATER, NULL, "equilibrium MODEL|--model NAME [--apply] [--json]",
+   "Static equilibrium configuration and reactions.\n"},
+  {"models", REMOTE, NULL, "models", "List the models loaded in the daemon.\n"},
+  {"load", REMOTE, NULL, "load FILE [--name N]", "Load a model file into the daemon.\n"},
+  {"unload", REMOTE, NULL, "unload N", "Unload a model from the daemon.\n"},
+  {"state", REMOTE, NULL, "state N", "Print the state of a daemon model.\n"},
+  {"watch", REMOTE, NULL, "watch N", "Stream the state of a daemon model.\n"},
+  {"set", REMOTE, NULL, "set N ACT=VALUE ...", "Set actuator inputs of a daemon model.\n"},
+  {"step", REMOTE, NULL, "step N [COUNT]", "Advance a lockstep daemon model.\n"},
+  {"mode", REMOTE, NULL, "mode N paused|realtime|free|lockstep [--rate R]",
+   "Change how a daemon model runs.\n"},
+  {"reset", REMOTE, NULL, "reset N", "Reset a daemon model to its initial state.\n"},
+  {"stats", REMOTE, NULL, "stats [N]", "Timing and traffic statistics of the daemon.\n"},
+};
+
+#define NCOMMAND ((int)(sizeof(commands) / sizeof(commands[0])))
+
+static const command *find_command(const char *name) {
+  for (int i = 0; i < NCOMMAND; i++) {
+    if (strcmp(commands[i].name, name) == 0) {
+      return &commands[i];
+    }
+  }
+  return NULL;
+}
+
+int cli_usage(const char *cmd, FILE *out) {
+  const command *c = find_command(cmd);
+  if (!c) {
+    return -1;
+  }
+  fprintf(out, "usage: partita %s\n\n%s", c->synopsis, c->help);
+  if (c->kind == REMOTE) {
+    fputs("\nRemote commands talk to a running partitad (--connect HOST:PORT or --socket "
+          "PATH).\n", out);
+  } else if (c->kind == LATER) {
+    fputs("\nWith MODEL the embedded engine does the work; with --model NAME a running\n"
+          "partitad does (--connect HOST:PORT or --socket PATH).\n", out);
+  }
+  return 0;
+}
+
+static void print_help(FILE *out) {
+  fputs("usage: partita COMMAND [ARGS]\n\n"
+        "Partita " PT_VERSION ": real-time multibody dynamics.\n"
+        "A MODEL file is worked on locally by the embedded engine; `--model NAME` and the\n"
+        "daemon commands talk to a running partitad.\n\ncommands:\n", out);
+  for (int i = 0; i < NCOMMAND; i++) {
+    fprintf(out, "  partita %s\n", commands[i].synopsis);
+  }
+  fputs("\n  partita --help | --version | COMMAND --help\n"
+        "\nExit status: 0 success, 1 the work failed, 2 usage error.\n", out);
+}
+
+// Whether the arguments ask for help (before a "--" that ends the options).
+static int wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      return 0;
+    }
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int has_arg(int argc, char **argv, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], name, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '=')) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int run_remote(int argc, char **argv) {
+#ifdef PARTITA_HAVE_REMOTE
+  return cli_remote_main(argc, argv);
+#else
+  (void)argc;
+  cli_error(argv[0], "remote commands are not available in this build");
+  return CLI_EXIT_USAGE;
+#endif
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_help(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    if (argc > 2 && strcmp(name, "help") == 0) {   // `partita help CMD`
+      if (cli_usage(argv[2], stdout) == 0) {
+        return CLI_EXIT_OK;
+      }
+      fprintf(stderr, "partita: unknown command '%s' (see partita --help)\n", argv[2]);
+      return CLI_EXIT_USAGE;
+    }
+    print_help(stdout);
+    return CLI_EXIT_OK;
+  }
+  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    printf("partita %s\n", PT_VERSION);
+    return CLI_EXIT_OK;
+  }
+  const command *c = find_command(name);
+  if (!c) {
+    fprintf(stderr, "partita: unknown command '%s' (see partita --help)\n", name);
+    return CLI_EXIT_USAGE;
+  }
+  int cargc = argc - 1;
+  char **cargv = argv + 1;
+  switch (c->kind) {
+    case LOCAL:
+      return c->run(cargc, cargv);   // handles --help itself, in its option loop
+    case REMOTE:
+#ifdef PARTITA_HAVE_REMOTE
+      return run_remote(cargc, cargv);   // the remote commands print their own help
+#else
+      if (wants_help(cargc, cargv)) {
+        cli_usage(name, stdout);
+        return CLI_EXIT_OK;
+      }
+      return run_remote(cargc, cargv);
+#endif
+    case LATER:
+      if (wants_help(cargc, cargv)) {
+        cli_usage(name, stdout);
+        return CLI_EXIT_OK;
+      }
+      if (has_arg(cargc, cargv, "--model")) {
+        return run_remote(cargc, cargv);   // asked of a running daemon
+      }
+      cli_error(name, "not available yet");
+      return CLI_EXIT_USAGE;
+  }
+  return CLI_EXIT_USAGE;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument helpers (cli.h).
+
+void cli_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "partita %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+int cli_is_flag(const char *arg, const char *name) { return strcmp(arg, name) == 0; }
+
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                  const char **val) {
+  const char *arg = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0) {
+    return 0;
+  }
+  if (arg[n] == '=') {
+    *val = arg + n + 1;
+    return 1;
+  }
+  if (arg[n] != '\0') {
+    return 0;   // a longer option that starts the same way ("--init" vs "--init-rate")
+  }
+  if (*i + 1 >= argc) {
+    cli_error(cmd, "%s needs a value", name);
+    return -1;
+  }
+  *i += 1;
+  *val = argv[*i];
+  return 1;
+}
+
+int cli_parse_double(const char *cmd, const char *what, const char *s, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    cli_error(cmd, "%s: '%s' is not a finite number", what, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_long(const char *cmd, const char *what, const char *s, long min, long max,
+                   long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    cli_error(cmd, "%s: '%s' is not an integer in [%ld, %ld]", what, s, min, max);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_assign(const char *cmd, const char *what, const char *s, char *name,
+                     size_t cap, double *value) {
+  const char *eq = strrchr(s, '=');
+  if (!eq || eq == s) {
+    cli_error(cmd, "%s: expected NAME=VALUE, got '%s'", what, s);
+    return -1;
+  }
+  size_t n = (size_t)(eq - s);
+  if (n >= cap) {
+    cli_error(cmd, "%s: name too long in '%s'", what, s);
+    return -1;
+  }
+  memcpy(name, s, n);
+  name[n] = '\0';
+  return cli_parse_double(cmd, what, eq + 1, value);
+}

@@ -1,0 +1,588 @@
+// offline.c: `partita check` and `partita simulate`, done locally by the embedded engine.
+//
+// Output goes to stdout (text, CSV or JSON); errors and the model's warnings to stderr.
+// Numbers are printed with "%.17g" so that a CSV or JSON value parses back to the very double
+// the engine computed.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "partita.h"
+
+#define ASSIGN_NAME_MAX 256
+#define MAX_STEPS 1000000000000LL   // 1e12: beyond that the request is surely a typo
+
+typedef struct {
+  char name[ASSIGN_NAME_MAX];
+  double value;
+} assign_arg;
+
+// An option that is not one of the command's: say which and how to get help.
+static int unknown_option(const char *cmd, const char *arg) {
+  cli_error(cmd, "unknown option '%s' (see partita %s --help)", arg, cmd);
+  return CLI_EXIT_USAGE;
+}
+
+static int load_model(const char *cmd, const char *path, const pt_load_options *opt,
+                      pt_model **out) {
+  pt_error err = {0, {0}};
+  int rc = pt_model_load_file(path, opt, out, &err);
+  if (rc < 0 || !*out) {
+    if (err.msg[0]) {
+      cli_error(cmd, "%s", err.msg);
+    } else {
+      cli_error(cmd, "%s: %s", path, pt_strerror(rc < 0 ? rc : PT_EMODEL));
+    }
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+// The model's warnings, one line each, to stderr.
+static void print_warnings(const char *cmd, const pt_model *m) {
+  const char *w = pt_model_warnings(m);
+  while (w && *w) {
+    const char *nl = strchr(w, '\n');
+    int n = nl ? (int)(nl - w) : (int)strlen(w);
+    if (n > 0) {
+      fprintf(stderr, "partita %s: warning: %.*s\n", cmd, n, w);
+    }
+    w = nl ? nl + 1 : w + n;
+  }
+}
+
+// "a, b, c" for error messages: which names the model does have.
+static void print_names(FILE *out, const pt_model *m, int n,
+                        const char *(*name)(const pt_model *, int)) {
+  if (n == 0) {
+    fputs("none", out);
+  }
+  for (int i = 0; i < n && i < 40; i++) {
+    fprintf(out, "%s%s", i ? ", " : "", name(m, i));
+  }
+  if (n > 40) {
+    fprintf(out, ", ... (%d in all)", n);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// check
+
+static void json_names(cli_json *j, const char *key, const pt_model *m, int n,
+                       const char *(*name)(const pt_model *, int)) {
+  cli_json_key(j, key);
+  cli_json_begin_array(j);
+  for (int i = 0; i < n; i++) {
+    cli_json_string(j, name(m, i));
+  }
+  cli_json_end_array(j);
+}
+
+static void check_json(const pt_model *m, const char *path, const char **indep, int nindep) {
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_begin_object(&j);
+  cli_json_key(&j, "model");
+  cli_json_string(&j, pt_model_name(m));
+  cli_json_key(&j, "file");
+  cli_json_string(&j, path);
+  cli_json_key(&j, "bodies");
+  cli_json_int(&j, pt_model_nbody(m));
+  cli_json_key(&j, "joints");
+  cli_json_int(&j, pt_model_njoint(m));
+  cli_json_key(&j, "constraints");
+  cli_json_int(&j, pt_model_nconstraint(m));
+  cli_json_key(&j, "dof");
+  cli_json_int(&j, pt_model_ndof(m));
+  json_names(&j, "coordinates", m, pt_model_ncoord(m), pt_coord_name);
+  json_names(&j, "actuators", m, pt_model_ninput(m), pt_input_name);
+  json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
+  cli_json_key(&j, "independent");
+  cli_json_begin_array(&j);
+  for (int i = 0; i < nindep; i++) {
+    cli_json_string(&j, indep[i]);
+  }
+  cli_json_end_array(&j);
+  cli_json_key(&j, "integrator");
+  cli_json_string(&j, pt_integrator_name(pt_model_integrator(m)));
+  cli_json_key(&j, "dt");
+  cli_json_number(&j, pt_model_dt(m));
+  cli_json_key(&j, "warnings");
+  cli_json_begin_array(&j);
+  const char *w = pt_model_warnings(m);
+  while (w && *w) {
+    const char *nl = strchr(w, '\n');
+    size_t n = nl ? (size_t)(nl - w) : strlen(w);
+    char line[1024];
+    if (n >= sizeof(line)) {
+      n = sizeof(line) - 1;
+    }
+    memcpy(line, w, n);
+    line[n] = '\0';
+    if (n > 0) {
+      cli_json_string(&j, line);
+    }
+    w = nl ? nl + 1 : w + strlen(w);
+  }
+  cli_json_end_array(&j);
+  cli_json_end_object(&j);
+  cli_json_finish(&j);
+}
+
+static void text_list(const char *label, const pt_model *m, int n,
+                      const char *(*name)(const pt_model *, int)) {
+  printf("%-13s%d", label, n);
+  for (int i = 0; i < n; i++) {
+    printf("%s%s", i ? ", " : ": ", name(m, i));
+  }
+  putchar('\n');
+}
+
+static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
+  printf("%-13s%s\n", "model", pt_model_name(m));
+  printf("%-13s%s\n", "file", path);
+  printf("%-13s%d\n", "bodies", pt_model_nbody(m));
+  printf("%-13s%d\n", "joints", pt_model_njoint(m));
+  printf("%-13s%d\n", "constraints", pt_model_nconstraint(m));
+  printf("%-13s%d\n", "dof", pt_model_ndof(m));
+  text_list("coordinates", m, pt_model_ncoord(m), pt_coord_name);
+  text_list("actuators", m, pt_model_ninput(m), pt_input_name);
+  text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
+  printf("%-13s%d", "independent", nindep);
+  for (int i = 0; i < nindep; i++) {
+    printf("%s%s", i ? ", " : ": ", indep[i]);
+  }
+  putchar('\n');
+  printf("%-13s%s\n", "integrator", pt_integrator_name(pt_model_integrator(m)));
+  printf("%-13s%.17g\n", "dt", pt_model_dt(m));
+}
+
+// Flushes stdout and reports a write error (a full disk, a closed pipe).
+static int finish_output(const char *cmd, int code) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error(cmd, "error writing the output");
+    return CLI_EXIT_FAIL;
+  }
+  return code;
+}
+
+int cli_check_main(int argc, char **argv) {
+  const char *cmd = "check";
+  const char *path = NULL;
+  int json = 0;
+  pt_load_options lopt = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
+      cli_usage(cmd, stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is_flag(a, "--json")) {
+      json = 1;
+    } else if (cli_is_flag(a, "--floating-base")) {
+      lopt.floating_base = 1;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return unknown_option(cmd, a);
+    } else if (path) {
+      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", path, a);
+      return CLI_EXIT_USAGE;
+    } else {
+      path = a;
+    }
+  }
+  if (!path) {
+    cli_error(cmd, "MODEL file missing (usage: partita check MODEL [--json])");
+    return CLI_EXIT_USAGE;
+  }
+
+  pt_model *m = NULL;
+  if (load_model(cmd, path, &lopt, &m) < 0) {
+    return CLI_EXIT_FAIL;
+  }
+  print_warnings(cmd, m);
+  int code = CLI_EXIT_OK;
+  int ndof = pt_model_ndof(m);
+  const char **indep = calloc((size_t)(ndof > 0 ? ndof : 1), sizeof(*indep));
+  pt_data *d = pt_data_new(m);
+  if (!indep || !d) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+  } else {
+    // The partition belongs to the data: evaluate the initial state to have it.
+    int rc = pt_forward(m, d);
+    if (rc < 0) {
+      cli_error(cmd, "%s: initial state: %s", path, pt_strerror(rc));
+      code = CLI_EXIT_FAIL;
+    } else {
+      int nindep = pt_independent(m, d, indep, ndof);
+      if (nindep > ndof) {
+        nindep = ndof;
+      }
+      if (nindep < 0) {
+        nindep = 0;
+      }
+      if (json) {
+        check_json(m, path, indep, nindep);
+      } else {
+        check_text(m, path, indep, nindep);
+      }
+      code = finish_output(cmd, CLI_EXIT_OK);
+    }
+  }
+  if (d) {
+    pt_data_free(d);
+  }
+  free(indep);
+  pt_model_free(m);
+  return code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// simulate
+
+typedef struct {
+  const char *path;
+  double duration;
+  double dt;              // 0: the model's
+  int has_integrator;
+  pt_integrator integrator;
+  long every;
+  int json;
+  pt_load_options lopt;
+  assign_arg *set, *init, *rate;   // (argc) each
+  int nset, ninit, nrate;
+} sim_options;
+
+// Parses the options; returns -1 (message printed), 0 ok, 1 help printed.
+static int sim_parse(int argc, char **argv, sim_options *o) {
+  const char *cmd = "simulate";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = NULL;
+    int r;
+    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
+      cli_usage(cmd, stdout);
+      return 1;
+    } else if (cli_is_flag(a, "--json")) {
+      o->json = 1;
+    } else if (cli_is_flag(a, "--floating-base")) {
+      o->lopt.floating_base = 1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--duration", &v)) != 0) {
+      if (r < 0 || cli_parse_double(cmd, "--duration", v, &o->duration) < 0) {
+        return -1;
+      }
+      if (o->duration < 0) {
+        cli_error(cmd, "--duration: %s is negative", v);
+        return -1;
+      }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--dt", &v)) != 0) {
+      if (r < 0 || cli_parse_double(cmd, "--dt", v, &o->dt) < 0) {
+        return -1;
+      }
+      if (o->dt <= 0) {
+        cli_error(cmd, "--dt: %s is not a positive step size", v);
+        return -1;
+      }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--integrator", &v)) != 0) {
+      if (r < 0) {
+        return -1;
+      }
+      if (pt_integrator_parse(v, &o->integrator) != 0) {
+        cli_error(cmd, "--integrator: unknown integrator '%s' (rk4, abm4 or euler)", v);
+        return -1;
+      }
+      o->has_integrator = 1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--every", &v)) != 0) {
+      if (r < 0 || cli_parse_long(cmd, "--every", v, 1, 1000000000L, &o->every) < 0) {
+        return -1;
+      }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--set", &v)) != 0) {
+      assign_arg *s = &o->set[o->nset++];
+      if (r < 0 || cli_parse_assign(cmd, "--set", v, s->name, sizeof(s->name), &s->value) < 0) {
+        return -1;
+      }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--init", &v)) != 0) {
+      assign_arg *s = &o->init[o->ninit++];
+      if (r < 0 ||
+          cli_parse_assign(cmd, "--init", v, s->name, sizeof(s->name), &s->value) < 0) {
+        return -1;
+      }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--init-rate", &v)) != 0) {
+      assign_arg *s = &o->rate[o->nrate++];
+      if (r < 0 ||
+          cli_parse_assign(cmd, "--init-rate", v, s->name, sizeof(s->name), &s->value) < 0) {
+        return -1;
+      }
+    } else if (a[0] == '-' && a[1] != '\0') {
+      unknown_option(cmd, a);
+      return -1;
+    } else if (o->path) {
+      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", o->path, a);
+      return -1;
+    } else {
+      o->path = a;
+    }
+  }
+  if (!o->path) {
+    cli_error(cmd, "MODEL file missing (usage: partita simulate MODEL [options])");
+    return -1;
+  }
+  return 0;
+}
+
+// Applies --set: every name must be an actuator input of the model.
+static int sim_inputs(const pt_model *m, pt_data *d, const sim_options *o) {
+  for (int k = 0; k < o->nset; k++) {
+    const assign_arg *s = &o->set[k];
+    int i = pt_input_index(m, s->name);
+    if (i < 0) {
+      fprintf(stderr, "partita simulate: --set: model '%s' has no actuator input '%s' "
+              "(inputs: ", pt_model_name(m), s->name);
+      print_names(stderr, m, pt_model_ninput(m), pt_input_name);
+      fputs(")\n", stderr);
+      return CLI_EXIT_USAGE;
+    }
+    int rc = pt_set_input(m, d, i, s->value);
+    if (rc < 0) {
+      cli_error("simulate", "--set %s=%.17g: %s", s->name, s->value, pt_strerror(rc));
+      return CLI_EXIT_USAGE;
+    }
+    if (rc == 1) {
+      fprintf(stderr, "partita simulate: warning: --set %s=%.17g clipped to the limit %.17g\n",
+              s->name, s->value, pt_input_limit(m, i));
+    }
+  }
+  return CLI_EXIT_OK;
+}
+
+// Resolves --init / --init-rate names to coordinate indices; a name given twice keeps its
+// last value (as later options override earlier ones).
+static int resolve_coords(const pt_model *m, const char *opt, const assign_arg *args, int n,
+                          pt_assign *out, int *nout) {
+  *nout = 0;
+  for (int k = 0; k < n; k++) {
+    int c = pt_coord_index(m, args[k].name);
+    if (c < 0) {
+      fprintf(stderr, "partita simulate: %s: model '%s' has no coordinate '%s' "
+              "(coordinates: ", opt, pt_model_name(m), args[k].name);
+      print_names(stderr, m, pt_model_ncoord(m), pt_coord_name);
+      fputs(")\n", stderr);
+      return CLI_EXIT_USAGE;
+    }
+    int j = 0;
+    while (j < *nout && out[j].coord != c) {
+      j++;
+    }
+    out[j].coord = c;
+    out[j].value = args[k].value;
+    if (j == *nout) {
+      (*nout)++;
+    }
+  }
+  return CLI_EXIT_OK;
+}
+
+static int sim_initial_state(const pt_model *m, pt_data *d, const sim_options *o) {
+  int code = CLI_EXIT_OK;
+  pt_assign *pos = calloc((size_t)o->ninit + 1, sizeof(*pos));
+  pt_assign *vel = calloc((size_t)o->nrate + 1, sizeof(*vel));
+  int npos = 0, nvel = 0;
+  if (!pos || !vel) {
+    cli_error("simulate", "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+  } else if ((code = resolve_coords(m, "--init", o->init, o->ninit, pos, &npos)) == 0 &&
+             (code = resolve_coords(m, "--init-rate", o->rate, o->nrate, vel, &nvel)) == 0 &&
+             (npos > 0 || nvel > 0)) {
+    pt_error err = {0, {0}};
+    int rc = pt_set_state(m, d, pos, npos, vel, nvel, &err);
+    if (rc < 0) {
+      cli_error("simulate", "%s: initial state: %s", o->path,
+                err.msg[0] ? err.msg : pt_strerror(rc));
+      code = CLI_EXIT_FAIL;
+    }
+  }
+  free(pos);
+  free(vel);
+  return code;
+}
+
+// One output row: t, coordinates, rates, energy, residuals (the header's order).
+static void sim_row(const pt_model *m, const pt_data *d, cli_json *j) {
+  int nc = pt_model_ncoord(m);
+  const double *q = pt_coords(d), *qd = pt_coord_rates(d);
+  double energy = pt_energy_kinetic(d) + pt_energy_potential(d);
+  if (j) {
+    cli_json_newline(j);   // one row per line keeps long outputs readable
+    cli_json_begin_array(j);
+    cli_json_number(j, pt_time(d));
+    for (int i = 0; i < nc; i++) {
+      cli_json_number(j, q[i]);
+    }
+    for (int i = 0; i < nc; i++) {
+      cli_json_number(j, qd[i]);
+    }
+    cli_json_number(j, energy);
+    cli_json_number(j, pt_residual_position(d));
+    cli_json_number(j, pt_residual_velocity(d));
+    cli_json_end_array(j);
+    return;
+  }
+  printf("%.17g", pt_time(d));
+  for (int i = 0; i < nc; i++) {
+    printf(",%.17g", q[i]);
+  }
+  for (int i = 0; i < nc; i++) {
+    printf(",%.17g", qd[i]);
+  }
+  printf(",%.17g,%.17g,%.17g\n", energy, pt_residual_position(d), pt_residual_velocity(d));
+}
+
+static void sim_header(const pt_model *m, cli_json *j) {
+  int nc = pt_model_ncoord(m);
+  char name[ASSIGN_NAME_MAX + 8];
+  if (j) {
+    cli_json_begin_object(j);
+    cli_json_key(j, "columns");
+    cli_json_begin_array(j);
+    cli_json_string(j, "t");
+    for (int i = 0; i < nc; i++) {
+      cli_json_string(j, pt_coord_name(m, i));
+    }
+    for (int i = 0; i < nc; i++) {
+      snprintf(name, sizeof(name), "%s.rate", pt_coord_name(m, i));
+      cli_json_string(j, name);
+    }
+    cli_json_string(j, "energy");
+    cli_json_string(j, "residual_pos");
+    cli_json_string(j, "residual_vel");
+    cli_json_end_array(j);
+    cli_json_key(j, "rows");
+    cli_json_begin_array(j);
+    return;
+  }
+  fputs("t", stdout);
+  for (int i = 0; i < nc; i++) {
+    fputc(',', stdout);
+    cli_csv_field(stdout, pt_coord_name(m, i));
+  }
+  for (int i = 0; i < nc; i++) {
+    snprintf(name, sizeof(name), "%s.rate", pt_coord_name(m, i));
+    fputc(',', stdout);
+    cli_csv_field(stdout, name);
+  }
+  fputs(",energy,residual_pos,residual_vel\n", stdout);
+}
+
+// Steps and prints. A failing step ends the run after what was computed has been written.
+static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t nsteps) {
+  cli_json j;
+  cli_json *jp = o->json ? &j : NULL;
+  if (jp) {
+    cli_json_init(jp, stdout);
+  }
+  sim_header(m, jp);
+  sim_row(m, d, jp);
+  int code = CLI_EXIT_OK;
+  char msg[256] = "";
+  for (int64_t k = 1; k <= nsteps; k++) {
+    double t = pt_time(d);
+    int rc = pt_step(m, d);
+    if (rc < 0) {
+      snprintf(msg, sizeof(msg), "step %lld at t=%.17g failed: %s", (long long)k, t,
+               pt_strerror(rc));
+      code = CLI_EXIT_FAIL;
+      break;
+    }
+    if (k % o->every == 0) {
+      sim_row(m, d, jp);
+    }
+  }
+  if (jp) {
+    cli_json_newline(jp);
+    cli_json_end_array(jp);
+    if (msg[0]) {
+      cli_json_key(jp, "error");   // the rows above are what was computed before it
+      cli_json_string(jp, msg);
+    }
+    cli_json_end_object(jp);
+    cli_json_finish(jp);
+  }
+  code = finish_output("simulate", code);
+  if (msg[0]) {
+    cli_error("simulate", "%s: %s", o->path, msg);
+  }
+  return code;
+}
+
+int cli_simulate_main(int argc, char **argv) {
+  const char *cmd = "simulate";
+  sim_options o;
+  memset(&o, 0, sizeof(o));
+  o.duration = 1.0;
+  o.every = 1;
+  o.set = calloc((size_t)argc, sizeof(*o.set));
+  o.init = calloc((size_t)argc, sizeof(*o.init));
+  o.rate = calloc((size_t)argc, sizeof(*o.rate));
+  pt_model *m = NULL;
+  pt_data *d = NULL;
+  int code;
+  int r = -1;
+  if (!o.set || !o.init || !o.rate) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  r = sim_parse(argc, argv, &o);
+  if (r != 0) {
+    code = r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    goto done;
+  }
+  if (load_model(cmd, o.path, &o.lopt, &m) < 0) {
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  print_warnings(cmd, m);
+
+  double dt = o.dt > 0 ? o.dt : pt_model_dt(m);
+  double nreal = round(o.duration / dt);
+  if (!(nreal >= 0 && nreal <= (double)MAX_STEPS)) {
+    cli_error(cmd, "--duration %.17g with dt %.17g asks for %.3g steps (at most %lld)",
+              o.duration, dt, nreal, (long long)MAX_STEPS);
+    code = CLI_EXIT_USAGE;
+    goto done;
+  }
+  d = pt_data_new(m);
+  if (!d) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  pt_set_dt(d, dt);
+  if (o.has_integrator) {
+    pt_set_integrator(d, o.integrator);
+  }
+  if ((code = sim_inputs(m, d, &o)) != 0 || (code = sim_initial_state(m, d, &o)) != 0) {
+    goto done;
+  }
+  int rc = pt_forward(m, d);   // the outputs of the t=0 row
+  if (rc < 0) {
+    cli_error(cmd, "%s: initial state: %s", o.path, pt_strerror(rc));
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  code = sim_run(m, d, &o, (int64_t)nreal);
+
+done:
+  if (d) {
+    pt_data_free(d);
+  }
+  if (m) {
+    pt_model_free(m);
+  }
+  free(o.set);
+  free(o.init);
+  free(o.rate);
+  return code;
+}
