@@ -758,6 +758,9 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
     free(keep), free(rows);
     return pt_error_set(err, PT_ENOMEM, "out of memory");
   }
+  // measure the displacement from the positions as given (pt_data_new evaluated them)
+  ptu_copy(d->q, m->q0, m->nq);
+  ptu_copy(d->qd, m->qd0, m->nq);
   double moved = 0;
   rc = pt_assemble_positions(m, d, NULL, 0, 1, &moved, err);
   if (rc) {
