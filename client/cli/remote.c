@@ -1,0 +1,1058 @@
+// remote.c: the commands of `partita` that a running partitad answers: models, load, unload,
+// state, watch, set, step, mode, reset, stats, and inverse/linearize/equilibrium --model NAME.
+// Text for people, --json in the shapes of spec/api.md for scripts.
+#include "remote.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "partita_client.h"
+
+typedef Partita__V1__ServerMessage pb_msg;
+typedef Partita__V1__Request pb_req;
+
+#define MAXPOS 64
+#define MAXASSIGN 256
+
+typedef struct {
+  const char *cmd;
+  const char *connect, *socket, *name, *mode, *mode_rate, *count, *every, *at, *model;
+  const char *states, *inputs, *outputs;
+  int json, apply, floating_base;
+  int timeout_ms;
+  const char *pos[MAXPOS];
+  int npos;
+  char acc_name[MAXASSIGN][128];
+  double acc_val[MAXASSIGN];
+  int nacc;
+  ptc_client *c;
+} ctx;
+
+static const char *const mode_names[] = {"unspecified", "paused", "realtime", "free", "lockstep"};
+
+static const char *mode_name(int m) { return m >= 0 && m <= 4 ? mode_names[m] : "unknown"; }
+
+static const char usage[] =
+    "usage: partita models | load FILE [--name N] [--mode M] [--rate R] [--floating-base]\n"
+    "             | unload N | state N | watch N [--count K] [--every K] | set N ACT=VALUE ...\n"
+    "             | step N [COUNT] | mode N paused|realtime|free|lockstep [--rate R]\n"
+    "             | reset N | stats [N]\n"
+    "       partita inverse --model N [--at T] [--acc NAME=VALUE ...]\n"
+    "       partita linearize --model N [--states A,B] [--inputs U,V] [--outputs Y,Z]\n"
+    "       partita equilibrium --model N [--apply]\n"
+    "options: --connect HOST:PORT (default " CLI_REMOTE_DEFAULT_CONNECT
+    ", or $PARTITA_CONNECT)\n"
+    "         --socket PATH (Unix socket; default $PARTITA_SOCKET if set)\n"
+    "         --json (machine-readable output)  --timeout SECONDS (default 10)\n";
+
+// ---------------------------------------------------------------------------------------------
+// Requests.
+
+static int call(ctx *x, pb_req *rq, pb_msg **out) {
+  int rc = ptc_call(x->c, rq, out, x->timeout_ms);
+  if (rc != PTC_OK) {
+    cli_error(x->cmd, "%s", ptc_error(x->c));
+    return -1;
+  }
+  Partita__V1__Status *st = (*out)->response->status;
+  if (st && st->code != PARTITA__V1__STATUS__CODE__OK) {
+    cli_error(x->cmd, "%s: %s", ptc_status_name(st->code), st->message);
+    ptc_free(*out);
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static int connect_server(ctx *x) {
+  char err[512];
+  const char *sock = x->socket ? x->socket : getenv("PARTITA_SOCKET");
+  if (sock && *sock && !x->connect) {
+    x->c = ptc_connect_unix(sock, x->timeout_ms, err, sizeof(err));
+  } else {
+    const char *addr = x->connect ? x->connect : getenv("PARTITA_CONNECT");
+    x->c = ptc_connect_addr(addr && *addr ? addr : CLI_REMOTE_DEFAULT_CONNECT, x->timeout_ms,
+                            err, sizeof(err));
+  }
+  if (!x->c) {
+    cli_error(x->cmd, "cannot reach partitad: %s", err);
+    return -1;
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+
+static void json_names(cli_json *j, const char *key, char **v, size_t n) {
+  cli_json_key(j, key);
+  cli_json_begin_array(j);
+  for (size_t i = 0; i < n; i++)
+    cli_json_string(j, v[i]);
+  cli_json_end_array(j);
+}
+
+static void json_named(cli_json *j, const char *key, char **names, const double *v, size_t n) {
+  cli_json_key(j, key);
+  cli_json_begin_object(j);
+  for (size_t i = 0; i < n; i++) {
+    cli_json_key(j, names[i]);
+    cli_json_number(j, v[i]);
+  }
+  cli_json_end_object(j);
+}
+
+// The `state` / `step` shape of spec/api.md.
+static void json_state(cli_json *j, const Partita__V1__StateFrame *f, char **names,
+                       size_t nnames) {
+  cli_json_begin_object(j);
+  cli_json_key(j, "model");
+  cli_json_string(j, f->model);
+  cli_json_key(j, "time");
+  cli_json_number(j, f->time);
+  cli_json_key(j, "step");
+  cli_json_int(j, f->step);
+  if (f->n_coordinates == nnames)
+    json_named(j, "coordinates", names, f->coordinates, nnames);
+  if (f->n_rates == nnames)
+    json_named(j, "rates", names, f->rates, nnames);
+  if (f->energy) {
+    cli_json_key(j, "energy");
+    cli_json_begin_object(j);
+    cli_json_key(j, "kinetic");
+    cli_json_number(j, f->energy->kinetic);
+    cli_json_key(j, "potential");
+    cli_json_number(j, f->energy->potential);
+    cli_json_key(j, "total");
+    cli_json_number(j, f->energy->total);
+    cli_json_end_object(j);
+  }
+  if (f->residual) {
+    cli_json_key(j, "residual");
+    cli_json_begin_object(j);
+    cli_json_key(j, "position");
+    cli_json_number(j, f->residual->position);
+    cli_json_key(j, "velocity");
+    cli_json_number(j, f->residual->velocity);
+    cli_json_end_object(j);
+  }
+  if (f->subscription) {
+    cli_json_key(j, "sequence");
+    cli_json_int(j, (long long)f->sequence);
+    cli_json_key(j, "dropped");
+    cli_json_int(j, (long long)f->dropped);
+  }
+  cli_json_end_object(j);
+}
+
+static void text_state(FILE *out, const Partita__V1__StateFrame *f, char **names,
+                       size_t nnames) {
+  fprintf(out, "%s  t = %.6f  step %lld  %s\n", f->model, f->time, (long long)f->step,
+          mode_name(f->mode));
+  size_t w = 10;
+  for (size_t i = 0; i < nnames; i++)
+    w = strlen(names[i]) > w ? strlen(names[i]) : w;
+  if (f->n_coordinates == nnames)
+    fprintf(out, "  %-*s  %15s  %15s\n", (int)w, "coordinate", "value", "rate");
+  for (size_t i = 0; i < nnames && f->n_coordinates == nnames; i++) {
+    fprintf(out, "  %-*s  %15.9g", (int)w, names[i], f->coordinates[i]);
+    if (f->n_rates == nnames)
+      fprintf(out, "  %15.9g", f->rates[i]);
+    fputc('\n', out);
+  }
+  if (f->energy)
+    fprintf(out, "  energy: kinetic %.9g  potential %.9g  total %.9g\n", f->energy->kinetic,
+            f->energy->potential, f->energy->total);
+  if (f->residual)
+    fprintf(out, "  residual: position %.3g  velocity %.3g\n", f->residual->position,
+            f->residual->velocity);
+  if (f->subscription)
+    fprintf(out, "  frame %llu, %llu dropped\n", (unsigned long long)f->sequence,
+            (unsigned long long)f->dropped);
+}
+
+static int print_state(ctx *x, const Partita__V1__StateFrame *f) {
+  if (!f) {
+    cli_error(x->cmd, "the server sent no state");
+    return CLI_EXIT_FAIL;
+  }
+  if (x->json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    json_state(&j, f, f->coordinate_names, f->n_coordinate_names);
+    cli_json_finish(&j);
+  } else {
+    text_state(stdout, f, f->coordinate_names, f->n_coordinate_names);
+  }
+  return CLI_EXIT_OK;
+}
+
+// check's shape (spec/api.md) plus the live fields, for `load` and `models`.
+static void json_info(cli_json *j, const Partita__V1__ModelInfo *mi) {
+  cli_json_begin_object(j);
+  cli_json_key(j, "model");
+  cli_json_string(j, mi->name);
+  cli_json_key(j, "bodies");
+  cli_json_int(j, mi->bodies);
+  cli_json_key(j, "constraints");
+  cli_json_int(j, mi->constraints);
+  cli_json_key(j, "dof");
+  cli_json_int(j, mi->dof);
+  json_names(j, "coordinates", mi->coordinates, mi->n_coordinates);
+  json_names(j, "actuators", mi->actuators, mi->n_actuators);
+  json_names(j, "inputs", mi->inputs, mi->n_inputs);
+  json_names(j, "motions", mi->motions, mi->n_motions);
+  json_names(j, "independent", mi->independent, mi->n_independent);
+  cli_json_key(j, "integrator");
+  cli_json_string(j, mi->integrator);
+  cli_json_key(j, "dt");
+  cli_json_number(j, mi->dt);
+  cli_json_key(j, "mode");
+  cli_json_string(j, mode_name(mi->mode));
+  cli_json_key(j, "rate");
+  cli_json_number(j, mi->rate);
+  cli_json_key(j, "time");
+  cli_json_number(j, mi->time);
+  cli_json_key(j, "step");
+  cli_json_int(j, mi->step);
+  cli_json_end_object(j);
+}
+
+static void text_info(const Partita__V1__ModelInfo *mi) {
+  printf("%s: %d bodies, %d joints, %d constraints, %d dof, %s dt %g, %s", mi->name, mi->bodies,
+         mi->joints, mi->constraints, mi->dof, mi->integrator, mi->dt, mode_name(mi->mode));
+  if (mi->mode == PARTITA__V1__MODE__REALTIME)
+    printf(" x%g", mi->rate);
+  printf(", t = %.6f (step %lld)\n", mi->time, (long long)mi->step);
+  const char *labels[] = {"coordinates", "inputs", "independent"};
+  char **lists[] = {mi->coordinates, mi->inputs, mi->independent};
+  size_t counts[] = {mi->n_coordinates, mi->n_inputs, mi->n_independent};
+  for (int k = 0; k < 3; k++) {
+    printf("  %s:", labels[k]);
+    for (size_t i = 0; i < counts[k]; i++)
+      printf(" %s", lists[k][i]);
+    printf("\n");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands.
+
+static int need_pos(ctx *x, int min, int max) {
+  if (x->npos < min || x->npos > max) {
+    cli_error(x->cmd, "expected %d%s argument%s (see partita %s --help)", min,
+              max > min ? " or more" : "", min == 1 && max == 1 ? "" : "s", x->cmd);
+    return -1;
+  }
+  return 0;
+}
+
+static int cmd_models(ctx *x) {
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__ListModels lm = PARTITA__V1__LIST_MODELS__INIT;
+  pb_msg *m;
+  rq.op_case = PARTITA__V1__REQUEST__OP_LIST_MODELS;
+  rq.list_models = &lm;
+  if (call(x, &rq, &m))
+    return CLI_EXIT_FAIL;
+  Partita__V1__ModelList *ml = m->response->model_list;
+  size_t n = ml ? ml->n_models : 0;
+  if (x->json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "models");
+    cli_json_begin_array(&j);
+    for (size_t i = 0; i < n; i++)
+      json_info(&j, ml->models[i]);
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+  } else {
+    if (n == 0)
+      printf("no models loaded\n");
+    else
+      printf("%-20s %-9s %6s %5s %14s %12s\n", "NAME", "MODE", "RATE", "DOF", "TIME", "STEP");
+    for (size_t i = 0; i < n; i++) {
+      const Partita__V1__ModelInfo *mi = ml->models[i];
+      printf("%-20s %-9s %6g %5d %14.6f %12lld\n", mi->name, mode_name(mi->mode), mi->rate,
+             mi->dof, mi->time, (long long)mi->step);
+    }
+  }
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+static char *read_file(ctx *x, const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    cli_error(x->cmd, "%s: cannot open", path);
+    return NULL;
+  }
+  char *buf = malloc(CLI_REMOTE_MAX_FILE + 1);
+  size_t n = buf ? fread(buf, 1, CLI_REMOTE_MAX_FILE + 1, f) : 0;
+  fclose(f);
+  if (!buf || n > CLI_REMOTE_MAX_FILE) {
+    cli_error(x->cmd, "%s: larger than %d bytes", path, CLI_REMOTE_MAX_FILE);
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  if (strlen(buf) != n) {
+    cli_error(x->cmd, "%s: not a text file", path);
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static int parse_mode(ctx *x, const char *s) {
+  for (int i = 1; i <= 4; i++)
+    if (strcmp(s, mode_names[i]) == 0)
+      return i;
+  if (strcmp(s, "free_run") == 0)
+    return PARTITA__V1__MODE__FREE_RUN;
+  cli_error(x->cmd, "unknown mode '%s' (paused, realtime, free or lockstep)", s);
+  return -1;
+}
+
+static int cmd_load(ctx *x) {
+  if (need_pos(x, 1, 1))
+    return CLI_EXIT_USAGE;
+  size_t len;
+  double rate = 0;
+  int mode = 0;
+  if (x->mode_rate && cli_parse_double(x->cmd, "--rate", x->mode_rate, &rate))
+    return CLI_EXIT_USAGE;
+  if (x->mode && (mode = parse_mode(x, x->mode)) < 0)
+    return CLI_EXIT_USAGE;
+  char *text = read_file(x, x->pos[0], &len);
+  if (!text)
+    return CLI_EXIT_FAIL;
+  const char *dot = strrchr(x->pos[0], '.');
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__LoadModel lm = PARTITA__V1__LOAD_MODEL__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_LOAD_MODEL;
+  rq.load_model = &lm;
+  lm.name = (char *)(x->name ? x->name : "");
+  lm.source = text;
+  lm.source_name = (char *)x->pos[0];
+  lm.format = dot && (!strcmp(dot, ".urdf") || !strcmp(dot, ".xml"))
+                  ? PARTITA__V1__MODEL_FORMAT__URDF
+                  : PARTITA__V1__MODEL_FORMAT__FORMAT_AUTO;
+  lm.floating_base = x->floating_base;
+  lm.mode = (Partita__V1__Mode)mode;
+  lm.rate = rate;
+  pb_msg *m;
+  int rc = call(x, &rq, &m);
+  free(text);
+  if (rc)
+    return CLI_EXIT_FAIL;
+  Partita__V1__ModelInfo *mi = m->response->model_info;
+  if (mi && x->json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    json_info(&j, mi);
+    cli_json_finish(&j);
+  } else if (mi) {
+    text_info(mi);
+    if (mi->warnings[0])
+      fprintf(stderr, "%s", mi->warnings);
+  }
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+static int simple_ok(ctx *x, pb_req *rq, const char *what) {
+  pb_msg *m;
+  if (call(x, rq, &m))
+    return CLI_EXIT_FAIL;
+  ptc_free(m);
+  if (x->json)
+    printf("{\"ok\":true}\n");
+  else
+    printf("%s\n", what);
+  return CLI_EXIT_OK;
+}
+
+static int cmd_unload(ctx *x) {
+  if (need_pos(x, 1, 1))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__UnloadModel u = PARTITA__V1__UNLOAD_MODEL__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_UNLOAD_MODEL;
+  rq.unload_model = &u;
+  u.model = (char *)x->pos[0];
+  return simple_ok(x, &rq, "unloaded");
+}
+
+static int state_call(ctx *x, pb_req *rq) {
+  pb_msg *m;
+  if (call(x, rq, &m))
+    return CLI_EXIT_FAIL;
+  int rc = print_state(x, m->response->state);
+  ptc_free(m);
+  return rc;
+}
+
+static int cmd_state(ctx *x) {
+  if (need_pos(x, 1, 1))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__GetState g = PARTITA__V1__GET_STATE__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_GET_STATE;
+  rq.get_state = &g;
+  g.model = (char *)x->pos[0];
+  return state_call(x, &rq);
+}
+
+static int cmd_reset(ctx *x) {
+  if (need_pos(x, 1, 1))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__Reset r = PARTITA__V1__RESET__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_RESET;
+  rq.reset = &r;
+  r.model = (char *)x->pos[0];
+  return state_call(x, &rq);
+}
+
+static int cmd_step(ctx *x) {
+  long n = 1;
+  if (need_pos(x, 1, 2))
+    return CLI_EXIT_USAGE;
+  if (x->npos == 2 && cli_parse_long(x->cmd, "COUNT", x->pos[1], 1, 4000000000L, &n))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__Step s = PARTITA__V1__STEP__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_STEP;
+  rq.step = &s;
+  s.model = (char *)x->pos[0];
+  s.n = (uint32_t)n;
+  // a long lockstep run takes its time: allow about 1 ms per step on top of the timeout
+  int saved = x->timeout_ms;
+  x->timeout_ms += n > 2000000 ? 2000000 : (int)n;
+  int rc = state_call(x, &rq);
+  x->timeout_ms = saved;
+  return rc;
+}
+
+static int cmd_set(ctx *x) {
+  if (x->npos < 2) {
+    cli_error(x->cmd, "expected a model and ACT=VALUE ... (see partita set --help)");
+    return CLI_EXIT_USAGE;
+  }
+  int n = x->npos - 1;
+  char (*names)[128] = calloc((size_t)n, 128);
+  Partita__V1__NamedValue *vals = calloc((size_t)n, sizeof(*vals));
+  Partita__V1__NamedValue **pv = calloc((size_t)n, sizeof(*pv));
+  int rc = CLI_EXIT_USAGE;
+  if (!names || !vals || !pv)
+    goto out;
+  for (int i = 0; i < n; i++) {
+    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
+    vals[i] = nv;
+    if (cli_parse_assign(x->cmd, "ACT=VALUE", x->pos[i + 1], names[i], 128, &vals[i].value))
+      goto out;
+    vals[i].name = names[i];
+    pv[i] = &vals[i];
+  }
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__SetInputs si = PARTITA__V1__SET_INPUTS__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_SET_INPUTS;
+  rq.set_inputs = &si;
+  si.model = (char *)x->pos[0];
+  si.n_by_name = (size_t)n;
+  si.by_name = pv;
+  rc = simple_ok(x, &rq, "ok");
+out:
+  free(names);
+  free(vals);
+  free(pv);
+  return rc;
+}
+
+static int cmd_mode(ctx *x) {
+  double rate = 0;
+  if (need_pos(x, 2, 2))
+    return CLI_EXIT_USAGE;
+  int mode = parse_mode(x, x->pos[1]);
+  if (mode < 0)
+    return CLI_EXIT_USAGE;
+  if (x->mode_rate && (cli_parse_double(x->cmd, "--rate", x->mode_rate, &rate) || rate <= 0)) {
+    if (rate <= 0 && x->mode_rate)
+      cli_error(x->cmd, "--rate must be positive");
+    return CLI_EXIT_USAGE;
+  }
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__SetMode sm = PARTITA__V1__SET_MODE__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_SET_MODE;
+  rq.set_mode = &sm;
+  sm.model = (char *)x->pos[0];
+  sm.mode = (Partita__V1__Mode)mode;
+  sm.rate = rate;
+  pb_msg *m;
+  if (call(x, &rq, &m))
+    return CLI_EXIT_FAIL;
+  Partita__V1__ModelInfo *mi = m->response->model_info;
+  if (x->json) {
+    printf("{\"model\":");
+    cli_json_write_string(stdout, x->pos[0]);
+    printf(",\"mode\":\"%s\",\"rate\":%.17g}\n", mode_name(mi ? (int)mi->mode : mode),
+           mi ? mi->rate : rate);
+  } else {
+    printf("%s: %s", x->pos[0], mode_name(mi ? (int)mi->mode : mode));
+    if (mi && mi->mode == PARTITA__V1__MODE__REALTIME)
+      printf(" (rate %g)", mi->rate);
+    printf("\n");
+  }
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+static void json_quant(cli_json *j, const char *key, const Partita__V1__Quantiles *q, int mean) {
+  Partita__V1__Quantiles zero = PARTITA__V1__QUANTILES__INIT;
+  if (!q)
+    q = &zero;
+  cli_json_key(j, key);
+  cli_json_begin_object(j);
+  if (mean) {
+    cli_json_key(j, "mean");
+    cli_json_number(j, q->mean);
+  }
+  cli_json_key(j, "p50");
+  cli_json_number(j, q->p50);
+  cli_json_key(j, "p99");
+  cli_json_number(j, q->p99);
+  cli_json_key(j, "max");
+  cli_json_number(j, q->max);
+  cli_json_end_object(j);
+}
+
+static int cmd_stats(ctx *x) {
+  if (need_pos(x, 0, 1))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__GetStats gs = PARTITA__V1__GET_STATS__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_GET_STATS;
+  rq.get_stats = &gs;
+  gs.model = (char *)(x->npos ? x->pos[0] : "");
+  pb_msg *m;
+  if (call(x, &rq, &m))
+    return CLI_EXIT_FAIL;
+  Partita__V1__Stats *st = m->response->stats;
+  Partita__V1__ServerStats zero = PARTITA__V1__SERVER_STATS__INIT;
+  Partita__V1__ServerStats *sv = st && st->server ? st->server : &zero;
+  size_t n = st ? st->n_models : 0;
+  if (x->json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "models");
+    cli_json_begin_object(&j);
+    for (size_t i = 0; i < n; i++) {
+      const Partita__V1__ModelStats *ms = st->models[i];
+      cli_json_key(&j, ms->model);
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "steps");
+      cli_json_int(&j, ms->steps);
+      cli_json_key(&j, "time");
+      cli_json_number(&j, ms->time);
+      cli_json_key(&j, "mode");
+      cli_json_string(&j, mode_name(ms->mode));
+      json_quant(&j, "step_us", ms->step_us, 1);
+      json_quant(&j, "late_us", ms->late_us, 0);
+      cli_json_key(&j, "overruns");
+      cli_json_int(&j, ms->overruns);
+      cli_json_key(&j, "dropped_frames");
+      cli_json_int(&j, ms->dropped_frames);
+      cli_json_key(&j, "repartitions");
+      cli_json_int(&j, ms->repartitions);
+      cli_json_key(&j, "subscribers");
+      cli_json_int(&j, ms->subscribers);
+      cli_json_end_object(&j);
+    }
+    cli_json_end_object(&j);
+    cli_json_key(&j, "server");
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "clients");
+    cli_json_int(&j, sv->clients);
+    cli_json_key(&j, "bytes_in");
+    cli_json_int(&j, (long long)sv->bytes_in);
+    cli_json_key(&j, "bytes_out");
+    cli_json_int(&j, (long long)sv->bytes_out);
+    cli_json_end_object(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      const Partita__V1__ModelStats *ms = st->models[i];
+      Partita__V1__Quantiles q0 = PARTITA__V1__QUANTILES__INIT;
+      const Partita__V1__Quantiles *s = ms->step_us ? ms->step_us : &q0;
+      const Partita__V1__Quantiles *l = ms->late_us ? ms->late_us : &q0;
+      printf("%s: %s, %lld steps, t = %.6f\n", ms->model, mode_name(ms->mode),
+             (long long)ms->steps, ms->time);
+      printf("  step us: mean %.2f  p50 %.2f  p99 %.2f  max %.2f\n", s->mean, s->p50, s->p99,
+             s->max);
+      printf("  late us: p50 %.2f  p99 %.2f  max %.2f\n", l->p50, l->p99, l->max);
+      printf("  overruns %lld  dropped frames %lld  repartitions %lld  subscribers %u\n",
+             (long long)ms->overruns, (long long)ms->dropped_frames,
+             (long long)ms->repartitions, ms->subscribers);
+    }
+    printf("server: %u clients, %llu bytes in, %llu bytes out\n", sv->clients,
+           (unsigned long long)sv->bytes_in, (unsigned long long)sv->bytes_out);
+  }
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+static int cmd_watch(ctx *x) {
+  long count = 0, every = 0;
+  if (need_pos(x, 1, 1))
+    return CLI_EXIT_USAGE;
+  if (x->count && cli_parse_long(x->cmd, "--count", x->count, 1, 1000000000L, &count))
+    return CLI_EXIT_USAGE;
+  if (x->every && cli_parse_long(x->cmd, "--every", x->every, 1, 1000000000L, &every))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__GetModelInfo gi = PARTITA__V1__GET_MODEL_INFO__INIT;
+  pb_msg *info;
+  rq.op_case = PARTITA__V1__REQUEST__OP_GET_MODEL_INFO;
+  rq.get_model_info = &gi;
+  gi.model = (char *)x->pos[0];
+  if (call(x, &rq, &info))
+    return CLI_EXIT_FAIL;
+  Partita__V1__ModelInfo *mi = info->response->model_info;
+  pb_req sq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__Subscribe sub = PARTITA__V1__SUBSCRIBE__INIT;
+  pb_msg *m;
+  sq.op_case = PARTITA__V1__REQUEST__OP_SUBSCRIBE;
+  sq.subscribe = &sub;
+  sub.model = (char *)x->pos[0];
+  sub.every_k = (uint32_t)every;
+  sub.rate_hz = every ? 0 : 10;   // a terminal refreshes about ten times a second
+  if (call(x, &sq, &m)) {
+    ptc_free(info);
+    return CLI_EXIT_FAIL;
+  }
+  ptc_free(m);
+  int tty = !x->json && isatty(STDOUT_FILENO);
+  int rc = CLI_EXIT_OK;
+  for (long got = 0; !count || got < count;) {
+    // with --count (scripts) a frame that never comes is an error; a person can press ^C
+    int r = ptc_next_event(x->c, &m, count ? x->timeout_ms : -1);
+    if (r != PTC_OK) {
+      cli_error(x->cmd, "%s", ptc_error(x->c));
+      rc = CLI_EXIT_FAIL;
+      break;
+    }
+    Partita__V1__Event *ev = m->event;
+    if (ev->kind_case == PARTITA__V1__EVENT__KIND_MODEL_EVENT) {
+      fprintf(stderr, "partita watch: %s: %s\n",
+              protobuf_c_enum_descriptor_get_value(&partita__v1__model_event__kind__descriptor,
+                                                   ev->model_event->kind)
+                  ? protobuf_c_enum_descriptor_get_value(
+                        &partita__v1__model_event__kind__descriptor, ev->model_event->kind)
+                        ->name
+                  : "event",
+              ev->model_event->message);
+    } else if (ev->kind_case == PARTITA__V1__EVENT__KIND_FRAME) {
+      if (x->json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        json_state(&j, ev->frame, mi->coordinates, mi->n_coordinates);
+        cli_json_finish(&j);
+      } else {
+        if (tty)
+          fputs("\033[H\033[2J", stdout);   // home and clear: a view refreshed in place
+        text_state(stdout, ev->frame, mi->coordinates, mi->n_coordinates);
+        if (!tty)
+          fputc('\n', stdout);
+      }
+      fflush(stdout);
+      got++;
+    }
+    ptc_free(m);
+  }
+  ptc_free(info);
+  return rc;
+}
+
+// "A,B,C" into strings (in place). Returns the count, -1 if more than max.
+static int split_list(char *s, char **out, int max) {
+  int n = 0;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+    if (n == max)
+      return -1;
+    out[n++] = tok;
+  }
+  return n;
+}
+
+static void json_matrix(cli_json *j, const char *key, const Partita__V1__Matrix *a) {
+  cli_json_key(j, key);
+  cli_json_begin_array(j);
+  for (uint32_t r = 0; a && r < a->rows; r++) {
+    cli_json_newline(j);
+    cli_json_begin_array(j);
+    for (uint32_t c = 0; c < a->cols && (size_t)r * a->cols + c < a->n_data; c++)
+      cli_json_number(j, a->data[(size_t)r * a->cols + c]);
+    cli_json_end_array(j);
+  }
+  cli_json_end_array(j);
+}
+
+static void json_reactions(cli_json *j, Partita__V1__Reaction **r, size_t n) {
+  cli_json_key(j, "reactions");
+  cli_json_begin_object(j);
+  for (size_t i = 0; i < n; i++) {
+    cli_json_key(j, r[i]->joint);
+    cli_json_begin_object(j);
+    cli_json_key(j, "force");
+    cli_json_begin_array(j);
+    for (size_t k = 0; k < r[i]->n_force; k++)
+      cli_json_number(j, r[i]->force[k]);
+    cli_json_end_array(j);
+    cli_json_key(j, "torque");
+    cli_json_begin_array(j);
+    for (size_t k = 0; k < r[i]->n_torque; k++)
+      cli_json_number(j, r[i]->torque[k]);
+    cli_json_end_array(j);
+    cli_json_end_object(j);
+  }
+  cli_json_end_object(j);
+}
+
+static void text_reactions(Partita__V1__Reaction **r, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    printf("  %s:", r[i]->joint);
+    if (r[i]->n_force == 3)
+      printf(" force (%.6g, %.6g, %.6g)", r[i]->force[0], r[i]->force[1], r[i]->force[2]);
+    if (r[i]->n_torque == 3)
+      printf(" torque (%.6g, %.6g, %.6g)", r[i]->torque[0], r[i]->torque[1], r[i]->torque[2]);
+    printf("\n");
+  }
+}
+
+static void named_values(Partita__V1__NamedValue **v, size_t n, char **names, double *vals) {
+  for (size_t i = 0; i < n; i++) {
+    names[i] = v[i]->name;
+    vals[i] = v[i]->value;
+  }
+}
+
+static int cmd_inverse(ctx *x) {
+  if (need_pos(x, 0, 0))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__InverseDynamics id = PARTITA__V1__INVERSE_DYNAMICS__INIT;
+  Partita__V1__NamedValue acc[MAXASSIGN], *pacc[MAXASSIGN];
+  rq.op_case = PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS;
+  rq.inverse_dynamics = &id;
+  id.model = (char *)x->model;
+  if (x->at) {
+    if (cli_parse_double(x->cmd, "--at", x->at, &id.time))
+      return CLI_EXIT_USAGE;
+    id.use_time = 1;
+  }
+  for (int i = 0; i < x->nacc; i++) {
+    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
+    acc[i] = nv;
+    acc[i].name = x->acc_name[i];
+    acc[i].value = x->acc_val[i];
+    pacc[i] = &acc[i];
+  }
+  id.n_accelerations = (size_t)x->nacc;
+  id.accelerations = pacc;
+  pb_msg *m;
+  if (call(x, &rq, &m))
+    return CLI_EXIT_FAIL;
+  Partita__V1__InverseDynamicsReply *r = m->response->inverse_dynamics;
+  if (!r) {
+    ptc_free(m);
+    cli_error(x->cmd, "the server sent no result");
+    return CLI_EXIT_FAIL;
+  }
+  char **names = calloc(r->n_efforts + 1, sizeof(char *));
+  double *vals = calloc(r->n_efforts + 1, sizeof(double));
+  if (!names || !vals) {
+    free(names);
+    free(vals);
+    ptc_free(m);
+    return CLI_EXIT_FAIL;
+  }
+  named_values(r->efforts, r->n_efforts, names, vals);
+  if (x->json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "time");
+    cli_json_number(&j, r->time);
+    json_named(&j, "efforts", names, vals, r->n_efforts);
+    json_reactions(&j, r->reactions, r->n_reactions);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+  } else {
+    printf("t = %.6f\nefforts:\n", r->time);
+    for (size_t i = 0; i < r->n_efforts; i++)
+      printf("  %s: %.9g\n", names[i], vals[i]);
+    printf("reactions:\n");
+    text_reactions(r->reactions, r->n_reactions);
+  }
+  free(names);
+  free(vals);
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+static int cmd_linearize(ctx *x) {
+  char *lists[3][MAXASSIGN], bufs[3][4096];
+  int counts[3] = {0, 0, 0};
+  const char *src[3] = {x->states, x->inputs, x->outputs};
+  const char *opt[3] = {"--states", "--inputs", "--outputs"};
+  if (need_pos(x, 0, 0))
+    return CLI_EXIT_USAGE;
+  for (int k = 0; k < 3; k++) {
+    if (!src[k])
+      continue;
+    snprintf(bufs[k], sizeof(bufs[k]), "%s", src[k]);
+    if ((counts[k] = split_list(bufs[k], lists[k], MAXASSIGN)) < 0) {
+      cli_error(x->cmd, "%s: too many names", opt[k]);
+      return CLI_EXIT_USAGE;
+    }
+  }
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__Linearize li = PARTITA__V1__LINEARIZE__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_LINEARIZE;
+  rq.linearize = &li;
+  li.model = (char *)x->model;
+  li.n_states = (size_t)counts[0];
+  li.states = lists[0];
+  li.n_inputs = (size_t)counts[1];
+  li.inputs = lists[1];
+  li.n_outputs = (size_t)counts[2];
+  li.outputs = lists[2];
+  pb_msg *m;
+  if (call(x, &rq, &m))
+    return CLI_EXIT_FAIL;
+  Partita__V1__LinearizeReply *r = m->response->linearize;
+  if (!r) {
+    ptc_free(m);
+    cli_error(x->cmd, "the server sent no result");
+    return CLI_EXIT_FAIL;
+  }
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_begin_object(&j);
+  json_names(&j, "states", r->states, r->n_states);
+  json_names(&j, "inputs", r->inputs, r->n_inputs);
+  json_names(&j, "outputs", r->outputs, r->n_outputs);
+  json_matrix(&j, "A", r->a);
+  json_matrix(&j, "B", r->b);
+  json_matrix(&j, "C", r->c);
+  json_matrix(&j, "D", r->d);
+  cli_json_key(&j, "mck");
+  cli_json_begin_object(&j);
+  json_matrix(&j, "M", r->mck ? r->mck->m : NULL);
+  json_matrix(&j, "C", r->mck ? r->mck->c : NULL);
+  json_matrix(&j, "K", r->mck ? r->mck->k : NULL);
+  cli_json_end_object(&j);
+  cli_json_key(&j, "eigenvalues");
+  cli_json_begin_array(&j);
+  for (size_t i = 0; i < r->n_eigenvalues; i++) {
+    const Partita__V1__Eigenvalue *e = r->eigenvalues[i];
+    cli_json_newline(&j);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "re");
+    cli_json_number(&j, e->re);
+    cli_json_key(&j, "im");
+    cli_json_number(&j, e->im);
+    cli_json_key(&j, "freq_hz");
+    cli_json_number(&j, e->freq_hz);
+    cli_json_key(&j, "damping_ratio");
+    cli_json_number(&j, e->damping_ratio);
+    cli_json_end_object(&j);
+  }
+  cli_json_end_array(&j);
+  cli_json_end_object(&j);
+  // text output is the same document: matrices read best as rows anyway
+  (void)x->json;
+  cli_json_finish(&j);
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+static int cmd_equilibrium(ctx *x) {
+  if (need_pos(x, 0, 0))
+    return CLI_EXIT_USAGE;
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__Equilibrium eq = PARTITA__V1__EQUILIBRIUM__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_EQUILIBRIUM;
+  rq.equilibrium = &eq;
+  eq.model = (char *)x->model;
+  eq.apply = x->apply;
+  pb_msg *m;
+  if (call(x, &rq, &m))
+    return CLI_EXIT_FAIL;
+  Partita__V1__EquilibriumReply *r = m->response->equilibrium;
+  if (!r) {
+    ptc_free(m);
+    cli_error(x->cmd, "the server sent no result");
+    return CLI_EXIT_FAIL;
+  }
+  char **names = calloc(r->n_coordinates + 1, sizeof(char *));
+  double *vals = calloc(r->n_coordinates + 1, sizeof(double));
+  if (!names || !vals) {
+    free(names);
+    free(vals);
+    ptc_free(m);
+    return CLI_EXIT_FAIL;
+  }
+  named_values(r->coordinates, r->n_coordinates, names, vals);
+  if (x->json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    json_named(&j, "coordinates", names, vals, r->n_coordinates);
+    json_reactions(&j, r->reactions, r->n_reactions);
+    cli_json_key(&j, "iterations");
+    cli_json_int(&j, r->iterations);
+    cli_json_key(&j, "residual");
+    cli_json_number(&j, r->residual);
+    cli_json_key(&j, "applied");
+    cli_json_bool(&j, r->applied);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+  } else {
+    printf("equilibrium after %d iterations, residual %.3g%s\n", r->iterations, r->residual,
+           r->applied ? " (applied)" : "");
+    for (size_t i = 0; i < r->n_coordinates; i++)
+      printf("  %s: %.9g\n", names[i], vals[i]);
+    printf("reactions:\n");
+    text_reactions(r->reactions, r->n_reactions);
+  }
+  free(names);
+  free(vals);
+  ptc_free(m);
+  return CLI_EXIT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+  const char *name;
+  int (*run)(ctx *x);
+  int by_model;   // takes --model NAME instead of positional arguments
+} remote_cmd;
+
+static const remote_cmd table[] = {
+    {"models", cmd_models, 0}, {"load", cmd_load, 0},       {"unload", cmd_unload, 0},
+    {"state", cmd_state, 0},   {"watch", cmd_watch, 0},     {"set", cmd_set, 0},
+    {"step", cmd_step, 0},     {"mode", cmd_mode, 0},       {"reset", cmd_reset, 0},
+    {"stats", cmd_stats, 0},   {"inverse", cmd_inverse, 1}, {"linearize", cmd_linearize, 1},
+    {"equilibrium", cmd_equilibrium, 1},
+};
+
+static int parse_args(ctx *x, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int r = 0;
+    const char **slot = NULL;
+    struct {
+      const char *opt;
+      const char **dst;
+    } opts[] = {{"--connect", &x->connect}, {"--socket", &x->socket}, {"--name", &x->name},
+                {"--mode", &x->mode},       {"--rate", &x->mode_rate}, {"--count", &x->count},
+                {"--every", &x->every},     {"--at", &x->at},          {"--model", &x->model},
+                {"--states", &x->states},   {"--inputs", &x->inputs},  {"--outputs", &x->outputs},
+                {"--timeout", &v},          {"--acc", &v}};
+    for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]) && !slot; k++) {
+      const char *val;
+      r = cli_opt_value(x->cmd, argc, argv, &i, opts[k].opt, &val);
+      if (r < 0)
+        return -1;
+      if (r > 0) {
+        slot = opts[k].dst;
+        *slot = val;
+        if (!strcmp(opts[k].opt, "--timeout")) {
+          double t;
+          if (cli_parse_double(x->cmd, "--timeout", val, &t) || t <= 0 || t > 86400) {
+            cli_error(x->cmd, "--timeout: seconds in (0, 86400]");
+            return -1;
+          }
+          x->timeout_ms = (int)(t * 1000);
+        } else if (!strcmp(opts[k].opt, "--acc")) {
+          if (x->nacc == MAXASSIGN) {
+            cli_error(x->cmd, "too many --acc");
+            return -1;
+          }
+          if (cli_parse_assign(x->cmd, "--acc", val, x->acc_name[x->nacc], 128,
+                               &x->acc_val[x->nacc]))
+            return -1;
+          x->nacc++;
+        }
+      }
+    }
+    if (slot)
+      continue;
+    if (cli_is_flag(a, "--json")) {
+      x->json = 1;
+    } else if (cli_is_flag(a, "--apply")) {
+      x->apply = 1;
+    } else if (cli_is_flag(a, "--floating-base")) {
+      x->floating_base = 1;
+    } else if (a[0] == '-' && a[1] == '-') {
+      cli_error(x->cmd, "unknown option '%s' (see partita %s --help)", a, x->cmd);
+      return -1;
+    } else if (x->npos < MAXPOS) {
+      x->pos[x->npos++] = a;
+    } else {
+      cli_error(x->cmd, "too many arguments");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int cli_remote_main(int argc, char **argv) {
+  ctx x;
+  memset(&x, 0, sizeof(x));
+  x.cmd = argv[0];
+  x.timeout_ms = CLI_REMOTE_TIMEOUT_MS;
+  const remote_cmd *rc = NULL;
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+    if (strcmp(table[i].name, x.cmd) == 0)
+      rc = &table[i];
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      if (cli_usage(x.cmd, stdout) != 0)
+        fputs(usage, stdout);
+      else
+        fputs("\n", stdout), fputs(usage, stdout);
+      return CLI_EXIT_OK;
+    }
+  if (!rc) {
+    cli_error(x.cmd, "not a remote command");
+    return CLI_EXIT_USAGE;
+  }
+  if (parse_args(&x, argc, argv))
+    return CLI_EXIT_USAGE;
+  if (rc->by_model && !x.model) {
+    cli_error(x.cmd, "a running daemon needs --model NAME (or give a MODEL file)");
+    return CLI_EXIT_USAGE;
+  }
+  if (x.connect && x.socket) {
+    cli_error(x.cmd, "give --connect or --socket, not both");
+    return CLI_EXIT_USAGE;
+  }
+  if (connect_server(&x))
+    return CLI_EXIT_FAIL;
+  int code = rc->run(&x);
+  ptc_close(x.c);
+  return code;
+}

@@ -1,0 +1,65 @@
+// partita_client.h: libpartita-client, a small blocking client of partitad (docs/protocol.md).
+//
+//   char err[256];
+//   ptc_client *c = ptc_connect_tcp("127.0.0.1", PTC_DEFAULT_PORT, 2000, err, sizeof(err));
+//   Partita__V1__Request rq = PARTITA__V1__REQUEST__INIT;
+//   Partita__V1__ListModels lm = PARTITA__V1__LIST_MODELS__INIT;
+//   rq.op_case = PARTITA__V1__REQUEST__OP_LIST_MODELS;
+//   rq.list_models = &lm;
+//   Partita__V1__ServerMessage *m;
+//   if (ptc_call(c, &rq, &m, 2000) == PTC_OK) { ... m->response ...; ptc_free(m); }
+//   ptc_close(c);
+//
+// Events (subscription frames, model events) that arrive while ptc_call waits are queued and
+// returned by ptc_next_event. One client is used by one thread at a time.
+#ifndef PARTITA_CLIENT_H
+#define PARTITA_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "partita.pb-c.h"
+
+#define PTC_DEFAULT_HOST "127.0.0.1"
+#define PTC_DEFAULT_PORT 7450
+#define PTC_EVENT_QUEUE_MAX 4096    // events kept while waiting for a response; oldest dropped
+
+enum {
+  PTC_OK = 0,
+  PTC_ERR_IO = -1,         // socket error (connect, read, write)
+  PTC_ERR_TIMEOUT = -2,
+  PTC_ERR_CLOSED = -3,     // the server closed the connection
+  PTC_ERR_PROTO = -4,      // malformed frame or message from the server
+  PTC_ERR_NOMEM = -5,
+  PTC_ERR_ARG = -6,
+};
+
+typedef struct ptc_client ptc_client;
+
+// Connect; timeout_ms < 0 waits forever. NULL on failure with a message in err.
+ptc_client *ptc_connect_tcp(const char *host, int port, int timeout_ms, char *err,
+                            size_t errlen);
+ptc_client *ptc_connect_unix(const char *path, int timeout_ms, char *err, size_t errlen);
+// "HOST:PORT" ("[v6]:PORT" too) over TCP.
+ptc_client *ptc_connect_addr(const char *hostport, int timeout_ms, char *err, size_t errlen);
+void ptc_close(ptc_client *c);
+
+int ptc_fd(const ptc_client *c);
+const char *ptc_error(const ptc_client *c);          // text of the last failure
+uint64_t ptc_dropped_events(const ptc_client *c);    // events lost to the queue bound
+
+// Send one request. An id of 0 is replaced by the next id of this client (written back).
+int ptc_send(ptc_client *c, Partita__V1__Request *req);
+// The next message from the server, in arrival order (queued events first).
+int ptc_recv(ptc_client *c, Partita__V1__ServerMessage **out, int timeout_ms);
+// Send and wait for the response with the same id (*out->response is set).
+int ptc_call(ptc_client *c, Partita__V1__Request *req, Partita__V1__ServerMessage **out,
+             int timeout_ms);
+// The next event (*out->event is set).
+int ptc_next_event(ptc_client *c, Partita__V1__ServerMessage **out, int timeout_ms);
+void ptc_free(Partita__V1__ServerMessage *m);
+
+const char *ptc_status_name(int code);   // "OK", "NOT_FOUND", ...
+const char *ptc_strerror(int rc);        // text of a PTC_ERR_* code
+
+#endif

@@ -1,0 +1,27 @@
+"""Python client for partitad, the Partita multibody dynamics server.
+
+    from partita import Client
+    with Client("127.0.0.1:7450") as c:
+        c.hello()
+        info = c.load_model_file("configs/models/pendulum.yaml", mode="lockstep")
+        print(c.step(info.name, 100).coordinates)
+"""
+
+from ._pb import pb
+from .client import (DEFAULT_HOST, DEFAULT_PORT, FIELD_ACCELERATIONS, FIELD_ALL, FIELD_BODIES,
+                     FIELD_COORDINATES, FIELD_DEFAULT, FIELD_ENERGY, FIELD_INPUTS,
+                     FIELD_RATES, FIELD_RESIDUAL, PROTOCOL_VERSION, Client, ConnectionClosed,
+                     PartitaError, State, matrix_to_numpy, mode_name, mode_value,
+                     parse_address)
+from .framing import FrameDecoder, FramingError, encode_frame, encode_varint
+from .statespace import StateSpace, expm
+from .udp import UdpInputSender, UdpStateReceiver
+
+__all__ = [
+    "pb", "Client", "PartitaError", "ConnectionClosed", "State", "StateSpace", "expm",
+    "UdpInputSender", "UdpStateReceiver", "FrameDecoder", "FramingError", "encode_frame",
+    "encode_varint", "matrix_to_numpy", "mode_name", "mode_value", "parse_address",
+    "PROTOCOL_VERSION", "DEFAULT_HOST", "DEFAULT_PORT", "FIELD_COORDINATES", "FIELD_RATES",
+    "FIELD_ACCELERATIONS", "FIELD_INPUTS", "FIELD_BODIES", "FIELD_ENERGY", "FIELD_RESIDUAL",
+    "FIELD_DEFAULT", "FIELD_ALL",
+]

@@ -1,0 +1,77 @@
+"""UDP fast path: InputFrame datagrams to the daemon, StateFrame datagrams back.
+
+Each datagram holds exactly one message, without a length prefix. The daemon keeps, per
+model, the highest sequence number accepted and drops frames that are not newer (stale), so a
+sender numbers its frames with a strictly increasing counter.
+"""
+
+import socket
+
+from ._pb import pb
+from .client import State, parse_address
+
+
+class UdpInputSender:
+    """Send actuator inputs of one model: send([u0, u1, ...]) or send({index: value})."""
+
+    def __init__(self, address, model, token="", first_sequence=1):
+        family, self.addr = parse_address(address)
+        if family == socket.AF_UNIX:
+            raise ValueError("the UDP fast path needs HOST:PORT, got %r" % address)
+        self.model = model
+        self.token = token
+        self.sequence = first_sequence
+        self._sock = socket.socket(family, socket.SOCK_DGRAM)
+
+    def send(self, values, sequence=None):
+        """Send one frame; sequence defaults to one more than the last one sent."""
+        if sequence is None:
+            sequence = self.sequence
+        self.sequence = max(self.sequence, sequence + 1)
+        frame = pb.InputFrame(model=self.model, sequence=sequence, token=self.token)
+        if hasattr(values, "items"):
+            for i, v in values.items():
+                frame.index.append(int(i))
+                frame.values.append(float(v))
+        else:
+            frame.values.extend(float(v) for v in values)
+        self._sock.sendto(frame.SerializeToString(), self.addr)
+        return sequence
+
+    def close(self):
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class UdpStateReceiver:
+    """A bound UDP socket for Subscribe(udp_peer=receiver.peer); recv() answers a State."""
+
+    def __init__(self, host="127.0.0.1", port=0):
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.bind((host, port))
+        h, p = self._sock.getsockname()
+        self.peer = "%s:%d" % (h, p)
+
+    def recv(self, timeout=1.0):
+        self._sock.settimeout(timeout)
+        try:
+            data, _addr = self._sock.recvfrom(65536)
+        except socket.timeout:
+            return None
+        msg = pb.StateFrame()
+        msg.ParseFromString(data)
+        return State(msg)
+
+    def close(self):
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

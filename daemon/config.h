@@ -1,0 +1,58 @@
+// config.h: partitad settings from configs/partitad.yaml and the command line.
+#ifndef PD_CONFIG_H
+#define PD_CONFIG_H
+
+#include <stddef.h>
+
+#define CFG_MAX_MODELS 64
+#define CFG_STR 256
+
+enum { MODE_PAUSED = 1, MODE_REALTIME = 2, MODE_FREE_RUN = 3, MODE_LOCKSTEP = 4 };  // = proto
+
+typedef struct {
+  char file[CFG_STR];
+  char name[128];
+  int mode;             // MODE_*
+  double rate;
+  int floating_base;
+} cfg_model;
+
+typedef struct {
+  char listen[CFG_STR];       // "HOST:PORT" or "" (off)
+  char socket[CFG_STR];       // path or "" (off)
+  char udp[CFG_STR];          // "HOST:PORT" or "" (off)
+  int log_level;
+  char auth_token[128];
+  cfg_model models[CFG_MAX_MODELS];
+  int nmodel;
+  struct {
+    int max_clients;
+    int max_models;
+    size_t max_frame_bytes;
+    int max_in_flight;
+    int max_subscriptions;
+    size_t backlog_soft_bytes;
+    int slow_timeout_ms;
+    size_t backlog_hard_bytes;
+    long long max_step_count;
+  } limits;
+  struct {
+    int sched_fifo;
+    int priority;
+    int mlockall;
+    int overrun_burst;
+    int max_lag_ms;
+  } realtime;
+} config;
+
+void config_defaults(config *c);
+// Reads the YAML file into c (values not in the file keep their current value).
+int config_load(config *c, const char *path, char *err, size_t errlen);
+// Parses argv: --config first (loaded), then the other options override. 1 = exit 0 (help),
+// 0 = run, -1 = error (message in err).
+int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen);
+// "HOST:PORT" (host may be [v6]); -1 on error.
+int config_split_addr(const char *addr, char *host, size_t hostlen, int *port);
+int config_parse_mode(const char *s);   // MODE_* or -1
+
+#endif

@@ -1,0 +1,448 @@
+// conn.c: listeners and client connections: reading frames, the output buffer and its
+// backlog limits, closing, and the shutdown sequence.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+uint64_t server_now_ms(void) { return uv_hrtime() / 1000000; }
+
+static void conn_free(conn *c) {
+  ptc_frame_decoder_free(&c->dec);
+  free(c->obuf);
+  free(c->wbuf);
+  free(c);
+}
+
+static void on_close(uv_handle_t *h) {
+  conn *c = h->data;
+  server *srv = c->srv;
+  c->closed = 1;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    srv->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  srv->nclients--;
+  if (c->inflight == 0)
+    conn_free(c);
+  if (srv->stopping)
+    server_tick(srv);
+}
+
+void conn_close(conn *c, const char *why) {
+  if (c->closing)
+    return;
+  c->closing = 1;
+  if (why)   // an ordinary goodbye is not news; anything else is
+    log_msg(strcmp(why, "peer closed") ? LOG_INFO : LOG_DEBUG, "client %s: closed: %s", c->peer,
+            why);
+  subs_drop_conn(c);
+  if (c->reading)
+    uv_read_stop(&c->h.stream);
+  c->reading = 0;
+  uv_close(&c->h.handle, on_close);
+}
+
+void conn_request_done(conn *c) {
+  c->inflight--;
+  if (c->closed) {
+    if (c->inflight == 0)
+      conn_free(c);
+    return;
+  }
+  if (c->closing)
+    return;
+  if (!c->reading && !c->close_when_flushed && !c->srv->stopping &&
+      c->inflight < c->srv->cfg.limits.max_in_flight)
+    conn_resume(c);
+  if ((c->close_when_flushed || c->srv->stopping) && c->inflight == 0 && !c->writing &&
+      c->olen == 0)
+    conn_close(c, c->srv->stopping ? NULL : "after error");
+}
+
+size_t conn_backlog(const conn *c) {
+  return c->olen + uv_stream_get_write_queue_size(&c->h.stream);
+}
+
+static void start_write(conn *c);
+
+static void on_write(uv_write_t *w, int status) {
+  conn *c = w->data;
+  c->writing = 0;
+  c->srv->bytes_out += status == 0 ? c->wlen : 0;
+  c->wlen = 0;
+  if (c->closing)
+    return;
+  if (status < 0) {
+    conn_close(c, uv_strerror(status));
+    return;
+  }
+  if (c->olen) {
+    start_write(c);
+  } else if ((c->close_when_flushed || c->srv->stopping) && c->inflight == 0) {
+    conn_close(c, c->srv->stopping ? NULL : "after error");
+  }
+}
+
+static void start_write(conn *c) {
+  if (c->writing || c->olen == 0 || c->closing)
+    return;
+  // swap buffers: the output buffer becomes the write in flight
+  uint8_t *b = c->wbuf;
+  size_t cap = c->wcap;
+  c->wbuf = c->obuf;
+  c->wcap = c->ocap;
+  c->wlen = c->olen;
+  c->obuf = b;
+  c->ocap = cap;
+  c->olen = 0;
+  uv_buf_t buf = uv_buf_init((char *)c->wbuf, (unsigned)c->wlen);
+  c->wreq.data = c;
+  int rc = uv_write(&c->wreq, &c->h.stream, &buf, 1, on_write);
+  if (rc < 0) {
+    conn_close(c, uv_strerror(rc));
+    return;
+  }
+  c->writing = 1;
+}
+
+// Room for n more bytes in the output buffer; closes the connection past the hard limit.
+static uint8_t *reserve(conn *c, size_t n) {
+  if (c->closing)
+    return NULL;
+  if (conn_backlog(c) + n > c->srv->cfg.limits.backlog_hard_bytes) {
+    c->srv->disconnects_slow++;
+    conn_close(c, "output backlog over the hard limit");
+    return NULL;
+  }
+  if (c->olen + n > c->ocap) {
+    size_t cap = c->ocap ? c->ocap : 4096;
+    while (cap < c->olen + n)
+      cap *= 2;
+    uint8_t *b = realloc(c->obuf, cap);
+    if (!b) {
+      conn_close(c, "out of memory");
+      return NULL;
+    }
+    c->obuf = b;
+    c->ocap = cap;
+  }
+  return c->obuf + c->olen;
+}
+
+void conn_send_msg(conn *c, const ProtobufCMessage *m) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  uint8_t hdr[PTC_FRAME_HEADER_MAX];
+  size_t h = ptc_varint_encode(len, hdr);
+  uint8_t *p = reserve(c, h + len);
+  if (!p)
+    return;
+  memcpy(p, hdr, h);
+  protobuf_c_message_pack(m, p + h);
+  c->olen += h + len;
+  start_write(c);
+}
+
+// A StateFrame event from a body shared by every subscriber of the same field selection. The
+// per-subscription fields are appended after the body (protobuf merges repeated occurrences
+// of a message's fields, so body + tail is one StateFrame) and the two envelopes
+// (ServerMessage.event = 2, Event.frame = 1) are written by hand around it.
+void conn_send_frame(conn *c, const uint8_t *body, size_t len, sub *sb) {
+  uint8_t tail[3 * (2 + PTC_FRAME_HEADER_MAX)], h1[PTC_FRAME_HEADER_MAX];
+  uint8_t h2[PTC_FRAME_HEADER_MAX], h3[PTC_FRAME_HEADER_MAX];
+  size_t t = 0;
+  tail[t++] = 0x10;   // subscription = 2, varint
+  t += ptc_varint_encode(sb->id, tail + t);
+  tail[t++] = 0x18;   // sequence = 3, varint
+  t += ptc_varint_encode(sb->seq, tail + t);
+  if (sb->dropped) {
+    tail[t++] = 0x80;   // dropped = 16, varint: tag 128 as a two-byte varint
+    tail[t++] = 0x01;
+    t += ptc_varint_encode(sb->dropped, tail + t);
+  }
+  size_t frame_len = len + t;
+  size_t n3 = ptc_varint_encode(frame_len, h3);
+  size_t event_len = 1 + n3 + frame_len;
+  size_t n2 = ptc_varint_encode(event_len, h2);
+  size_t msg_len = 1 + n2 + event_len;
+  size_t n1 = ptc_varint_encode(msg_len, h1);
+  uint8_t *p = reserve(c, n1 + msg_len);
+  if (!p)
+    return;
+  memcpy(p, h1, n1);
+  p += n1;
+  *p++ = 0x12;   // ServerMessage.event = 2, length-delimited
+  memcpy(p, h2, n2);
+  p += n2;
+  *p++ = 0x0a;   // Event.frame = 1, length-delimited
+  memcpy(p, h3, n3);
+  p += n3;
+  memcpy(p, body, len);
+  memcpy(p + len, tail, t);
+  c->olen += n1 + msg_len;
+  start_write(c);
+}
+
+// Broken framing: say why (request id 0) and close once that is written.
+static void protocol_error(conn *c, const char *why) {
+  c->srv->disconnects_protocol++;
+  log_info("client %s: protocol error: %s", c->peer, why);
+  reply_status(c, 0, PARTITA__V1__STATUS__CODE__INVALID_ARGUMENT, "protocol error: %s; closing",
+               why);
+  c->close_when_flushed = 1;
+  if (c->reading)
+    uv_read_stop(&c->h.stream);
+  c->reading = 0;
+  if (!c->writing && c->olen == 0 && c->inflight == 0)
+    conn_close(c, NULL);
+}
+
+static void process(conn *c) {
+  while (!c->closing && !c->close_when_flushed &&
+         c->inflight < c->srv->cfg.limits.max_in_flight) {
+    const uint8_t *msg;
+    size_t len;
+    ptc_frame_status st = ptc_frame_next(&c->dec, &msg, &len);
+    if (st == PTC_FRAME_INCOMPLETE)
+      return;
+    if (st == PTC_FRAME_ERROR) {
+      protocol_error(c, c->dec.error);
+      return;
+    }
+    pb_request *req = partita__v1__request__unpack(NULL, len, msg);
+    if (!req) {
+      protocol_error(c, "malformed Request message");
+      return;
+    }
+    c->srv->requests++;
+    dispatch(c, req);
+  }
+  // Too many requests in flight: stop reading until some complete (backpressure).
+  if (!c->closing && c->reading && c->inflight >= c->srv->cfg.limits.max_in_flight) {
+    uv_read_stop(&c->h.stream);
+    c->reading = 0;
+  }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  conn *c = h->data;
+  (void)suggested;
+  *buf = uv_buf_init(c->srv->rbuf, sizeof(c->srv->rbuf));
+}
+
+static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
+  conn *c = st->data;
+  if (n < 0) {
+    conn_close(c, n == UV_EOF ? "peer closed" : uv_strerror((int)n));
+    return;
+  }
+  if (n == 0)
+    return;
+  c->srv->bytes_in += (uint64_t)n;
+  if (ptc_frame_feed(&c->dec, buf->base, (size_t)n) != PTC_FRAME_OK) {
+    protocol_error(c, c->dec.error);
+    return;
+  }
+  process(c);
+}
+
+void conn_resume(conn *c) {
+  if (c->closing || c->reading)
+    return;
+  process(c);   // frames already buffered first
+  if (!c->closing && !c->close_when_flushed &&
+      c->inflight < c->srv->cfg.limits.max_in_flight &&
+      uv_read_start(&c->h.stream, on_alloc, on_read) == 0)
+    c->reading = 1;
+}
+
+static void on_connection(uv_stream_t *listener, int status) {
+  server *srv = listener->data;
+  if (status < 0) {
+    log_warn("accept: %s", uv_strerror(status));
+    return;
+  }
+  conn *c = calloc(1, sizeof(*c));
+  if (!c)
+    return;
+  c->srv = srv;
+  c->id = ++srv->next_conn_id;
+  ptc_frame_decoder_init(&c->dec, srv->cfg.limits.max_frame_bytes);
+  int rc = listener == (uv_stream_t *)&srv->tcp ? uv_tcp_init(srv->loop, &c->h.tcp)
+                                                 : uv_pipe_init(srv->loop, &c->h.pipe, 0);
+  if (rc < 0) {
+    conn_free(c);
+    return;
+  }
+  c->h.handle.data = c;
+  c->next = srv->conns;
+  if (srv->conns)
+    srv->conns->prev = c;
+  srv->conns = c;
+  srv->nclients++;
+  if (uv_accept(listener, &c->h.stream) < 0) {
+    conn_close(c, "accept failed");
+    return;
+  }
+  snprintf(c->peer, sizeof(c->peer), "#%llu", (unsigned long long)c->id);
+  if (listener == (uv_stream_t *)&srv->tcp) {
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    char ip[48] = "?";
+    uv_tcp_nodelay(&c->h.tcp, 1);   // small responses must not wait for Nagle
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+      if (ss.ss_family == AF_INET6) {
+        uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof(ip));
+        snprintf(c->peer, sizeof(c->peer), "#%llu [%s]:%d", (unsigned long long)c->id, ip,
+                 ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+      } else {
+        uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof(ip));
+        snprintf(c->peer, sizeof(c->peer), "#%llu %s:%d", (unsigned long long)c->id, ip,
+                 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+      }
+    }
+  }
+  if (srv->stopping || srv->nclients > srv->cfg.limits.max_clients) {
+    srv->refused_clients++;
+    reply_status(c, 0, PARTITA__V1__STATUS__CODE__RESOURCE_EXHAUSTED,
+                 srv->stopping ? "server shutting down" : "too many clients (limit %d)",
+                 srv->cfg.limits.max_clients);
+    c->close_when_flushed = 1;
+    if (!c->writing)
+      conn_close(c, "refused");
+    return;
+  }
+  c->authed = srv->cfg.auth_token[0] == 0;
+  log_debug("client %s: connected", c->peer);
+  conn_resume(c);
+}
+
+static int listen_tcp(server *srv) {
+  char host[128];
+  int port;
+  if (config_split_addr(srv->cfg.listen, host, sizeof(host), &port)) {
+    log_error("listen: bad address '%s' (HOST:PORT)", srv->cfg.listen);
+    return -1;
+  }
+  struct sockaddr_storage ss;
+  int rc = strchr(host, ':') ? uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss)
+                             : uv_ip4_addr(host, port, (struct sockaddr_in *)&ss);
+  if (rc == 0)
+    rc = uv_tcp_init(srv->loop, &srv->tcp);
+  if (rc == 0) {
+    srv->has_tcp = 1;
+    srv->tcp.data = srv;
+    rc = uv_tcp_bind(&srv->tcp, (struct sockaddr *)&ss, 0);
+  }
+  if (rc == 0)
+    rc = uv_listen((uv_stream_t *)&srv->tcp, 128, on_connection);
+  if (rc < 0) {
+    log_error("listen %s: %s", srv->cfg.listen, uv_strerror(rc));
+    return -1;
+  }
+  int len = sizeof(ss);
+  uv_tcp_getsockname(&srv->tcp, (struct sockaddr *)&ss, &len);
+  int actual = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                              : ((struct sockaddr_in *)&ss)->sin_port);
+  log_info("listening on tcp %s port %d", host, actual);
+  return 0;
+}
+
+static int listen_pipe(server *srv) {
+  const char *path = srv->cfg.socket;
+  int rc = uv_pipe_init(srv->loop, &srv->pipe, 0);
+  if (rc == 0) {
+    srv->has_pipe = 1;
+    srv->pipe.data = srv;
+    rc = uv_pipe_bind(&srv->pipe, path);
+    if (rc == UV_EADDRINUSE) {
+      // a socket file left behind by an earlier run: replace it
+      uv_fs_t req;
+      if (uv_fs_unlink(NULL, &req, path, NULL) == 0)
+        rc = uv_pipe_bind(&srv->pipe, path);
+      uv_fs_req_cleanup(&req);
+    }
+  }
+  if (rc == 0)
+    rc = uv_listen((uv_stream_t *)&srv->pipe, 128, on_connection);
+  if (rc < 0) {
+    log_error("socket %s: %s", path, uv_strerror(rc));
+    return -1;
+  }
+  log_info("listening on unix socket %s", path);
+  return 0;
+}
+
+int server_listen(server *srv) {
+  if (srv->cfg.listen[0] && listen_tcp(srv))
+    return -1;
+  if (srv->cfg.socket[0] && listen_pipe(srv))
+    return -1;
+  if (srv->cfg.udp[0] && udp_start(srv, srv->cfg.udp))
+    return -1;
+  if (!srv->has_tcp && !srv->has_pipe)
+    log_warn("no TCP address and no Unix socket: only UDP inputs are served");
+  return 0;
+}
+
+// Periodic: slow-subscriber timeouts, and the shutdown sequence.
+void server_tick(server *srv) {
+  uint64_t now = server_now_ms();
+  for (conn *c = srv->conns, *next; c; c = next) {
+    next = c->next;
+    if (c->closing)
+      continue;
+    if (conn_backlog(c) > srv->cfg.limits.backlog_soft_bytes) {
+      if (!c->soft_since)
+        c->soft_since = now;
+      else if (now - c->soft_since > (uint64_t)srv->cfg.limits.slow_timeout_ms) {
+        srv->disconnects_slow++;
+        conn_close(c, "output backlog over the soft limit for too long");
+      }
+    } else {
+      c->soft_since = 0;
+    }
+    // at shutdown, give in-flight answers 1.5 s to drain, then close regardless
+    if (srv->stopping && (now - srv->stop_ms > 1500 ||
+                          (c->inflight == 0 && !c->writing && c->olen == 0)))
+      conn_close(c, NULL);
+  }
+  if (srv->stopping && srv->conns == NULL && srv->nmodels > 0) {
+    while (srv->nmodels > 0)
+      server_unload(srv, srv->models[srv->nmodels - 1]);
+  }
+  if (srv->stopping && srv->conns == NULL && srv->nmodels == 0 && srv->loading == 0 &&
+      !uv_is_closing((uv_handle_t *)&srv->timer)) {
+    uv_close((uv_handle_t *)&srv->timer, NULL);
+    uv_close((uv_handle_t *)&srv->sigint, NULL);
+    uv_close((uv_handle_t *)&srv->sigterm, NULL);
+  }
+}
+
+void server_shutdown(server *srv) {
+  if (srv->stopping)
+    return;
+  srv->stopping = 1;
+  srv->stop_ms = server_now_ms();
+  log_info("shutting down: %d clients, %d models", srv->nclients, srv->nmodels);
+  if (srv->has_tcp)
+    uv_close((uv_handle_t *)&srv->tcp, NULL);
+  if (srv->has_pipe) {
+    uv_close((uv_handle_t *)&srv->pipe, NULL);
+    unlink(srv->cfg.socket);
+  }
+  if (srv->has_udp)
+    uv_close((uv_handle_t *)&srv->udp, NULL);
+  srv->has_tcp = srv->has_pipe = srv->has_udp = 0;
+  for (conn *c = srv->conns; c; c = c->next) {
+    if (c->reading && !c->closing)
+      uv_read_stop(&c->h.stream);
+    c->reading = 0;
+  }
+  server_tick(srv);
+}

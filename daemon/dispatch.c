@@ -1,0 +1,527 @@
+// dispatch.c: one handler per request. Requests that touch a model's data become commands to
+// its thread; the answer is sent from the command's completion on the loop thread.
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "server.h"
+
+#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
+
+
+int status_from_pt(int rc) {
+  switch (rc) {
+  case PT_OK: return STATUS(OK);
+  case PT_EINVAL: case PT_EPARSE: case PT_EMODEL: case PT_EIO: return STATUS(INVALID_ARGUMENT);
+  case PT_ENOTFOUND: return STATUS(NOT_FOUND);
+  case PT_EASSEMBLY: case PT_ESINGULAR: case PT_EDIVERGED: return STATUS(MODEL_ERROR);
+  case PT_ENOMEM: return STATUS(RESOURCE_EXHAUSTED);
+  case PT_EPRECOND: return STATUS(FAILED_PRECONDITION);
+  case PT_EUNIMPL: return STATUS(UNIMPLEMENTED);
+  default: return STATUS(INTERNAL);
+  }
+}
+
+void reply(conn *c, uint64_t id, pb_response *r) {
+  Partita__V1__Status ok = PARTITA__V1__STATUS__INIT;
+  pb_server_message sm = PARTITA__V1__SERVER_MESSAGE__INIT;
+  if (c->closing)
+    return;
+  r->id = id;
+  if (!r->status)
+    r->status = &ok;
+  sm.msg_case = PARTITA__V1__SERVER_MESSAGE__MSG_RESPONSE;
+  sm.response = r;
+  conn_send_msg(c, &sm.base);
+}
+
+int reply_status(conn *c, uint64_t id, int code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  Partita__V1__Status st = PARTITA__V1__STATUS__INIT;
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  st.code = (Partita__V1__Status__Code)code;
+  st.message = msg;
+  r.status = &st;
+  reply(c, id, &r);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completions of model commands.
+
+static void reply_state(req_ctx *x, sim_cmd *cmd, int names) {
+  state_msg sm;
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  Partita__V1__Status st = PARTITA__V1__STATUS__INIT;
+  state_build(&sm, cmd->owner, cmd->snap, cmd->fields, names);
+  st.code = (Partita__V1__Status__Code)status_from_pt(cmd->status);
+  st.message = cmd->msg;
+  r.status = &st;
+  r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_STATE;
+  r.state = &sm.f;
+  reply(x->c, x->id, &r);
+  state_release(&sm);
+}
+
+void reply_info(req_ctx *x, sim *s, int code, const char *msg) {
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  Partita__V1__Status st = PARTITA__V1__STATUS__INIT;
+  Partita__V1__ModelInfo *mi = model_info_new(s);
+  st.code = (Partita__V1__Status__Code)code;
+  st.message = (char *)msg;
+  r.status = &st;
+  if (mi) {
+    r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_MODEL_INFO;
+    r.model_info = mi;
+  }
+  reply(x->c, x->id, &r);
+  model_info_free(mi);
+}
+
+static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
+  Partita__V1__ModelStats init = PARTITA__V1__MODEL_STATS__INIT;
+  Partita__V1__Quantiles q0 = PARTITA__V1__QUANTILES__INIT;
+  Partita__V1__ModelStats *ms = malloc(sizeof(*ms));
+  Partita__V1__Quantiles *q = malloc(2 * sizeof(*q));
+  if (!ms || !q) {
+    free(ms);
+    free(q);
+    return NULL;
+  }
+  *ms = init;
+  q[0] = q0;
+  q[1] = q0;
+  ms->model = s->name;
+  ms->steps = t->steps;
+  ms->time = t->time;
+  ms->mode = (Partita__V1__Mode)t->mode;
+  ms->rate = t->rate;
+  q[0].mean = t->step_mean;
+  q[0].p50 = t->step_p50;
+  q[0].p99 = t->step_p99;
+  q[0].max = t->step_max;
+  q[1].p50 = t->late_p50;
+  q[1].p99 = t->late_p99;
+  q[1].max = t->late_max;
+  ms->step_us = &q[0];
+  ms->late_us = &q[1];
+  ms->overruns = t->overruns;
+  ms->dropped_frames = t->dropped_frames + s->dropped_loop;
+  ms->repartitions = t->repartitions;
+  ms->failures = t->failures;
+  ms->clipped_inputs = t->clipped_inputs;
+  ms->udp_inputs = s->udp_inputs;
+  ms->stale_inputs = s->stale_inputs;
+  ms->subscribers = (uint32_t)s->nsubscribers;
+  return ms;
+}
+
+static void stats_free(Partita__V1__Stats *st) {
+  for (size_t i = 0; i < st->n_models; i++) {
+    if (st->models[i])
+      free(st->models[i]->step_us);   // both quantiles in one block
+    free(st->models[i]);
+  }
+  free(st->models);
+  free(st->server);
+  free(st);
+}
+
+static void reply_stats(req_ctx *x) {
+  server *srv = x->c->srv;
+  Partita__V1__ServerStats init = PARTITA__V1__SERVER_STATS__INIT;
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  Partita__V1__Stats *st = x->stats;
+  st->server = malloc(sizeof(*st->server));
+  if (st->server) {
+    *st->server = init;
+    st->server->clients = (uint32_t)srv->nclients;
+    st->server->bytes_in = srv->bytes_in;
+    st->server->bytes_out = srv->bytes_out;
+    st->server->models = (uint32_t)srv->nmodels;
+    st->server->uptime_s = (double)(server_now_ms() - srv->start_ms) / 1e3;
+    st->server->requests = srv->requests;
+  }
+  // models whose thread did not answer (unloaded meanwhile) are left out
+  size_t k = 0;
+  for (size_t i = 0; i < st->n_models; i++)
+    if (st->models[i])
+      st->models[k++] = st->models[i];
+  st->n_models = k;
+  r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_STATS;
+  r.stats = st;
+  reply(x->c, x->id, &r);
+  stats_free(st);
+}
+
+static void cmd_done(sim_cmd *cmd) {
+  req_ctx *x = cmd->ctx;
+  sim *s = cmd->owner;
+  if (!x->c->closing) {
+    switch (x->op) {
+    case PARTITA__V1__REQUEST__OP_SET_MODE:
+    case PARTITA__V1__REQUEST__OP_LOAD_MODEL:
+      reply_info(x, s, status_from_pt(cmd->status), cmd->msg);
+      break;
+    case PARTITA__V1__REQUEST__OP_GET_STATS:
+      if (cmd->status == PT_OK)
+        x->stats->models[x->stats->n_models] = model_stats_new(s, &cmd->stats);
+      break;
+    default:
+      reply_state(x, cmd, 1);
+      break;
+    }
+  }
+  if (x->op == PARTITA__V1__REQUEST__OP_GET_STATS) {
+    x->stats->n_models++;
+    if (--x->gather_left > 0) {
+      sim_cmd_free(cmd);
+      return;
+    }
+    if (!x->c->closing)
+      reply_stats(x);
+    else
+      stats_free(x->stats);
+  }
+  conn_request_done(x->c);
+  free(x);
+  sim_cmd_free(cmd);
+}
+
+// Queue cmd for model s on behalf of request id; the completion answers it. -1: answered
+// with an error here.
+int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd) {
+  req_ctx *x = calloc(1, sizeof(*x));
+  if (!x) {
+    sim_cmd_free(cmd);
+    return reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "out of memory") - 1;
+  }
+  x->c = c;
+  x->id = id;
+  x->op = op;
+  cmd->ctx = x;
+  cmd->done = cmd_done;
+  if (sim_submit(s, cmd)) {
+    free(x);
+    sim_cmd_free(cmd);
+    return reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "model %s: command queue full",
+                        s->name) - 1;
+  }
+  c->inflight++;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
+  server *srv = c->srv;
+  if (rq->protocol_version > PD_PROTOCOL_VERSION)
+    return reply_status(c, id, STATUS(FAILED_PRECONDITION),
+                        "protocol version %u not supported (server speaks %d)",
+                        rq->protocol_version, PD_PROTOCOL_VERSION);
+  if (srv->cfg.auth_token[0]) {
+    if (strcmp(rq->token, srv->cfg.auth_token) != 0) {
+      c->authed = 0;
+      return reply_status(c, id, STATUS(UNAUTHENTICATED), "bad or missing token");
+    }
+    c->authed = 1;
+  }
+  Partita__V1__HelloReply h = PARTITA__V1__HELLO_REPLY__INIT;
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  h.protocol_version = PD_PROTOCOL_VERSION;
+  h.server_version = PT_VERSION;
+  h.server_name = "partitad";
+  r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_HELLO;
+  r.hello = &h;
+  reply(c, id, &r);
+  return 0;
+}
+
+static int do_set_inputs(conn *c, uint64_t id, sim *s, const Partita__V1__SetInputs *rq) {
+  int32_t idx[1024];
+  double val[1024];
+  int n = 0;
+  if (rq->n_by_name + rq->n_by_index > 1024)
+    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "too many input values");
+  for (size_t i = 0; i < rq->n_by_name; i++) {
+    int k = pt_input_index(s->m, rq->by_name[i]->name);
+    if (k < 0)
+      return reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no input '%.100s'",
+                          s->name, rq->by_name[i]->name);
+    idx[n] = k;
+    val[n++] = rq->by_name[i]->value;
+  }
+  for (size_t i = 0; i < rq->n_by_index; i++) {
+    if (rq->by_index[i]->index >= (uint32_t)s->ni)
+      return reply_status(c, id, STATUS(INVALID_ARGUMENT),
+                          "input index %u out of range (model %s has %d inputs)",
+                          rq->by_index[i]->index, s->name, s->ni);
+    idx[n] = (int32_t)rq->by_index[i]->index;
+    val[n++] = rq->by_index[i]->value;
+  }
+  for (int i = 0; i < n; i++)
+    if (!isfinite(val[i]))
+      return reply_status(c, id, STATUS(INVALID_ARGUMENT), "input '%s': value is not finite",
+                          pt_input_name(s->m, idx[i]));
+  // keep the last value given for each input, so a record never exceeds ninput entries
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    int dup = 0;
+    for (int j = i + 1; j < n && !dup; j++)
+      dup = idx[j] == idx[i];
+    if (!dup) {
+      idx[m] = idx[i];
+      val[m++] = val[i];
+    }
+  }
+  if (m > 0 && sim_input(s, idx, val, m))
+    return reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "model %s: input queue full",
+                        s->name);
+  reply_status(c, id, STATUS(OK), "%s", "");
+  return 0;
+}
+
+static int do_subscribe(conn *c, uint64_t id, sim *s, const Partita__V1__Subscribe *rq) {
+  char err[256];
+  sub *sb;
+  int code = subs_add(c, s, rq, &sb, err, sizeof(err));
+  if (code != STATUS(OK))
+    return reply_status(c, id, code, "%s", err);
+  Partita__V1__SubscribeReply sr = PARTITA__V1__SUBSCRIBE_REPLY__INIT;
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  sr.subscription = sb->id;
+  sr.every_k = sb->every_k;
+  sr.fields = sb->fields;
+  r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_SUBSCRIBE;
+  r.subscribe = &sr;
+  reply(c, id, &r);
+  return 0;
+}
+
+static int do_stats(conn *c, uint64_t id, const char *model) {
+  server *srv = c->srv;
+  sim *one = model[0] ? server_find_model(srv, model) : NULL;
+  if (model[0] && !one)
+    return reply_status(c, id, STATUS(NOT_FOUND), "no model named '%.100s'", model);
+  int n = one ? 1 : srv->nmodels;
+  Partita__V1__Stats init = PARTITA__V1__STATS__INIT;
+  req_ctx *x = calloc(1, sizeof(*x));
+  Partita__V1__Stats *st = malloc(sizeof(*st));
+  Partita__V1__ModelStats **ms = calloc((size_t)n + 1, sizeof(*ms));
+  if (!x || !st || !ms) {
+    free(x);
+    free(st);
+    free(ms);
+    return reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
+  }
+  *st = init;
+  st->models = ms;
+  x->c = c;
+  x->id = id;
+  x->op = PARTITA__V1__REQUEST__OP_GET_STATS;
+  x->stats = st;
+  x->gather_left = n;
+  c->inflight++;
+  if (n == 0) {
+    reply_stats(x);
+    conn_request_done(c);
+    free(x);
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    sim *s = one ? one : srv->models[i];
+    sim_cmd *cmd = sim_cmd_new(s, CMD_STATS);
+    if (cmd) {
+      cmd->ctx = x;
+      cmd->done = cmd_done;
+      if (sim_submit(s, cmd) == 0)
+        continue;
+      sim_cmd_free(cmd);
+    }
+    // this model cannot answer now: count it as answered, without entry
+    x->stats->models[x->stats->n_models++] = NULL;
+    if (--x->gather_left == 0) {
+      reply_stats(x);
+      conn_request_done(c);
+      free(x);
+      return 0;
+    }
+  }
+  return 0;
+}
+
+static const char *model_of(const pb_request *q) {
+  switch (q->op_case) {
+  case PARTITA__V1__REQUEST__OP_UNLOAD_MODEL: return q->unload_model->model;
+  case PARTITA__V1__REQUEST__OP_GET_MODEL_INFO: return q->get_model_info->model;
+  case PARTITA__V1__REQUEST__OP_SET_MODE: return q->set_mode->model;
+  case PARTITA__V1__REQUEST__OP_STEP: return q->step->model;
+  case PARTITA__V1__REQUEST__OP_RESET: return q->reset->model;
+  case PARTITA__V1__REQUEST__OP_SET_STATE: return q->set_state->model;
+  case PARTITA__V1__REQUEST__OP_SET_INPUTS: return q->set_inputs->model;
+  case PARTITA__V1__REQUEST__OP_GET_STATE: return q->get_state->model;
+  case PARTITA__V1__REQUEST__OP_SUBSCRIBE: return q->subscribe->model;
+  case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS: return q->inverse_dynamics->model;
+  case PARTITA__V1__REQUEST__OP_LINEARIZE: return q->linearize->model;
+  case PARTITA__V1__REQUEST__OP_EQUILIBRIUM: return q->equilibrium->model;
+  default: return NULL;
+  }
+}
+
+static int check_fields(uint32_t *f) {
+  if (*f == 0)
+    *f = FIELD_DEFAULT;
+  return (*f & ~FIELD_ALL) == 0;
+}
+
+void dispatch(conn *c, pb_request *q) {
+  server *srv = c->srv;
+  uint64_t id = q->id;
+  const char *model = model_of(q);
+  sim *s = NULL;
+  char err[256];
+  if (!c->authed && q->op_case != PARTITA__V1__REQUEST__OP_HELLO) {
+    reply_status(c, id, STATUS(UNAUTHENTICATED), "send Hello with the token first");
+    goto out;
+  }
+  if (model) {
+    s = server_find_model(srv, model);
+    if (!s) {
+      reply_status(c, id, STATUS(NOT_FOUND), "no model named '%.100s'", model);
+      goto out;
+    }
+  }
+  sim_cmd *cmd = NULL;
+  int want = 0;   // a command was due (its absence means out of memory)
+  switch (q->op_case) {
+  case PARTITA__V1__REQUEST__OP__NOT_SET:
+    reply_status(c, id, STATUS(INVALID_ARGUMENT), "request without an operation");
+    break;
+  case PARTITA__V1__REQUEST__OP_HELLO:
+    do_hello(c, id, q->hello);
+    break;
+  case PARTITA__V1__REQUEST__OP_LOAD_MODEL:
+    do_load(c, id, q->load_model);
+    break;
+  case PARTITA__V1__REQUEST__OP_UNLOAD_MODEL:
+    server_unload(srv, s);
+    reply_status(c, id, STATUS(OK), "%s", "");
+    break;
+  case PARTITA__V1__REQUEST__OP_LIST_MODELS:
+    do_list(c, id);
+    break;
+  case PARTITA__V1__REQUEST__OP_GET_MODEL_INFO: {
+    req_ctx x = {.c = c, .id = id};
+    reply_info(&x, s, STATUS(OK), "");
+    break;
+  }
+  case PARTITA__V1__REQUEST__OP_SET_MODE: {
+    const Partita__V1__SetMode *rq = q->set_mode;
+    if (rq->mode < PARTITA__V1__MODE__PAUSED || rq->mode > PARTITA__V1__MODE__LOCKSTEP) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "SetMode: mode must be PAUSED, REALTIME, "
+                   "FREE_RUN or LOCKSTEP");
+      break;
+    }
+    if (!isfinite(rq->rate) || rq->rate < 0 || rq->rate > 1e6) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "SetMode: rate must be in (0, 1e6]");
+      break;
+    }
+    want = 1;
+    if ((cmd = sim_cmd_new(s, CMD_SET_MODE))) {
+      cmd->mode = (int)rq->mode;
+      cmd->rate = rq->rate;
+    }
+    break;
+  }
+  case PARTITA__V1__REQUEST__OP_STEP:
+    if (q->step->n > srv->cfg.limits.max_step_count) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "Step: n over the limit of %lld",
+                   srv->cfg.limits.max_step_count);
+      break;
+    }
+    if (!check_fields(&q->step->fields)) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "Step: unknown field bits");
+      break;
+    }
+    want = 1;
+    if ((cmd = sim_cmd_new(s, CMD_STEP))) {
+      cmd->n = q->step->n ? q->step->n : 1;
+      cmd->fields = q->step->fields;
+    }
+    break;
+  case PARTITA__V1__REQUEST__OP_RESET:
+    want = 1;
+    cmd = sim_cmd_new(s, CMD_RESET);
+    break;
+  case PARTITA__V1__REQUEST__OP_SET_STATE: {
+    pt_assign *pos, *vel;
+    int npos, nvel;
+    const Partita__V1__SetState *rq = q->set_state;
+    if (parse_assigns(s, rq->coordinates, rq->n_coordinates, &pos, &npos, err, sizeof(err))) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", err);
+      break;
+    }
+    if (parse_assigns(s, rq->rates, rq->n_rates, &vel, &nvel, err, sizeof(err))) {
+      free(pos);
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", err);
+      break;
+    }
+    want = 1;
+    if ((cmd = sim_cmd_new(s, CMD_SET_STATE))) {
+      cmd->pos = pos;
+      cmd->npos = npos;
+      cmd->vel = vel;
+      cmd->nvel = nvel;
+    } else {
+      free(pos);
+      free(vel);
+    }
+    break;
+  }
+  case PARTITA__V1__REQUEST__OP_SET_INPUTS:
+    do_set_inputs(c, id, s, q->set_inputs);
+    break;
+  case PARTITA__V1__REQUEST__OP_GET_STATE:
+    if (!check_fields(&q->get_state->fields)) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "GetState: unknown field bits");
+      break;
+    }
+    want = 1;
+    if ((cmd = sim_cmd_new(s, CMD_GET_STATE)))
+      cmd->fields = q->get_state->fields;
+    break;
+  case PARTITA__V1__REQUEST__OP_SUBSCRIBE:
+    do_subscribe(c, id, s, q->subscribe);
+    break;
+  case PARTITA__V1__REQUEST__OP_UNSUBSCRIBE:
+    if (subs_remove(c, q->unsubscribe->subscription))
+      reply_status(c, id, STATUS(NOT_FOUND), "no subscription %llu on this connection",
+                   (unsigned long long)q->unsubscribe->subscription);
+    else
+      reply_status(c, id, STATUS(OK), "%s", "");
+    break;
+  case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS:
+  case PARTITA__V1__REQUEST__OP_LINEARIZE:
+  case PARTITA__V1__REQUEST__OP_EQUILIBRIUM:
+    heavy_start(c, s, q);
+    return;   // heavy_start owns q
+  case PARTITA__V1__REQUEST__OP_GET_STATS:
+    do_stats(c, id, q->get_stats->model);
+    break;
+  default:
+    reply_status(c, id, STATUS(UNIMPLEMENTED), "unknown operation %d", (int)q->op_case);
+    break;
+  }
+  if (cmd)
+    submit(c, id, (int)q->op_case, s, cmd);
+  else if (want)
+    reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
+out:
+  partita__v1__request__free_unpacked(q, NULL);
+}

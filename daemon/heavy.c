@@ -1,0 +1,187 @@
+// heavy.c: the mechanism of the heavy requests: snapshot the model's data at a step boundary
+// (a command to its thread), compute on the libuv work pool (heavy_engine.c), answer, and for
+// Equilibrium with apply, move the live model to the result (a SetState command).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heavy.h"
+#include "log.h"
+#include "server.h"
+
+#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
+
+typedef struct {
+  conn *c;
+  sim *s;
+  pb_request *req;
+  pt_data *copy;
+  uv_work_t work;
+  int status;
+  char msg[512];
+  ProtobufCMessage *out;      // the reply payload, freed with free_unpacked
+} heavy_job;
+
+static void job_free(heavy_job *j) {
+  if (j->out)
+    protobuf_c_message_free_unpacked(j->out, NULL);
+  if (j->copy)
+    pt_data_free(j->copy);
+  partita__v1__request__free_unpacked(j->req, NULL);
+  sim_unref(j->s);
+  free(j);
+}
+
+static void finish(heavy_job *j) {
+  conn *c = j->c;
+  if (!c->closing) {
+    pb_response r = PARTITA__V1__RESPONSE__INIT;
+    Partita__V1__Status st = PARTITA__V1__STATUS__INIT;
+    st.code = (Partita__V1__Status__Code)status_from_pt(j->status);
+    st.message = j->msg;
+    r.status = &st;
+    if (j->status == PT_OK && j->out) {
+      switch (j->req->op_case) {
+      case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS:
+        r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_INVERSE_DYNAMICS;
+        r.inverse_dynamics = (Partita__V1__InverseDynamicsReply *)j->out;
+        break;
+      case PARTITA__V1__REQUEST__OP_LINEARIZE:
+        r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_LINEARIZE;
+        r.linearize = (Partita__V1__LinearizeReply *)j->out;
+        break;
+      default:
+        r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_EQUILIBRIUM;
+        r.equilibrium = (Partita__V1__EquilibriumReply *)j->out;
+        break;
+      }
+    }
+    reply(c, j->req->id, &r);
+  }
+  job_free(j);
+  conn_request_done(c);
+}
+
+static void on_applied(sim_cmd *cmd) {
+  heavy_job *j = cmd->ctx;
+  Partita__V1__EquilibriumReply *eq = (Partita__V1__EquilibriumReply *)j->out;
+  if (cmd->status == PT_OK) {
+    eq->applied = 1;
+  } else {
+    j->status = cmd->status;
+    snprintf(j->msg, sizeof(j->msg), "equilibrium found but not applied: %.400s", cmd->msg);
+  }
+  sim_cmd_free(cmd);
+  finish(j);
+}
+
+// Equilibrium with apply: set the live model's coordinates to the result.
+static int apply(heavy_job *j) {
+  Partita__V1__EquilibriumReply *eq = (Partita__V1__EquilibriumReply *)j->out;
+  char err[256];
+  pt_assign *pos;
+  int npos;
+  if (j->s->unloading || parse_assigns(j->s, eq->coordinates, eq->n_coordinates, &pos, &npos,
+                                       err, sizeof(err)))
+    return -1;
+  sim_cmd *cmd = sim_cmd_new(j->s, CMD_SET_STATE);
+  if (!cmd) {
+    free(pos);
+    return -1;
+  }
+  cmd->pos = pos;
+  cmd->npos = npos;
+  cmd->ctx = j;
+  cmd->done = on_applied;
+  if (sim_submit(j->s, cmd)) {
+    sim_cmd_free(cmd);
+    return -1;
+  }
+  return 0;
+}
+
+static void work(uv_work_t *w) {
+  heavy_job *j = w->data;
+  pb_request *q = j->req;
+  const pt_model *m = j->s->m;
+  switch (q->op_case) {
+  case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS: {
+    Partita__V1__InverseDynamicsReply *o = NULL;
+    j->status = heavy_inverse(m, j->copy, q->inverse_dynamics, &o, j->msg, sizeof(j->msg));
+    j->out = o ? &o->base : NULL;
+    break;
+  }
+  case PARTITA__V1__REQUEST__OP_LINEARIZE: {
+    Partita__V1__LinearizeReply *o = NULL;
+    j->status = heavy_linearize(m, j->copy, q->linearize, &o, j->msg, sizeof(j->msg));
+    j->out = o ? &o->base : NULL;
+    break;
+  }
+  default: {
+    Partita__V1__EquilibriumReply *o = NULL;
+    j->status = heavy_equilibrium(m, j->copy, q->equilibrium, &o, j->msg, sizeof(j->msg));
+    j->out = o ? &o->base : NULL;
+    break;
+  }
+  }
+}
+
+static void after(uv_work_t *w, int status) {
+  heavy_job *j = w->data;
+  if (status < 0) {
+    j->status = PT_EPRECOND;
+    snprintf(j->msg, sizeof(j->msg), "cancelled");
+  }
+  if (j->status == PT_OK && j->out && j->req->op_case == PARTITA__V1__REQUEST__OP_EQUILIBRIUM &&
+      j->req->equilibrium->apply && !j->c->closing && apply(j) == 0)
+    return;   // answered once applied
+  finish(j);
+}
+
+static void on_snapshot(sim_cmd *cmd) {
+  heavy_job *j = cmd->ctx;
+  int st = cmd->status;
+  snprintf(j->msg, sizeof(j->msg), "%.500s", cmd->msg);
+  sim_cmd_free(cmd);
+  if (st < 0 || j->c->closing) {
+    j->status = st < 0 ? st : PT_EPRECOND;
+    finish(j);
+    return;
+  }
+  j->work.data = j;
+  if (uv_queue_work(j->c->srv->loop, &j->work, work, after)) {
+    j->status = PT_ENOMEM;
+    snprintf(j->msg, sizeof(j->msg), "could not queue the computation");
+    finish(j);
+  }
+}
+
+int heavy_start(conn *c, sim *s, pb_request *req) {
+  heavy_job *j = calloc(1, sizeof(*j));
+  sim_cmd *cmd = j ? sim_cmd_new(s, CMD_SNAPSHOT) : NULL;
+  pt_data *copy = cmd ? pt_data_new(s->m) : NULL;
+  if (!copy) {
+    reply_status(c, req->id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
+    sim_cmd_free(cmd);
+    free(j);
+    partita__v1__request__free_unpacked(req, NULL);
+    return -1;
+  }
+  j->c = c;
+  j->s = s;
+  j->req = req;
+  j->copy = copy;
+  sim_ref(s);   // the model outlives the job even if unloaded meanwhile
+  cmd->copy = copy;
+  cmd->ctx = j;
+  cmd->done = on_snapshot;
+  if (sim_submit(s, cmd)) {
+    reply_status(c, req->id, STATUS(RESOURCE_EXHAUSTED), "model %s: command queue full",
+                 s->name);
+    sim_cmd_free(cmd);
+    job_free(j);
+    return -1;
+  }
+  c->inflight++;
+  return 0;
+}

@@ -1,0 +1,114 @@
+// partitad: the Partita simulation server (docs/protocol.md).
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "log.h"
+#include "server.h"
+
+// mlockall(MCL_FUTURE) under a small RLIMIT_MEMLOCK would make later allocations fail, so it is
+// only tried with CAP_IPC_LOCK or an unlimited limit; address-sanitizer builds map terabytes.
+static void lock_memory(const config *cfg) {
+  if (!cfg->realtime.mlockall)
+    return;
+#if defined(__SANITIZE_ADDRESS__)
+  log_info("mlockall skipped (sanitizer build)");
+#else
+  struct rlimit rl;
+  int cap = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  while (f && fgets(line, sizeof(line), f)) {
+    unsigned long long eff;
+    if (sscanf(line, "CapEff: %llx", &eff) == 1)
+      cap = (eff >> 14) & 1;   // CAP_IPC_LOCK
+  }
+  if (f)
+    fclose(f);
+  if (!cap && !(getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)) {
+    log_info("mlockall not permitted (no CAP_IPC_LOCK, RLIMIT_MEMLOCK limited); memory may page");
+    return;
+  }
+  if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+    log_info("mlockall failed: %s; memory may page", strerror(errno));
+  else
+    log_info("memory locked (mlockall)");
+#endif
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  server *srv = h->data;
+  log_info("signal %d received", signum);
+  server_shutdown(srv);
+}
+
+static void on_timer(uv_timer_t *t) { server_tick(t->data); }
+
+static int preload(server *srv) {
+  for (int i = 0; i < srv->cfg.nmodel; i++) {
+    const cfg_model *cm = &srv->cfg.models[i];
+    pt_load_options opt = {.floating_base = cm->floating_base};
+    pt_model *m;
+    pt_error err = {0};
+    if (pt_model_load_file(cm->file, &opt, &m, &err) < 0) {
+      log_error("model %s: %s", cm->file, err.msg);
+      return -1;
+    }
+    const char *w = pt_model_warnings(m);
+    if (w && *w)
+      log_warn("model %s: %s", cm->file, w);
+    char msg[256];
+    const char *name = cm->name[0] ? cm->name : pt_model_name(m);
+    if (server_add_model(srv, name, m, cm->mode, cm->rate, NULL, msg, sizeof(msg)) != 0) {
+      pt_model_free(m);
+      log_error("model %s: %s", cm->file, msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static server srv;   // large (read buffer); lives for the whole run
+  char err[1024];
+  config_defaults(&srv.cfg);
+  int rc = config_from_args(&srv.cfg, argc, argv, err, sizeof(err));
+  if (rc > 0)
+    return 0;
+  if (rc < 0) {
+    fprintf(stderr, "partitad: %s\n", err);
+    return 2;
+  }
+  log_set_level(srv.cfg.log_level);
+  signal(SIGPIPE, SIG_IGN);   // a peer closing mid-write is an error code, not a signal
+  srv.loop = uv_default_loop();
+  srv.start_ms = server_now_ms();
+  srv.models = calloc((size_t)srv.cfg.limits.max_models, sizeof(sim *));
+  if (!srv.models)
+    return 1;
+  lock_memory(&srv.cfg);
+  uv_signal_init(srv.loop, &srv.sigint);
+  uv_signal_init(srv.loop, &srv.sigterm);
+  srv.sigint.data = srv.sigterm.data = &srv;
+  uv_signal_start(&srv.sigint, on_signal, SIGINT);
+  uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
+  uv_timer_init(srv.loop, &srv.timer);
+  srv.timer.data = &srv;
+  uv_timer_start(&srv.timer, on_timer, 100, 100);
+  int failed = preload(&srv) || server_listen(&srv);
+  if (failed)
+    server_shutdown(&srv);
+  else
+    log_info("partitad %s ready (%d models)", PT_VERSION, srv.nmodels);
+  uv_run(srv.loop, UV_RUN_DEFAULT);
+  int closed = uv_loop_close(srv.loop);
+  if (closed)
+    log_warn("loop closed with handles still open");
+  free(srv.models);
+  log_info("stopped");
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,156 @@
+// server.h: the loop-thread side of partitad: listeners, connections, models, subscriptions.
+#ifndef PD_SERVER_H
+#define PD_SERVER_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "frame.h"
+#include "partita.pb-c.h"
+#include "sim.h"
+
+#define PD_PROTOCOL_VERSION 1
+#define PD_READ_CHUNK 65536
+
+typedef Partita__V1__Request pb_request;
+typedef Partita__V1__Response pb_response;
+typedef Partita__V1__ServerMessage pb_server_message;
+
+typedef struct server server;
+typedef struct sub sub;
+
+// A client connection. It owns its uv handle and is freed only in the close callback (or
+// later, once the last request it has in flight completes).
+typedef struct conn {
+  union {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } h;
+  server *srv;
+  uint64_t id;
+  char peer[64];
+  struct conn *prev, *next;
+  ptc_frame_decoder dec;
+  uint8_t *obuf;              // bytes not yet handed to uv_write (olen of ocap)
+  size_t olen, ocap;
+  uint8_t *wbuf;              // bytes of the write in flight (wlen)
+  size_t wlen, wcap;
+  uv_write_t wreq;
+  int writing;
+  int inflight;               // requests waiting for a model thread or the work pool
+  int reading;                // uv_read_start active
+  int authed;
+  int closing;                // uv_close called
+  int closed;                 // close callback ran
+  int close_when_flushed;     // after an error message or at shutdown
+  uint64_t soft_since;        // ms when the backlog went over the soft limit (0: under)
+  uint64_t event_mark;        // dedupes model events for connections with several subs
+} conn;
+
+// A subscription: frames of one model every k steps to a connection or a UDP peer.
+struct sub {
+  uint64_t id;
+  conn *c;
+  sim *s;
+  uint32_t every_k, fields;
+  int udp;
+  struct sockaddr_storage peer;
+  uint64_t seq, dropped;
+  int dead;                   // its connection closed; freed at the next sweep
+  sub *next;                  // in the model's list
+};
+
+struct server {
+  uv_loop_t *loop;
+  config cfg;
+  uv_tcp_t tcp;
+  uv_pipe_t pipe;
+  uv_udp_t udp;
+  int has_tcp, has_pipe, has_udp;
+  uv_signal_t sigint, sigterm;
+  uv_timer_t timer;
+  conn *conns;
+  int nclients;
+  sim **models;               // (cfg.limits.max_models)
+  int nmodels;
+  int loading;                // LoadModel jobs in the work pool
+  uint64_t bytes_in, bytes_out, requests;
+  uint64_t disconnects_slow, disconnects_protocol, refused_clients;
+  uint64_t next_sub_id, next_conn_id, event_mark;
+  uint64_t start_ms, stop_ms;
+  int stopping;
+  char rbuf[PD_READ_CHUNK];   // read buffer: each read is consumed before the next
+};
+
+uint64_t server_now_ms(void);
+
+// conn.c
+int server_listen(server *srv);
+void conn_close(conn *c, const char *why);
+void conn_send_msg(conn *c, const ProtobufCMessage *m);
+void conn_send_frame(conn *c, const uint8_t *body, size_t len, sub *sb);
+size_t conn_backlog(const conn *c);
+void conn_request_done(conn *c);      // a request in flight finished (may free c)
+void conn_resume(conn *c);            // process buffered frames, read again
+void server_shutdown(server *srv);
+void server_tick(server *srv);
+
+// dispatch.c
+// A request waiting for a model command; the command's completion answers it.
+typedef struct {
+  conn *c;
+  uint64_t id;
+  int op;
+  int gather_left;            // GetStats over every model
+  Partita__V1__Stats *stats;
+} req_ctx;
+void dispatch(conn *c, pb_request *req);   // takes ownership of req
+int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd);   // -1: answered with error
+void reply_info(req_ctx *x, sim *s, int code, const char *msg);
+int reply_status(conn *c, uint64_t id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void reply(conn *c, uint64_t id, pb_response *r);   // r->status set by caller or OK
+int status_from_pt(int rc);
+
+// models.c
+int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq);
+int do_list(conn *c, uint64_t id);
+sim *server_find_model(server *srv, const char *name);
+int server_add_model(server *srv, const char *name, pt_model *m, int mode, double rate,
+                     sim **out, char *err, size_t errlen);
+void server_unload(server *srv, sim *s);
+int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
+                  char *err, size_t errlen);
+
+// subs.c
+void subs_on_async(sim *s);
+int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char *err,
+             size_t errlen);
+int subs_remove(conn *c, uint64_t id);
+void subs_drop_conn(conn *c);
+void subs_drop_model(sim *s);
+
+// udp.c
+int udp_start(server *srv, const char *addr);
+void udp_send(server *srv, const struct sockaddr *to, const uint8_t *data, size_t len, sub *sb);
+
+// state.c
+typedef struct {
+  Partita__V1__StateFrame f;
+  Partita__V1__Energy energy;
+  Partita__V1__Residual residual;
+  Partita__V1__BodyState *body;
+  Partita__V1__BodyState **bodyp;
+} state_msg;
+void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names);
+void state_release(state_msg *m);
+Partita__V1__ModelInfo *model_info_new(sim *s);
+void model_info_free(Partita__V1__ModelInfo *mi);
+
+// heavy.c
+int heavy_start(conn *c, sim *s, pb_request *req);   // takes ownership of req; 0 queued
+
+#endif

@@ -1,0 +1,541 @@
+// sim.c: the simulation thread of one model: modes, absolute-deadline real-time stepping,
+// commands and inputs at step boundaries, state records and events back to the loop.
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "log.h"
+
+#define CMDQ_CAP 256
+#define INQ_CAP 64
+#define FRAMEQ_CAP 256
+#define EVENTQ_CAP 64
+#define WAIT_SLICE_NS 1000000    // cond-wait until this close to a deadline, then nanosleep
+
+enum { EV_REPARTITIONED = 1, EV_PAUSED_ON_ERROR = 2, EV_OVERRUN_BURST = 3 };
+
+static int64_t ts_ns(const struct timespec *t) {
+  return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static struct timespec ns_ts(int64_t ns) {
+  struct timespec t = {.tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000)};
+  return t;
+}
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return ts_ns(&t);
+}
+
+size_t sim_snap_size(const sim *s) { return s->snap_size; }
+
+sim *sim_new(const char *name, pt_model *m, const config *cfg) {
+  sim *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  snprintf(s->name, sizeof(s->name), "%s", name);
+  s->m = m;
+  s->cfg = cfg;
+  s->nc = pt_model_ncoord(m);
+  s->ni = pt_model_ninput(m);
+  s->nb = pt_model_nbody(m);
+  s->snap_size = sizeof(snap_hdr) + sizeof(double) * (size_t)(3 * s->nc + s->ni + 13 * s->nb);
+  pthread_mutex_init(&s->wake_mu, NULL);
+  pthread_mutex_init(&s->indep_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->wake_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  s->d = pt_data_new(m);
+  s->coord_names = calloc((size_t)s->nc + 1, sizeof(char *));
+  s->input_names = calloc((size_t)s->ni + 1, sizeof(char *));
+  for (int i = 0; s->coord_names && i < s->nc; i++)
+    s->coord_names[i] = pt_coord_name(m, i);
+  for (int i = 0; s->input_names && i < s->ni; i++)
+    s->input_names[i] = pt_input_name(m, i);
+  s->subs = calloc((size_t)cfg->limits.max_subscriptions, sizeof(sim_sub));
+  s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
+  size_t in_size = sizeof(input_rec) + sizeof(input_entry) * (size_t)(s->ni + 1);
+  if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep ||
+      spsc_init(&s->cmdq, sizeof(sim_cmd *), CMDQ_CAP) ||
+      spsc_init(&s->inq, in_size, INQ_CAP) ||
+      spsc_init(&s->doneq, sizeof(sim_cmd *), CMDQ_CAP) ||
+      spsc_init(&s->frameq, s->snap_size, FRAMEQ_CAP) ||
+      spsc_init(&s->eventq, sizeof(sim_event), EVENTQ_CAP)) {
+    s->m = NULL;   // the caller still owns the model on failure
+    sim_free(s);
+    return NULL;
+  }
+  s->mode = MODE_PAUSED;
+  s->rate = 1.0;
+  s->refs = 1;
+  hist_reset(&s->h_step);
+  hist_reset(&s->h_late);
+  atomic_init(&s->stop, 0);
+  atomic_init(&s->pub_mode, MODE_PAUSED);
+  atomic_init(&s->pub_rate, 1.0);
+  atomic_init(&s->pub_time, pt_time(s->d));
+  atomic_init(&s->pub_step, pt_nstep(s->d));
+  return s;
+}
+
+void sim_free(sim *s) {
+  if (!s)
+    return;
+  if (s->d)
+    pt_data_free(s->d);
+  if (s->m)
+    pt_model_free(s->m);
+  pthread_mutex_destroy(&s->wake_mu);
+  pthread_mutex_destroy(&s->indep_mu);
+  pthread_cond_destroy(&s->wake_cv);
+  free(s->indep);
+  free(s->subs);
+  free(s->coord_names);
+  free(s->input_names);
+  spsc_free(&s->cmdq);
+  spsc_free(&s->inq);
+  spsc_free(&s->doneq);
+  spsc_free(&s->frameq);
+  spsc_free(&s->eventq);
+  free(s);
+}
+
+void sim_ref(sim *s) { s->refs++; }
+
+void sim_unref(sim *s) {
+  if (--s->refs == 0)
+    sim_free(s);
+}
+
+sim_cmd *sim_cmd_new(sim *s, cmd_kind kind) {
+  sim_cmd *c = calloc(1, sizeof(*c));
+  if (!c)
+    return NULL;
+  c->snap = calloc(1, s->snap_size);
+  if (!c->snap) {
+    free(c);
+    return NULL;
+  }
+  c->kind = kind;
+  c->owner = s;
+  c->fields = FIELD_DEFAULT;
+  return c;
+}
+
+void sim_cmd_free(sim_cmd *c) {
+  if (!c)
+    return;
+  free(c->snap);
+  free(c->pos);
+  free(c->vel);
+  free(c->subs);
+  free(c);
+}
+
+static void wake(sim *s) {
+  pthread_mutex_lock(&s->wake_mu);
+  s->wake_flag = 1;
+  pthread_cond_signal(&s->wake_cv);
+  pthread_mutex_unlock(&s->wake_mu);
+}
+
+int sim_submit(sim *s, sim_cmd *c) {
+  if (s->unloading || s->outstanding >= CMDQ_CAP || spsc_push(&s->cmdq, &c))
+    return -1;
+  s->outstanding++;
+  wake(s);
+  return 0;
+}
+
+int sim_input(sim *s, const int32_t *index, const double *value, int n) {
+  input_rec *rec = spsc_claim(&s->inq);
+  if (!rec || n > s->ni)
+    return -1;
+  rec->n = n;
+  for (int i = 0; i < n; i++) {
+    rec->e[i].index = index[i];
+    rec->e[i].value = value[i];
+  }
+  spsc_publish(&s->inq);
+  if (atomic_load_explicit(&s->pub_mode, memory_order_relaxed) != MODE_FREE_RUN)
+    wake(s);   // a paused thread stores them now, so the ring never fills while it sleeps
+  return 0;
+}
+
+void sim_drain_done(sim *s) {
+  sim_cmd *c;
+  while (spsc_pop(&s->doneq, &c) == 0) {
+    s->outstanding--;
+    c->done(c);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Simulation thread.
+
+static void publish(sim *s) {
+  atomic_store_explicit(&s->pub_time, pt_time(s->d), memory_order_relaxed);
+  atomic_store_explicit(&s->pub_step, pt_nstep(s->d), memory_order_relaxed);
+}
+
+static void publish_indep(sim *s) {
+  pthread_mutex_lock(&s->indep_mu);
+  s->nindep = pt_independent(s->m, s->d, s->indep, pt_model_ndof(s->m));
+  if (s->nindep < 0)
+    s->nindep = 0;
+  pthread_mutex_unlock(&s->indep_mu);
+}
+
+static void event(sim *s, int kind, int code, const char *msg) {
+  sim_event ev = {.kind = kind, .code = code, .time = pt_time(s->d), .step = pt_nstep(s->d)};
+  snprintf(ev.msg, sizeof(ev.msg), "%s", msg);
+  if (spsc_push(&s->eventq, &ev) == 0)
+    uv_async_send(&s->async);
+}
+
+static void fill_snap(sim *s, snap_hdr *h, uint32_t fields) {
+  const pt_data *d = s->d;
+  h->time = pt_time(d);
+  h->step = pt_nstep(d);
+  h->fields = fields;
+  h->mode = s->mode;
+  h->kinetic = pt_energy_kinetic(d);
+  h->potential = pt_energy_potential(d);
+  h->res_pos = pt_residual_position(d);
+  h->res_vel = pt_residual_velocity(d);
+  size_t nc = (size_t)s->nc;
+  if (fields & FIELD_COORDINATES)
+    memcpy(snap_q(h), pt_coords(d), nc * sizeof(double));
+  if (fields & FIELD_RATES)
+    memcpy(snap_qd(h, s->nc), pt_coord_rates(d), nc * sizeof(double));
+  if (fields & FIELD_ACCELERATIONS)
+    memcpy(snap_qdd(h, s->nc), pt_coord_accels(d), nc * sizeof(double));
+  if (fields & FIELD_INPUTS)
+    memcpy(snap_u(h, s->nc), pt_inputs(d), (size_t)s->ni * sizeof(double));
+  if (fields & FIELD_BODIES) {
+    double *b = snap_body(h, s->nc, s->ni);
+    for (int i = 0; i < s->nb; i++, b += 13) {
+      memcpy(b, pt_body_pose(d, i), 7 * sizeof(double));
+      memcpy(b + 7, pt_body_velocity(d, i), 6 * sizeof(double));
+    }
+  }
+}
+
+static void emit_frames(sim *s) {
+  int64_t step = pt_nstep(s->d);
+  uint32_t fields = 0;
+  for (int i = 0; i < s->nsubs; i++)
+    if (step % s->subs[i].every_k == 0)
+      fields |= s->subs[i].fields;
+  if (!fields)
+    return;
+  snap_hdr *h = spsc_claim(&s->frameq);
+  if (!h) {
+    s->dropped++;    // the loop thread is behind; the model does not wait for it
+    return;
+  }
+  fill_snap(s, h, fields);
+  spsc_publish(&s->frameq);
+  uv_async_send(&s->async);
+}
+
+static void drain_inputs(sim *s) {
+  input_rec *rec;
+  while ((rec = spsc_peek(&s->inq))) {
+    for (int i = 0; i < rec->n; i++)
+      pt_set_input(s->m, s->d, rec->e[i].index, rec->e[i].value);
+    spsc_release(&s->inq);
+  }
+}
+
+static void set_sched(sim *s, int realtime) {
+  if (!s->cfg->realtime.sched_fifo)
+    return;
+  struct sched_param sp = {.sched_priority = realtime ? s->cfg->realtime.priority : 0};
+  int rc = pthread_setschedparam(pthread_self(), realtime ? SCHED_FIFO : SCHED_OTHER, &sp);
+  if (rc && realtime)
+    log_info("model %s: SCHED_FIFO not permitted (%s); realtime runs at normal priority",
+             s->name, strerror(rc));
+}
+
+static int do_step(sim *s) {
+  int64_t t0 = now_ns();
+  int rc = pt_step(s->m, s->d);
+  hist_add(&s->h_step, (uint64_t)(now_ns() - t0));
+  if (rc < 0) {
+    char msg[200];
+    snprintf(msg, sizeof(msg), "step %lld at t=%g failed: %s; model paused",
+             (long long)pt_nstep(s->d), pt_time(s->d), pt_strerror(rc));
+    log_warn("model %s: %s", s->name, msg);
+    if (s->mode == MODE_REALTIME)
+      set_sched(s, 0);
+    s->mode = MODE_PAUSED;
+    atomic_store(&s->pub_mode, MODE_PAUSED);
+    event(s, EV_PAUSED_ON_ERROR, rc, msg);
+    return rc;
+  }
+  publish(s);
+  pt_counters c;
+  pt_get_counters(s->d, &c);
+  if (c.repartitions != s->last_repartitions) {
+    s->last_repartitions = c.repartitions;
+    publish_indep(s);
+    event(s, EV_REPARTITIONED, 0, "coordinate partition rebuilt");
+  }
+  emit_frames(s);
+  return 0;
+}
+
+static void rt_resync(sim *s) {
+  clock_gettime(CLOCK_MONOTONIC, &s->rt_t0);
+  s->rt_k = 0;
+  s->late_run = 0;
+}
+
+static void set_mode(sim *s, int mode, double rate) {
+  if (rate > 0)
+    s->rate = rate;
+  if (mode != s->mode && (mode == MODE_REALTIME || s->mode == MODE_REALTIME))
+    set_sched(s, mode == MODE_REALTIME);
+  s->mode = mode;
+  rt_resync(s);
+  atomic_store(&s->pub_mode, mode);
+  atomic_store(&s->pub_rate, s->rate);
+}
+
+static void fill_stats(sim *s, sim_stats *st) {
+  pt_counters c;
+  pt_get_counters(s->d, &c);
+  st->steps = pt_nstep(s->d);
+  st->time = pt_time(s->d);
+  st->mode = s->mode;
+  st->rate = s->rate;
+  st->step_mean = hist_mean(&s->h_step) / 1e3;
+  st->step_p50 = hist_quantile(&s->h_step, 0.5) / 1e3;
+  st->step_p99 = hist_quantile(&s->h_step, 0.99) / 1e3;
+  st->step_max = (double)s->h_step.max / 1e3;
+  st->late_p50 = hist_quantile(&s->h_late, 0.5) / 1e3;
+  st->late_p99 = hist_quantile(&s->h_late, 0.99) / 1e3;
+  st->late_max = (double)s->h_late.max / 1e3;
+  st->overruns = s->overruns;
+  st->dropped_frames = s->dropped;
+  st->repartitions = c.repartitions;
+  st->failures = c.failures;
+  st->clipped_inputs = c.clipped_inputs;
+}
+
+static void run_cmd(sim *s, sim_cmd *c) {
+  pt_error err = {0};
+  c->status = PT_OK;
+  drain_inputs(s);   // inputs sent before this command take effect before it
+  switch (c->kind) {
+  case CMD_GET_STATE:
+    break;
+  case CMD_STEP:
+    if (s->mode != MODE_LOCKSTEP && s->mode != MODE_PAUSED) {
+      c->status = PT_EPRECOND;
+      snprintf(c->msg, sizeof(c->msg), "Step needs lockstep or paused mode");
+      break;
+    }
+    for (int64_t i = 0; i < c->n && !atomic_load(&s->stop); i++) {
+      drain_inputs(s);
+      int rc = do_step(s);
+      if (rc < 0) {
+        c->status = rc;
+        snprintf(c->msg, sizeof(c->msg), "step failed: %s; model paused", pt_strerror(rc));
+        break;
+      }
+    }
+    break;
+  case CMD_RESET:
+    pt_data_reset(s->m, s->d);
+    c->status = pt_forward(s->m, s->d);
+    if (c->status < 0)
+      snprintf(c->msg, sizeof(c->msg), "reset: %s", pt_strerror(c->status));
+    publish(s);
+    publish_indep(s);
+    rt_resync(s);
+    break;
+  case CMD_SET_STATE:
+    c->status = pt_set_state(s->m, s->d, c->pos, c->npos, c->vel, c->nvel, &err);
+    if (c->status < 0)
+      snprintf(c->msg, sizeof(c->msg), "%s", err.msg[0] ? err.msg : pt_strerror(c->status));
+    publish(s);
+    break;
+  case CMD_SET_MODE:
+    set_mode(s, c->mode, c->rate);
+    break;
+  case CMD_SNAPSHOT:
+    c->status = pt_data_copy(s->m, c->copy, s->d);
+    break;
+  case CMD_SET_SUBS: {
+    int n = c->nsubs < s->cfg->limits.max_subscriptions ? c->nsubs
+                                                       : s->cfg->limits.max_subscriptions;
+    memcpy(s->subs, c->subs, (size_t)n * sizeof(sim_sub));
+    s->nsubs = n;
+    break;
+  }
+  case CMD_STATS:
+    fill_stats(s, &c->stats);
+    break;
+  }
+  if (c->kind == CMD_GET_STATE || c->kind == CMD_STEP || c->kind == CMD_RESET ||
+      c->kind == CMD_SET_STATE)
+    fill_snap(s, c->snap, c->fields);
+  c->snap->mode = s->mode;
+  spsc_push(&s->doneq, &c);   // never full: outstanding commands <= its capacity
+  uv_async_send(&s->async);
+}
+
+static void run_cmds(sim *s) {
+  sim_cmd *c;
+  while (spsc_pop(&s->cmdq, &c) == 0)
+    run_cmd(s, c);
+}
+
+// Sleep until woken by a command or until the absolute monotonic deadline (0: no deadline).
+static void wait_wake(sim *s, int64_t deadline) {
+  pthread_mutex_lock(&s->wake_mu);
+  while (!s->wake_flag && !atomic_load(&s->stop)) {
+    if (!deadline) {
+      pthread_cond_wait(&s->wake_cv, &s->wake_mu);
+    } else {
+      struct timespec ts = ns_ts(deadline);
+      if (pthread_cond_timedwait(&s->wake_cv, &s->wake_mu, &ts) == ETIMEDOUT)
+        break;
+    }
+  }
+  s->wake_flag = 0;
+  pthread_mutex_unlock(&s->wake_mu);
+}
+
+// One real-time step at the absolute deadline t0 + (k+1) dt / rate. Long waits are split so
+// commands are served meanwhile; the final approach is one clock_nanosleep(TIMER_ABSTIME).
+static void realtime_tick(sim *s) {
+  double period = pt_model_dt(s->m) / s->rate * 1e9;
+  int64_t deadline = ts_ns(&s->rt_t0) + (int64_t)llround((double)(s->rt_k + 1) * period);
+  int64_t now = now_ns();
+  if (deadline - now > 3 * WAIT_SLICE_NS / 2) {
+    wait_wake(s, deadline - WAIT_SLICE_NS);
+    return;
+  }
+  if (deadline > now) {
+    struct timespec ts = ns_ts(deadline);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+  }
+  int64_t woke = now_ns();
+  hist_add(&s->h_late, (uint64_t)(woke > deadline ? woke - deadline : 0));
+  drain_inputs(s);
+  if (do_step(s) < 0)
+    return;
+  s->rt_k++;
+  // Behind schedule, the next steps run back to back until the model has caught up, so a
+  // hiccup costs no simulated time. Only a lag beyond max_lag_ms is given up (resync).
+  int64_t next = ts_ns(&s->rt_t0) + (int64_t)llround((double)(s->rt_k + 1) * period);
+  int64_t end = now_ns();
+  if (end > next) {
+    s->overruns++;
+    if (++s->late_run == s->cfg->realtime.overrun_burst) {
+      char msg[200];
+      snprintf(msg, sizeof(msg), "%d deadlines missed in a row (%.3f ms behind)", s->late_run,
+               (double)(end - next) / 1e6);
+      event(s, EV_OVERRUN_BURST, 0, msg);
+    }
+    if (end - next > (int64_t)s->cfg->realtime.max_lag_ms * 1000000) {
+      char msg[200];
+      snprintf(msg, sizeof(msg), "%.1f ms behind the wall clock; schedule restarted from now",
+               (double)(end - next) / 1e6);
+      event(s, EV_OVERRUN_BURST, 0, msg);
+      rt_resync(s);
+    }
+  } else {
+    s->late_run = 0;
+  }
+}
+
+static void *run(void *arg) {
+  sim *s = arg;
+  char tname[16];
+  snprintf(tname, sizeof(tname), "pt:%.12s", s->name);
+  prctl(PR_SET_NAME, tname, 0, 0, 0);
+  prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);   // wake-ups as close to the deadline as the kernel can
+  int rc = pt_forward(s->m, s->d);
+  if (rc < 0)
+    log_warn("model %s: initial evaluation failed: %s", s->name, pt_strerror(rc));
+  pt_counters c;
+  pt_get_counters(s->d, &c);
+  s->last_repartitions = c.repartitions;
+  publish(s);
+  publish_indep(s);
+  if (s->mode == MODE_REALTIME)
+    set_sched(s, 1);
+  rt_resync(s);
+  while (!atomic_load(&s->stop)) {
+    run_cmds(s);
+    switch (s->mode) {
+    case MODE_FREE_RUN:
+      drain_inputs(s);
+      do_step(s);
+      break;
+    case MODE_REALTIME:
+      realtime_tick(s);
+      break;
+    default:
+      drain_inputs(s);
+      wait_wake(s, 0);
+      break;
+    }
+  }
+  return NULL;
+}
+
+static void on_async(uv_async_t *a) {
+  sim *s = a->data;
+  s->on_async(s);
+}
+
+int sim_start(sim *s, uv_loop_t *loop, int mode, double rate) {
+  s->mode = mode > 0 ? mode : MODE_PAUSED;
+  s->rate = rate > 0 ? rate : 1.0;
+  atomic_store(&s->pub_mode, s->mode);
+  atomic_store(&s->pub_rate, s->rate);
+  if (uv_async_init(loop, &s->async, on_async))
+    return -1;
+  s->async.data = s;
+  if (pthread_create(&s->thread, NULL, run, s)) {
+    uv_close((uv_handle_t *)&s->async, NULL);
+    return -1;
+  }
+  s->started = 1;
+  return 0;
+}
+
+void sim_stop(sim *s) {
+  s->unloading = 1;
+  if (s->started) {
+    atomic_store(&s->stop, 1);
+    wake(s);
+    pthread_join(s->thread, NULL);
+    s->started = 0;
+  }
+  // The thread is gone: the loop thread may consume its rings now.
+  sim_cmd *c;
+  while (spsc_pop(&s->cmdq, &c) == 0) {
+    c->status = PT_EPRECOND;
+    snprintf(c->msg, sizeof(c->msg), "model %s was unloaded", s->name);
+    spsc_push(&s->doneq, &c);
+  }
+  sim_drain_done(s);
+}

@@ -1,0 +1,197 @@
+// sim.h: one loaded model and the thread that steps it.
+//
+// The loop thread and the simulation thread share nothing but bounded SPSC rings:
+//   loop -> sim: commands (sim_cmd pointers) and inputs (index/value records);
+//   sim -> loop: finished commands, state records for subscriptions, model events,
+// each followed by uv_async_send. The model (pt_model) is immutable and read by both; the data
+// (pt_data) belongs to the simulation thread alone.
+#ifndef PD_SIM_H
+#define PD_SIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "hist.h"
+#include "partita.h"
+#include "spsc.h"
+
+#define SIM_NAME 128
+#define FIELD_COORDINATES 1u
+#define FIELD_RATES 2u
+#define FIELD_ACCELERATIONS 4u
+#define FIELD_INPUTS 8u
+#define FIELD_BODIES 16u
+#define FIELD_ENERGY 32u
+#define FIELD_RESIDUAL 64u
+#define FIELD_DEFAULT 99u
+#define FIELD_ALL 127u
+
+// A state record: this header, then doubles q[nc], qd[nc], qdd[nc], u[ni], body[nb][13]
+// (position 3, Euler parameters 4, velocity 3, angular velocity 3). Only `fields` are filled.
+typedef struct {
+  double time;
+  int64_t step;
+  uint32_t fields;
+  int32_t mode;
+  double kinetic, potential, res_pos, res_vel;
+} snap_hdr;
+
+typedef struct sim sim;
+
+typedef enum {
+  CMD_GET_STATE,
+  CMD_STEP,          // n steps (lockstep/paused), then the state
+  CMD_RESET,
+  CMD_SET_STATE,     // pos/vel assignments, then the state
+  CMD_SET_MODE,
+  CMD_SNAPSHOT,      // pt_data_copy into `copy` (heavy requests)
+  CMD_SET_SUBS,      // replace the decimation table
+  CMD_STATS,
+} cmd_kind;
+
+typedef struct {
+  uint32_t every_k;
+  uint32_t fields;
+} sim_sub;
+
+typedef struct {
+  int64_t steps;
+  double time;
+  int mode;
+  double rate;
+  double step_mean, step_p50, step_p99, step_max;   // microseconds
+  double late_p50, late_p99, late_max;              // microseconds
+  int64_t overruns, dropped_frames, repartitions, failures, clipped_inputs;
+} sim_stats;
+
+typedef struct sim_cmd {
+  cmd_kind kind;
+  // request (set by the loop thread)
+  int mode;
+  double rate;
+  int64_t n;
+  uint32_t fields;
+  pt_assign *pos, *vel;
+  int npos, nvel;
+  sim_sub *subs;
+  int nsubs;
+  pt_data *copy;
+  // result (set by the simulation thread)
+  int status;                 // PT_OK or a negative pt_status
+  char msg[1024];
+  snap_hdr *snap;             // sim_snap_size() bytes, allocated by the loop thread
+  sim_stats stats;
+  // completion on the loop thread; `ctx` belongs to whoever queued the command
+  void (*done)(struct sim_cmd *cmd);
+  void *ctx;
+  sim *owner;
+} sim_cmd;
+
+typedef struct {
+  int kind;                   // ModelEvent kind (proto numbers)
+  int code;                   // pt_status
+  double time;
+  int64_t step;
+  char msg[200];
+} sim_event;
+
+typedef struct {
+  int32_t index;
+  double value;
+} input_entry;
+
+typedef struct {
+  int n;
+  input_entry e[];            // (ninput) entries
+} input_rec;
+
+struct sim {
+  char name[SIM_NAME];
+  pt_model *m;
+  pt_data *d;                       // simulation thread only
+  const config *cfg;
+  int nc, ni, nb;                   // coordinates, inputs, bodies
+  size_t snap_size;
+  const char **coord_names;         // (nc) from the model, for messages
+  const char **input_names;         // (ni)
+
+  pthread_t thread;
+  int started;
+  atomic_int stop;
+  pthread_mutex_t wake_mu;
+  pthread_cond_t wake_cv;           // CLOCK_MONOTONIC
+  int wake_flag;
+
+  spsc cmdq;                        // sim_cmd *, loop -> sim
+  spsc inq;                         // input_rec records, loop -> sim
+  spsc doneq;                       // sim_cmd *, sim -> loop
+  spsc frameq;                      // state records, sim -> loop
+  spsc eventq;                      // sim_event, sim -> loop
+  uv_async_t async;                 // wakes the loop for the three rings above
+  void (*on_async)(sim *s);         // loop thread handler
+  void *server;                     // loop-side owner
+
+  // published by the simulation thread for cheap reads on the loop thread
+  atomic_int pub_mode;
+  _Atomic double pub_rate;
+  _Atomic double pub_time;
+  _Atomic int64_t pub_step;
+  pthread_mutex_t indep_mu;         // guards indep
+  const char **indep;               // (ndof) independent coordinate names
+  int nindep;
+
+  // simulation thread only
+  int mode;
+  double rate;
+  int64_t rt_k;                     // steps since the realtime origin
+  struct timespec rt_t0;
+  int late_run;                     // deadlines missed in a row
+  hist h_step, h_late;
+  int64_t overruns, dropped, last_repartitions;
+  sim_sub *subs;                    // (cfg max_subscriptions) decimation table
+  int nsubs;
+
+  // loop thread only
+  int refs;                         // registry + heavy jobs in flight
+  int outstanding;                  // commands submitted, not yet completed
+  int unloading;
+  uint64_t udp_seq;
+  int64_t udp_inputs, stale_inputs;
+  int64_t dropped_loop;             // frames dropped for slow subscribers
+  int nsubscribers;
+  void *subs_head;                  // loop-side subscription list (subs.c)
+  int fanout_depth;                 // > 0 while frames are being sent: defer frees
+};
+
+// Creates the model's data and rings; the thread is not running yet. NULL on out of memory.
+sim *sim_new(const char *name, pt_model *m, const config *cfg);
+// Starts the thread (uv_async bound to loop). 0 ok.
+int sim_start(sim *s, uv_loop_t *loop, int mode, double rate);
+// Stops and joins the thread; commands still queued finish with PT_EPRECOND ("unloaded").
+// Then closes the async handle; sim_free runs from its close callback when refs allow.
+void sim_stop(sim *s);
+void sim_free(sim *s);
+void sim_ref(sim *s);
+void sim_unref(sim *s);            // frees at zero
+
+size_t sim_snap_size(const sim *s);
+sim_cmd *sim_cmd_new(sim *s, cmd_kind kind);   // with a snap buffer for state answers
+void sim_cmd_free(sim_cmd *c);
+// Queue a command (loop thread). -1 when the ring is full.
+int sim_submit(sim *s, sim_cmd *c);
+// Queue an input change (loop thread). -1 when the ring is full.
+int sim_input(sim *s, const int32_t *index, const double *value, int n);
+// Drain finished commands (calls done), used by the loop-side async handler.
+void sim_drain_done(sim *s);
+
+// Offsets into a state record.
+static inline double *snap_q(snap_hdr *h) { return (double *)(h + 1); }
+static inline double *snap_qd(snap_hdr *h, int nc) { return snap_q(h) + nc; }
+static inline double *snap_qdd(snap_hdr *h, int nc) { return snap_q(h) + 2 * nc; }
+static inline double *snap_u(snap_hdr *h, int nc) { return snap_q(h) + 3 * nc; }
+static inline double *snap_body(snap_hdr *h, int nc, int ni) { return snap_q(h) + 3 * nc + ni; }
+
+#endif

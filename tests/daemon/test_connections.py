@@ -1,0 +1,252 @@
+"""Connections that misbehave: garbage bytes, subscribers that never read, many clients, and
+SIGTERM with clients connected."""
+
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+import partita
+from conftest import (Daemon, model_stats, pendulum_yaml, raw_connect, read_until_eof,
+                      send_request, unique, wait_until)
+from partita import pb
+
+
+def read_messages_until_eof(sock, timeout):
+    """The ServerMessages a peer sent before closing, or None if it did not close in time."""
+    dec = partita.FrameDecoder()
+    msgs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return msgs
+        if not data:
+            return msgs
+        for payload in dec.feed(data):
+            m = pb.ServerMessage()
+            m.ParseFromString(payload)
+            msgs.append(m)
+    return None
+
+
+# -- garbage ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("garbage", [
+    b"\xff" * 16,                                       # a varint that never ends
+    partita.encode_varint(1 << 40) + b"xyz",            # a length over any limit
+], ids=["endless_varint", "oversize_length"])
+def test_broken_framing_closes_only_that_connection(daemon, client, pendulum, garbage):
+    client.step(pendulum, 3)
+    before = client.get_state(pendulum)
+    with raw_connect(daemon.tcp) as bad:
+        bad.sendall(garbage)
+        msgs = read_messages_until_eof(bad, 5.0)
+    assert msgs is not None, "the daemon kept a connection with broken framing open"
+    # If it said why before closing, it said so with a non-OK status.
+    for m in msgs:
+        if m.WhichOneof("msg") == "response":
+            assert m.response.status.code != pb.Status.OK and m.response.status.message
+    # The other connection and the model are unaffected.
+    assert client.hello().protocol_version == partita.PROTOCOL_VERSION
+    s = client.get_state(pendulum)
+    assert s.step == before.step and s.coordinates.tolist() == before.coordinates.tolist()
+    assert client.step(pendulum, 1).step == before.step + 1
+
+
+def test_undecodable_message_is_refused_or_closed(daemon, client):
+    # A well-framed payload that is not a Request: the daemon may answer INVALID_ARGUMENT and
+    # keep the connection, or close it; either way the other connections keep working.
+    with raw_connect(daemon.tcp) as bad:
+        bad.sendall(partita.encode_frame(b"\xff\xff\xff\xff\xff"))
+        req = pb.Request(id=7)
+        req.hello.protocol_version = partita.PROTOCOL_VERSION
+        try:
+            send_request(bad, req)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        msgs = read_messages_until_eof(bad, 1.0) or []
+    for m in msgs:
+        if m.WhichOneof("msg") == "response" and m.response.id == 0:
+            assert m.response.status.code == pb.Status.INVALID_ARGUMENT
+    assert client.hello().protocol_version == partita.PROTOCOL_VERSION
+
+
+def test_garbage_on_unix_socket(daemon, client):
+    with raw_connect("unix:" + daemon.unix) as bad:
+        bad.sendall(b"\xff" * 16)
+        assert read_until_eof(bad, 5.0)
+    with partita.Client("unix:" + daemon.unix, timeout=5.0) as good:
+        assert good.hello().protocol_version == partita.PROTOCOL_VERSION
+    assert client.hello().protocol_version == partita.PROTOCOL_VERSION
+
+
+# -- subscribers that never read -------------------------------------------------------------
+
+SLOW_CONFIG = """\
+limits:
+  backlog_soft_bytes: 65536
+  slow_timeout_ms: 1000
+  backlog_hard_bytes: 262144
+"""
+
+RATE = 5.0          # realtime at 5x a 1 kHz model: 5000 frames/s to the subscriber
+WINDOW = 2.0
+
+
+@pytest.fixture(scope="module")
+def slow_daemon(workdir):
+    d = Daemon(workdir, config=SLOW_CONFIG)
+    yield d
+    d.check_clean_exit()
+
+
+def steps_in_window(client, model):
+    w0 = time.monotonic()
+    s0 = client.get_state(model).step
+    time.sleep(WINDOW)
+    s1 = client.get_state(model).step
+    w1 = time.monotonic()
+    # Normalise to exactly WINDOW seconds so the two runs compare at equal wall time.
+    return (s1 - s0) * WINDOW / (w1 - w0)
+
+
+def test_subscriber_that_never_reads(slow_daemon):
+    with slow_daemon.client() as c:
+        name = unique("slow")
+        c.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="realtime", rate=RATE)
+        time.sleep(0.2)
+        baseline = steps_in_window(c, name)
+
+        # A tiny receive buffer so the kernel cannot absorb the stream for long.
+        lazy = raw_connect(slow_daemon.tcp, rcvbuf=4096)
+        try:
+            req = pb.Request(id=1)
+            req.subscribe.model = name
+            req.subscribe.every_k = 1
+            req.subscribe.fields = pb.FIELD_ALL
+            send_request(lazy, req)
+            with_lazy = steps_in_window(c, name)
+            assert abs(with_lazy - baseline) <= 0.01 * baseline, (with_lazy, baseline)
+            # Past the backlog limits the daemon disconnects it. Frames above the soft limit
+            # are dropped rather than queued, so for a frames-only connection it is the soft
+            # limit held for slow_timeout_ms that ends it; the hard limit is the next test.
+            # Not a byte is read meanwhile: reading would drain the backlog.
+            gone = wait_until(lambda: model_stats(c, name).subscribers == 0, 10.0, 0.1)
+            assert gone, "the non-reading subscriber was not disconnected"
+            assert read_until_eof(lazy, 5.0), "its connection was not closed"
+        finally:
+            lazy.close()
+        # Frames it could not take were dropped and counted, not queued without end.
+        assert model_stats(c, name).dropped_frames > 0
+        # The model kept its pace all along.
+        assert abs(steps_in_window(c, name) - baseline) <= 0.01 * baseline
+        c.unload_model(name)
+
+
+def test_hard_backlog_limit_closes_at_once(slow_daemon):
+    """Responses cannot be dropped: a client that sends requests and never reads the answers
+    runs into the hard backlog limit and is closed, while others keep working."""
+    with slow_daemon.client() as c:
+        name = unique("hard")
+        c.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
+        greedy = raw_connect(slow_daemon.tcp, rcvbuf=4096)
+        closed = False
+        try:
+            req = pb.Request()
+            req.get_state.model = name
+            req.get_state.fields = pb.FIELD_ALL
+            deadline = time.monotonic() + 10.0
+            i = 0
+            while time.monotonic() < deadline and not closed:
+                i += 1
+                req.id = i
+                try:
+                    greedy.settimeout(0.5)
+                    send_request(greedy, req)
+                except (BrokenPipeError, ConnectionResetError):
+                    closed = True
+                except socket.timeout:
+                    # Our send buffer is full: the daemon stopped reading us; see if it closed.
+                    closed = read_until_eof(greedy, 2.0)
+                    break
+            if not closed:
+                closed = read_until_eof(greedy, 5.0)
+        finally:
+            greedy.close()
+        assert closed, "a client that never read its answers was not disconnected"
+        assert c.get_state(name).step == 0
+        c.unload_model(name)
+
+
+# -- SIGTERM ---------------------------------------------------------------------------------
+
+def test_sigterm_with_clients_connected(workdir):
+    d = Daemon(workdir)
+    clients = []
+    try:
+        for _ in range(3):
+            clients.append(d.client(timeout=5.0))
+        ctl = clients[0]
+        name = unique("term")
+        ctl.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="realtime")
+        clients[1].subscribe(name, every_k=1)
+        idle_raw = raw_connect(d.tcp)
+        assert clients[1].poll_frame(2.0) is not None
+        t0 = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = d.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            pytest.fail("partitad did not exit within 2 s of SIGTERM:\n" + d.log_text())
+        assert rc == 0, "exit status %d:\n%s" % (rc, d.log_text())
+        assert time.monotonic() - t0 < 2.0
+        # The connections were closed, not left dangling.
+        assert read_until_eof(idle_raw, 2.0)
+        idle_raw.close()
+        with pytest.raises((partita.ConnectionClosed, ConnectionError, OSError)):
+            clients[2].hello()
+    finally:
+        for c in clients:
+            c.close()
+        d.stop()
+    d.check_clean_exit()
+
+
+# -- auth token ------------------------------------------------------------------------------
+
+def test_auth_token(workdir):
+    token = "s3cret-token"
+    d = Daemon(workdir, config='auth_token: "%s"\n' % token)
+    try:
+        with d.client(timeout=5.0) as c:
+            with pytest.raises(partita.PartitaError) as err:
+                c.list_models()
+            assert err.value.code == pb.Status.UNAUTHENTICATED
+            with pytest.raises(partita.PartitaError) as err:
+                c.hello(token="wrong")
+            assert err.value.code == pb.Status.UNAUTHENTICATED
+            with pytest.raises(partita.PartitaError) as err:
+                c.list_models()
+            assert err.value.code == pb.Status.UNAUTHENTICATED
+            c.hello(token=token)
+            name = unique("auth")
+            c.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
+            # UDP inputs need the token too.
+            with partita.UdpInputSender(d.udp, name) as tx:
+                tx.send([1.0])
+            with partita.UdpInputSender(d.udp, name, token=token) as tx:
+                tx.send([2.0])
+            assert wait_until(lambda: model_stats(c, name).udp_inputs == 1, 2.0)
+            time.sleep(0.1)
+            assert model_stats(c, name).udp_inputs == 1
+            c.step(name, 1)
+            assert c.get_state(name, fields=partita.FIELD_INPUTS).inputs.tolist() == [2.0]
+    finally:
+        d.check_clean_exit()

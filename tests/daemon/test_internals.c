@@ -1,0 +1,197 @@
+// test_internals.c: daemon modules without sockets: the SPSC ring between two threads, the
+// latency histogram against exact quantiles, and the config file and option parser.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hist.h"
+#include "spsc.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      failures++;                                                              \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+    }                                                                          \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// SPSC: a producer thread pushes 0..N-1 (retrying when full); the consumer must see each
+// exactly once, in order, with the record bytes intact.
+enum { NREC = 200000 };
+typedef struct {
+  long seq;
+  long check;   // seq * 7 + 1: a torn record would not match
+} rec;
+
+static void *producer(void *arg) {
+  spsc *q = arg;
+  for (long i = 0; i < NREC;) {
+    rec r = {i, i * 7 + 1};
+    if (spsc_push(q, &r) == 0)
+      i++;
+  }
+  return NULL;
+}
+
+static void test_spsc(void) {
+  spsc q;
+  CHECK(spsc_init(&q, sizeof(rec), 100) == 0 && q.cap == 128, "capacity rounds to 128");
+  rec r;
+  CHECK(spsc_pop(&q, &r) == -1 && spsc_peek(&q) == NULL, "empty ring");
+  for (int i = 0; i < 128; i++)
+    CHECK(spsc_push(&q, &(rec){i, 0}) == 0, "push %d", i);
+  CHECK(spsc_push(&q, &(rec){999, 0}) == -1 && spsc_claim(&q) == NULL, "full ring refuses");
+  for (int i = 0; i < 128; i++)
+    CHECK(spsc_pop(&q, &r) == 0 && r.seq == i, "pop %d", i);
+  pthread_t th;
+  pthread_create(&th, NULL, producer, &q);
+  long expect = 0, bad = 0;
+  while (expect < NREC) {
+    if (spsc_pop(&q, &r) == 0) {
+      bad += r.seq != expect || r.check != expect * 7 + 1;
+      expect++;
+    }
+  }
+  pthread_join(th, NULL);
+  CHECK(bad == 0, "%ld records out of order or torn", bad);
+  CHECK(spsc_pop(&q, &r) == -1, "ring not empty at the end");
+  spsc_free(&q);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Histogram quantiles within 3.5% of the exact order statistics of the same samples.
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_hist(void) {
+  enum { N = 100000 };
+  static uint64_t v[N];
+  static hist h;
+  hist_reset(&h);
+  uint64_t s = 12345, max = 0;
+  double sum = 0;
+  for (int i = 0; i < N; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    // log-uniform between 100 ns and 10 ms, like step times and lateness
+    double e = 2.0 + 5.0 * (double)(s >> 11) / 9007199254740992.0;
+    double x = 1.0;
+    for (int k = 0; k < 7; k++)
+      x *= k < (int)e ? 10.0 : 1.0;
+    x *= 1.0 + 9.0 * (e - (int)e);
+    v[i] = (uint64_t)x;
+    hist_add(&h, v[i]);
+    sum += (double)v[i];
+    max = v[i] > max ? v[i] : max;
+  }
+  qsort(v, N, sizeof(v[0]), cmp_u64);
+  double qs[] = {0.5, 0.9, 0.99, 0.999};
+  for (int i = 0; i < 4; i++) {
+    double exact = (double)v[(int)(qs[i] * (N - 1))];
+    double got = hist_quantile(&h, qs[i]);
+    CHECK(got > 0.965 * exact && got < 1.035 * exact, "q%.3f: %.0f vs exact %.0f", qs[i], got,
+          exact);
+  }
+  CHECK(h.max == max && h.count == N, "max and count");
+  CHECK(hist_mean(&h) > 0.999999 * sum / N && hist_mean(&h) < 1.000001 * sum / N, "mean");
+  hist_reset(&h);
+  CHECK(hist_quantile(&h, 0.5) == 0 && hist_mean(&h) == 0, "empty histogram");
+  hist_add(&h, 7);
+  CHECK(hist_quantile(&h, 0.99) == 7, "small values are exact");
+}
+
+// ---------------------------------------------------------------------------------------------
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+static void test_config(void) {
+  char dir[] = "/tmp/ptd-cfg-XXXXXX", path[64], err[512];
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  snprintf(path, sizeof(path), "%s/c.yaml", dir);
+  config c;
+  config_defaults(&c);
+  CHECK(!strcmp(c.listen, "127.0.0.1:7450") && !c.socket[0] && !c.udp[0], "defaults");
+
+  write_file(path, "listen: 127.0.0.1:9000\nsocket: /tmp/x.sock\nlog_level: debug\n"
+                   "models:\n  - file: m/p.yaml\n    name: p\n    mode: realtime\n"
+                   "    rate: 0.5\n  - file: /abs/q.urdf\n    floating_base: true\n"
+                   "limits:\n  max_clients: 5\n  backlog_hard_bytes: 65536\n"
+                   "realtime:\n  sched_fifo: false\n  priority: 10\n");
+  CHECK(config_load(&c, path, err, sizeof(err)) == 0, "load: %s", err);
+  CHECK(!strcmp(c.listen, "127.0.0.1:9000") && !strcmp(c.socket, "/tmp/x.sock"), "addresses");
+  CHECK(c.log_level == 3 && c.limits.max_clients == 5 &&
+            c.limits.backlog_hard_bytes == 65536 && c.limits.max_models == 16,
+        "limits (set and default)");
+  CHECK(!c.realtime.sched_fifo && c.realtime.priority == 10 && c.realtime.mlockall, "realtime");
+  CHECK(c.nmodel == 2, "models: %d", c.nmodel);
+  char want[128];
+  snprintf(want, sizeof(want), "%s/m/p.yaml", dir);
+  CHECK(!strcmp(c.models[0].file, want), "relative model file: %s", c.models[0].file);
+  CHECK(c.models[0].mode == MODE_REALTIME && c.models[0].rate == 0.5 &&
+            !strcmp(c.models[0].name, "p"),
+        "model 0");
+  CHECK(!strcmp(c.models[1].file, "/abs/q.urdf") && c.models[1].floating_base &&
+            c.models[1].mode == MODE_PAUSED,
+        "model 1");
+
+  // the command line overrides the file
+  char *argv[] = {"partitad", "--listen", "[::1]:7", "--config", path, "--model", "z.yaml",
+                  "--udp", "", NULL};
+  config_defaults(&c);
+  CHECK(config_from_args(&c, 9, argv, err, sizeof(err)) == 0, "args: %s", err);
+  CHECK(!strcmp(c.listen, "[::1]:7") && !strcmp(c.socket, "/tmp/x.sock") && !c.udp[0] &&
+            c.nmodel == 3 && !strcmp(c.models[2].file, "z.yaml"),
+        "overrides");
+  char host[64];
+  int port;
+  CHECK(config_split_addr(c.listen, host, sizeof(host), &port) == 0 && !strcmp(host, "::1") &&
+            port == 7,
+        "v6 address");
+  CHECK(config_split_addr("nohost", host, sizeof(host), &port) == -1 &&
+            config_split_addr("h:99999", host, sizeof(host), &port) == -1 &&
+            config_split_addr("h:12x", host, sizeof(host), &port) == -1,
+        "bad addresses refused");
+
+  // errors name the file and line
+  const char *bad[] = {"listen: a:1\nlisten_typo: 3\n", "limits:\n  max_clients: -4\n",
+                       "models:\n  - name: nofile\n", "realtime:\n  sched_fifo: maybe\n",
+                       "log_level: loud\n", "[1, 2\n", "models:\n  - file: a\n    mode: fast\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    write_file(path, bad[i]);
+    config_defaults(&c);
+    err[0] = 0;
+    CHECK(config_load(&c, path, err, sizeof(err)) == -1, "bad config %zu accepted", i);
+    CHECK(strstr(err, "c.yaml:") != NULL, "message without file:line: %s", err);
+  }
+  char *argv2[] = {"partitad", "--bogus", NULL};
+  CHECK(config_from_args(&c, 2, argv2, err, sizeof(err)) == -1, "unknown option accepted");
+  char *argv3[] = {"partitad", "--listen", NULL};
+  CHECK(config_from_args(&c, 2, argv3, err, sizeof(err)) == -1, "missing value accepted");
+  unlink(path);
+  rmdir(dir);
+}
+
+int main(void) {
+  test_spsc();
+  test_hist();
+  test_config();
+  if (failures) {
+    fprintf(stderr, "%d checks failed\n", failures);
+    return 1;
+  }
+  printf("daemon internals: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,440 @@
+"""Every operation of the protocol against a live partitad over loopback TCP and a Unix socket.
+
+Physical checks use the pendulum of conftest.py: horizontal at t=0, so its initial angular
+acceleration is M G L / I_HINGE (plus tau / I_HINGE with an actuator torque tau).
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+import partita
+from conftest import DT, G, I_HINGE, L, M, model_stats, pendulum_yaml, unique
+from partita import pb
+
+ALPHA0 = M * G * L / I_HINGE        # rad/s^2 at t=0
+
+
+def code_of(fn, *args, **kwargs):
+    """Status code of a call that must fail with PartitaError."""
+    with pytest.raises(partita.PartitaError) as err:
+        fn(*args, **kwargs)
+    assert err.value.message, "an error status must say why"
+    return err.value.code
+
+
+def assert_same_state(a, b):
+    assert a.step == b.step and a.time == b.time
+    assert a.coordinates.tolist() == b.coordinates.tolist()
+    assert a.rates.tolist() == b.rates.tolist()
+
+
+# -- Hello, models ---------------------------------------------------------------------------
+
+def test_hello(client):
+    reply = client.hello(client_name="pytest")
+    assert reply.protocol_version == partita.PROTOCOL_VERSION
+    assert reply.server_version
+
+
+def test_hello_wrong_protocol_version(client):
+    assert code_of(client.hello, protocol_version=999) != pb.Status.OK
+    # A refused request does not close the connection.
+    assert client.hello().protocol_version == partita.PROTOCOL_VERSION
+
+
+def test_load_list_info_unload(client):
+    name = unique("p")
+    info = client.load_model(pendulum_yaml(), name=name, format=pb.YAML)
+    assert info.name == name
+    assert (info.bodies, info.joints, info.dof) == (1, 1, 1)
+    assert list(info.coordinates) == ["hinge"]
+    assert list(info.actuators) == ["tau_hinge"]
+    assert list(info.inputs) == ["tau_hinge"]
+    # The partition: dof independent coordinates, taken among the body coordinates.
+    assert len(info.independent) == info.dof
+    assert all(n.split(".")[0] == "link" for n in info.independent)
+    assert info.integrator == "rk4" and info.dt == DT
+    assert info.mode == pb.PAUSED                       # MODE_UNSPECIFIED loads paused
+    assert name in [m.name for m in client.list_models()]
+    again = client.model_info(name)
+    assert again.name == name and list(again.coordinates) == ["hinge"]
+    assert list(again.independent) == list(info.independent)
+    assert code_of(client.load_model, pendulum_yaml(), name=name) == pb.Status.ALREADY_EXISTS
+    client.unload_model(name)
+    assert name not in [m.name for m in client.list_models()]
+    assert code_of(client.model_info, name) == pb.Status.NOT_FOUND
+    assert code_of(client.unload_model, name) == pb.Status.NOT_FOUND
+
+
+def test_load_uses_model_name_when_none_given(client):
+    own = unique("own")
+    info = client.load_model(pendulum_yaml(name=own), format=pb.YAML)
+    assert info.name == own
+    client.unload_model(own)
+
+
+def test_load_bad_source_is_refused(client):
+    code = code_of(client.load_model, "model: x\nbodies: [[[\n", name=unique("bad"),
+                   format=pb.YAML, source_name="broken.yaml")
+    assert code in (pb.Status.INVALID_ARGUMENT, pb.Status.MODEL_ERROR)
+    unknown_key = pendulum_yaml() + "frobnicate: 1\n"
+    code = code_of(client.load_model, unknown_key, name=unique("bad"), format=pb.YAML)
+    assert code in (pb.Status.INVALID_ARGUMENT, pb.Status.MODEL_ERROR)
+    assert client.hello().protocol_version == partita.PROTOCOL_VERSION
+
+
+def test_unknown_model_is_not_found(client):
+    nope = "no_such_model"
+    calls = [
+        (client.model_info, ()), (client.unload_model, ()), (client.get_state, ()),
+        (client.step, ()), (client.reset, ()), (client.set_mode, ("lockstep",)),
+        (client.set_state, ({"hinge": 0.1},)), (client.set_inputs, ({"tau_hinge": 1.0},)),
+        (client.subscribe, ()), (client.stats, ()),
+    ]
+    for fn, args in calls:
+        assert code_of(fn, nope, *args) == pb.Status.NOT_FOUND, fn.__name__
+
+
+@pytest.mark.parametrize("op", ["inverse_dynamics", "linearize", "equilibrium"])
+def test_unknown_model_heavy_ops(client, op):
+    # NOT_FOUND is expected; UNIMPLEMENTED is accepted while the engine lacks the operation.
+    code = code_of(getattr(client, op), "no_such_model")
+    assert code in (pb.Status.NOT_FOUND, pb.Status.UNIMPLEMENTED)
+
+
+# -- modes -----------------------------------------------------------------------------------
+
+def steps_over(client, model, seconds):
+    s0 = client.get_state(model).step
+    time.sleep(seconds)
+    return client.get_state(model).step - s0
+
+
+def test_set_mode_each_mode(client, pendulum):
+    info = client.set_mode(pendulum, "paused")
+    assert info.mode == pb.PAUSED
+    assert steps_over(client, pendulum, 0.1) == 0
+
+    info = client.set_mode(pendulum, "realtime", rate=2.0)
+    assert info.mode == pb.REALTIME and info.rate == 2.0
+    assert client.model_info(pendulum).mode == pb.REALTIME
+    # 0.2 s at 2x a 1 kHz model: about 400 steps; only their existence is checked here.
+    assert steps_over(client, pendulum, 0.2) > 100
+
+    info = client.set_mode(pendulum, "free_run")
+    assert info.mode == pb.FREE_RUN
+    assert steps_over(client, pendulum, 0.1) > 100
+
+    info = client.set_mode(pendulum, "lockstep")
+    assert info.mode == pb.LOCKSTEP
+    assert steps_over(client, pendulum, 0.1) == 0
+    assert client.step(pendulum, 3).step == client.model_info(pendulum).step
+
+    assert code_of(client.set_mode, pendulum, pb.MODE_UNSPECIFIED) == \
+        pb.Status.INVALID_ARGUMENT
+    assert client.model_info(pendulum).mode == pb.LOCKSTEP
+
+
+def test_step_refused_while_running(client, pendulum):
+    client.set_mode(pendulum, "free_run")
+    assert code_of(client.step, pendulum, 1) == pb.Status.FAILED_PRECONDITION
+    client.set_mode(pendulum, "lockstep")
+
+
+# -- stepping and state ----------------------------------------------------------------------
+
+def test_step_follows_physics(client, pendulum):
+    s0 = client.get_state(pendulum)
+    assert s0.step == 0 and s0.time == 0.0
+    assert s0.coordinates.tolist() == [0.0] and s0.rates.tolist() == [0.0]
+    n = 10
+    s = client.step(pendulum, n)
+    t = n * DT
+    assert s.step == n and s.time == pytest.approx(t, abs=1e-12)
+    # From rest at horizontal: q = alpha t^2 / 2 and qdot = alpha t; the cos(q) change of the
+    # gravity torque is below 1e-6 relative after 10 ms.
+    assert s.coordinate("hinge") == pytest.approx(0.5 * ALPHA0 * t * t, rel=1e-5)
+    assert s.rate("hinge") == pytest.approx(ALPHA0 * t, rel=1e-5)
+    assert s.energy["total"] == pytest.approx(s0.energy["total"], abs=1e-9)
+    assert s.residual["position"] < 1e-8 and s.residual["velocity"] < 1e-8
+    assert client.get_state(pendulum).step == n
+
+
+def test_reset(client, pendulum):
+    s0 = client.get_state(pendulum)
+    client.set_inputs(pendulum, {"tau_hinge": 1.5})
+    client.step(pendulum, 25)
+    r = client.reset(pendulum)
+    assert_same_state(r, s0)
+    assert_same_state(client.get_state(pendulum), s0)
+
+
+def test_set_state(client, pendulum):
+    q, qd = 0.3, 0.1
+    s0 = client.get_state(pendulum)
+    s = client.set_state(pendulum, {"hinge": q}, {"hinge": qd})
+    assert s.coordinate("hinge") == pytest.approx(q, abs=1e-10)
+    assert s.rate("hinge") == pytest.approx(qd, abs=1e-10)
+    assert_same_state(client.get_state(pendulum), s)
+    # Energies from the state alone: the CoM drops by L sin q, and KE = I_hinge qd^2 / 2.
+    assert s.energy["kinetic"] == pytest.approx(0.5 * I_HINGE * qd * qd, rel=1e-9)
+    dpe = s.energy["potential"] - s0.energy["potential"]
+    assert dpe == pytest.approx(-M * G * L * math.sin(q), rel=1e-9)
+
+
+def test_set_inputs_by_name_and_index(client, pendulum):
+    tau = 2.0
+    client.set_inputs(pendulum, {"tau_hinge": tau})
+    t = 10 * DT
+    s = client.step(pendulum, 10)
+    assert s.rate("hinge") == pytest.approx((ALPHA0 + tau / I_HINGE) * t, rel=1e-5)
+    # Held until changed: the input shows in the state.
+    full = client.get_state(pendulum, fields=partita.FIELD_ALL)
+    assert full.inputs.tolist() == [tau]
+    # By index: a torque that exactly balances gravity at the horizontal keeps it there.
+    client.reset(pendulum)
+    client.set_inputs(pendulum, by_index=[-M * G * L])
+    s = client.step(pendulum, 10)
+    assert abs(s.coordinate("hinge")) < 1e-9 and abs(s.rate("hinge")) < 1e-7
+
+
+def test_get_state_fields(client, pendulum):
+    full = client.get_state(pendulum, fields=partita.FIELD_ALL)
+    assert full.coordinate_names == ["hinge"] and full.input_names == ["tau_hinge"]
+    assert full.accelerations.tolist() == pytest.approx([ALPHA0], rel=1e-9)
+    assert full.inputs.tolist() == [0.0]
+    assert len(full.bodies) == 1
+    body = full.bodies[0]
+    assert body["name"] == "link"
+    assert body["position"].tolist() == pytest.approx([L, 0, 0], abs=1e-12)
+    assert body["orientation"].tolist() == pytest.approx([1, 0, 0, 0], abs=1e-12)
+    assert full.energy is not None and full.residual is not None
+    only = client.get_state(pendulum, fields=partita.FIELD_COORDINATES)
+    assert only.coordinates.tolist() == [0.0]
+    assert only.rates.size == 0 and only.energy is None and not only.bodies
+
+
+# -- refused inputs change nothing -----------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["nan_input", "inf_input", "unknown_actuator", "bad_index",
+                                  "nan_coordinate", "unknown_coordinate", "nan_rate"])
+def test_invalid_argument_changes_nothing(client, pendulum, kind):
+    client.step(pendulum, 5)
+    before = client.get_state(pendulum, fields=partita.FIELD_ALL)
+    calls = {
+        "nan_input": lambda: client.set_inputs(pendulum, {"tau_hinge": float("nan")}),
+        "inf_input": lambda: client.set_inputs(pendulum, {"tau_hinge": float("inf")}),
+        "unknown_actuator": lambda: client.set_inputs(pendulum, {"tau_hinge": 1.0,
+                                                                 "no_such": 1.0}),
+        "bad_index": lambda: client.set_inputs(pendulum, by_index={7: 1.0}),
+        "nan_coordinate": lambda: client.set_state(pendulum, {"hinge": float("nan")}),
+        "unknown_coordinate": lambda: client.set_state(pendulum, {"hinge": 0.2, "knee": 0.1}),
+        "nan_rate": lambda: client.set_state(pendulum, None, {"hinge": float("nan")}),
+    }
+    assert code_of(calls[kind]) == pb.Status.INVALID_ARGUMENT
+    after = client.get_state(pendulum, fields=partita.FIELD_ALL)
+    assert_same_state(after, before)
+    assert after.inputs.tolist() == before.inputs.tolist() == [0.0]
+    # Nothing was applied partially: the next step matches a model that never saw the request.
+    ref = unique("ref")
+    client.load_model(pendulum_yaml(), name=ref, format=pb.YAML, mode="lockstep")
+    try:
+        assert client.step(pendulum, 5).coordinates.tolist() == \
+            client.step(ref, 10).coordinates.tolist()
+    finally:
+        client.unload_model(ref)
+
+
+# -- subscriptions ---------------------------------------------------------------------------
+
+def test_subscribe_unsubscribe(client, pendulum):
+    sub = client.subscribe(pendulum, every_k=5)
+    assert sub.subscription != 0 and sub.every_k == 5
+    assert sub.fields == partita.FIELD_DEFAULT
+    final = client.step(pendulum, 20)
+    frames = list(client.frames(timeout=2.0, count=4))
+    assert len(frames) == 4
+    assert all(f.subscription == sub.subscription and f.model == pendulum for f in frames)
+    steps = [f.step for f in frames]
+    assert steps == list(range(steps[0], steps[0] + 20, 5)) and steps[-1] == 20
+    seqs = [f.sequence for f in frames]
+    assert seqs == list(range(seqs[0], seqs[0] + 4))
+    assert frames[-1].coordinates.tolist() == final.coordinates.tolist()
+    assert frames[-1].energy is not None and frames[-1].bodies == []
+    assert model_stats(client, pendulum).subscribers == 1
+
+    client.unsubscribe(sub.subscription)
+    client.step(pendulum, 20)
+    assert client.poll_frame(0.3) is None
+    assert model_stats(client, pendulum).subscribers == 0
+    assert code_of(client.unsubscribe, sub.subscription) == pb.Status.NOT_FOUND
+
+
+def test_subscription_field_selection(client, pendulum):
+    sub = client.subscribe(pendulum, every_k=1, fields=partita.FIELD_COORDINATES |
+                           partita.FIELD_BODIES)
+    client.step(pendulum, 1)
+    f = client.poll_frame(2.0)
+    assert f is not None and f.subscription == sub.subscription
+    assert f.coordinates.size == 1 and f.rates.size == 0 and f.energy is None
+    assert len(f.bodies) == 1 and f.bodies[0]["orientation"].size == 4
+    client.unsubscribe(sub.subscription)
+
+
+def test_unload_ends_subscriptions_of_other_clients(daemon, client, pendulum):
+    with daemon.client() as other:
+        other.subscribe(pendulum, every_k=1)
+        client.unload_model(pendulum)
+        assert other.hello().protocol_version == partita.PROTOCOL_VERSION
+
+
+# -- stats -----------------------------------------------------------------------------------
+
+def test_stats(client, pendulum):
+    client.step(pendulum, 50)
+    ms = model_stats(client, pendulum)
+    assert ms.steps == 50 and ms.mode == pb.LOCKSTEP
+    assert ms.time == pytest.approx(50 * DT, abs=1e-12)
+    q = ms.step_us
+    assert 0 < q.mean and 0 <= q.p50 <= q.p99 <= q.max
+    assert ms.overruns == 0 and ms.failures == 0
+    all_stats = client.stats()
+    assert pendulum in [m.model for m in all_stats.models]
+    srv = all_stats.server
+    assert srv.clients >= 1 and srv.models >= 1
+    assert srv.bytes_in > 0 and srv.bytes_out > 0 and srv.requests > 0
+
+
+# -- heavy requests: OK (checked against closed forms) or UNIMPLEMENTED ----------------------
+
+def ok_or_unimplemented(fn, *args, **kwargs):
+    """The answer, or None when the daemon says UNIMPLEMENTED (the engine lacks it yet)."""
+    try:
+        return fn(*args, **kwargs)
+    except partita.PartitaError as err:
+        assert err.code == pb.Status.UNIMPLEMENTED, str(err)
+        assert err.message
+        return None
+
+
+def test_inverse_dynamics_holding_torque(client, pendulum):
+    r = ok_or_unimplemented(client.inverse_dynamics, pendulum,
+                            accelerations={"hinge": 0.0})
+    if r is None:
+        pytest.xfail("InverseDynamics answered UNIMPLEMENTED")
+    # Holding the link horizontal at rest takes -M G L (gravity drives the angle up), and the
+    # hinge carries the weight.
+    assert r["efforts"]["tau_hinge"] == pytest.approx(-M * G * L, rel=1e-6)
+    assert r["reactions"]["hinge"]["force"].tolist() == pytest.approx([0, 0, M * G], abs=1e-6)
+    assert client.get_state(pendulum).step == 0     # ran on a copy
+
+
+def test_linearize_hanging_pendulum(client, pendulum):
+    ss = ok_or_unimplemented(client.linearize, pendulum, states=["hinge"],
+                             coordinates={"hinge": math.pi / 2}, rates={"hinge": 0.0})
+    if ss is None:
+        pytest.xfail("Linearize answered UNIMPLEMENTED")
+    # Hanging straight down: M = I_hinge, K = M G L, no damping.
+    k = M * G * L
+    assert ss.states == ["hinge", "hinge.rate"] and ss.inputs == ["tau_hinge"]
+    assert ss.A == pytest.approx(np.array([[0, 1], [-k / I_HINGE, 0]]), rel=1e-4, abs=1e-6)
+    assert ss.B == pytest.approx(np.array([[0], [1 / I_HINGE]]), rel=1e-4, abs=1e-6)
+    assert ss.mck["M"] == pytest.approx(np.array([[I_HINGE]]), rel=1e-4)
+    assert ss.mck["K"] == pytest.approx(np.array([[k]]), rel=1e-4)
+    wn = math.sqrt(k / I_HINGE)
+    assert sorted(abs(z.imag) for z in ss.server_eigenvalues) == pytest.approx([wn, wn],
+                                                                               rel=1e-4)
+    assert client.get_state(pendulum).coordinates.tolist() == [0.0]   # live model untouched
+
+
+def test_equilibrium_hanging(client, pendulum):
+    r = ok_or_unimplemented(client.equilibrium, pendulum, apply=True,
+                            coordinates={"hinge": 1.2})
+    if r is None:
+        pytest.xfail("Equilibrium answered UNIMPLEMENTED")
+    assert r["coordinates"]["hinge"] == pytest.approx(math.pi / 2, abs=1e-6)
+    assert r["reactions"]["hinge"]["force"].tolist() == pytest.approx([0, 0, M * G], abs=1e-6)
+    assert r["applied"]
+    live = client.get_state(pendulum)
+    assert live.coordinate("hinge") == pytest.approx(math.pi / 2, abs=1e-6)
+
+
+# -- Unix socket -----------------------------------------------------------------------------
+
+def test_unix_socket(daemon):
+    with partita.Client("unix:" + daemon.unix, timeout=5.0) as c:
+        assert c.hello().protocol_version == partita.PROTOCOL_VERSION
+        name = unique("ux")
+        c.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
+        s = c.step(name, 10)
+        assert s.step == 10
+        assert s.rate("hinge") == pytest.approx(ALPHA0 * 10 * DT, rel=1e-5)
+        # The same model is visible over TCP.
+        with daemon.client() as tcp:
+            assert tcp.get_state(name).coordinates.tolist() == s.coordinates.tolist()
+        c.unload_model(name)
+
+
+def test_many_requests_in_order(client, pendulum):
+    # Pipelined: send many requests before reading; ids come back matched.
+    reqs = []
+    for i in range(50):
+        req = pb.Request(id=10_000 + i)
+        req.get_state.model = pendulum
+        reqs.append(req)
+    for req in reqs:
+        client._send(req)
+    got = set()
+    deadline = time.monotonic() + 5.0
+    while len(got) < 50 and time.monotonic() < deadline:
+        client._read_some(deadline)
+        got |= {i for i in client._responses if i >= 10_000}
+    assert got == {r.id for r in reqs}
+
+
+# -- a failing model is paused with MODEL_ERROR, the others keep running ---------------------
+
+@pytest.mark.parametrize("tau", [1e200, 1e308], ids=["overflow", "inf_nan"])
+def test_failing_model_pauses_with_event(daemon, client, pendulum, tau):
+    other = unique("other")
+    client.load_model(pendulum_yaml(), name=other, format=pb.YAML, mode="realtime")
+    try:
+        with daemon.client() as watcher:
+            watcher.subscribe(pendulum, every_k=1)
+            good = client.step(pendulum, 2)
+            # A finite but absurd torque: the accelerations overflow within the first step.
+            client.set_inputs(pendulum, {"tau_hinge": tau})
+            with pytest.raises(partita.PartitaError) as err:
+                client.step(pendulum, 10)
+            assert err.value.code == pb.Status.MODEL_ERROR
+            info = client.model_info(pendulum)
+            assert info.mode == pb.PAUSED
+            # Paused at its last good state.
+            s = client.get_state(pendulum)
+            assert np.all(np.isfinite(s.coordinates)) and np.all(np.isfinite(s.rates))
+            assert s.step >= good.step
+            # Subscribers hear why.
+            deadline = time.monotonic() + 3.0
+            event = None
+            while event is None and time.monotonic() < deadline:
+                ev = watcher.next_event(0.2)
+                if ev is not None and ev.WhichOneof("kind") == "model_event":
+                    event = ev.model_event
+            assert event is not None, "no ModelEvent after the failure"
+            assert event.kind == pb.ModelEvent.PAUSED_ON_ERROR and event.model == pendulum
+            assert event.code == pb.Status.MODEL_ERROR and event.message
+            assert model_stats(client, pendulum).failures >= 1
+            # The other model was not disturbed.
+            t0 = client.get_state(other).step
+            time.sleep(0.1)
+            assert client.get_state(other).step > t0
+            # Recoverable: reset and go on.
+            client.set_inputs(pendulum, {"tau_hinge": 0.0})
+            client.reset(pendulum)
+            client.set_mode(pendulum, "lockstep")
+            assert client.step(pendulum, 2).coordinates.tolist() == good.coordinates.tolist()
+    finally:
+        client.unload_model(other)

@@ -1,0 +1,103 @@
+"""UDP fast path: an InputFrame takes effect at the next step; stale sequence numbers are
+dropped. Each check compares a model driven over UDP with a twin driven by SetInputs over TCP
+(bit-identical states), and with the closed-form acceleration of the pendulum."""
+
+import socket
+import time
+
+import pytest
+
+import partita
+from conftest import DT, G, I_HINGE, L, M, model_stats, pendulum_yaml, unique, wait_until
+from partita import pb
+
+
+@pytest.fixture
+def twins(client):
+    a, b = unique("udp"), unique("ref")
+    for name in (a, b):
+        client.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
+    yield a, b
+    for name in (a, b):
+        client.unload_model(name)
+
+
+def counters(client, model):
+    ms = model_stats(client, model)
+    return ms.udp_inputs, ms.stale_inputs
+
+
+def send_and_settle(client, sender, model, values, sequence):
+    """Send one datagram and wait (bounded) until the daemon has counted it, if it counts
+    on receipt; a daemon that counts at the next step is given a fixed 0.2 s instead."""
+    before = counters(client, model)
+    sender.send(values, sequence=sequence)
+    if not wait_until(lambda: counters(client, model) != before, 1.0):
+        time.sleep(0.2)
+
+
+def test_udp_input_applies_at_next_step(daemon, client, twins):
+    udp_model, ref = twins
+    tau = 3.0
+    with partita.UdpInputSender(daemon.udp, udp_model) as sender:
+        send_and_settle(client, sender, udp_model, [tau], sequence=10)
+        s = client.step(udp_model, 1)
+        client.set_inputs(ref, {"tau_hinge": tau})
+        r = client.step(ref, 1)
+        assert s.coordinates.tolist() == r.coordinates.tolist()
+        assert s.rates.tolist() == r.rates.tolist()
+        # The torque acted in that very first step: qdot = (M G L + tau) / I_hinge * dt.
+        assert s.rate("hinge") == pytest.approx((M * G * L + tau) / I_HINGE * DT, rel=1e-6)
+        assert client.get_state(udp_model, fields=partita.FIELD_INPUTS).inputs.tolist() == [tau]
+        assert counters(client, udp_model) == (1, 0)
+
+        # Stale: a lower sequence number is dropped, the held input stays.
+        send_and_settle(client, sender, udp_model, [-100.0], sequence=5)
+        # Equal is stale too ("not greater than the last accepted one").
+        send_and_settle(client, sender, udp_model, [-100.0], sequence=10)
+        s = client.step(udp_model, 1)
+        r = client.step(ref, 1)
+        assert s.coordinates.tolist() == r.coordinates.tolist()
+        assert s.rates.tolist() == r.rates.tolist()
+        assert counters(client, udp_model) == (1, 2)
+
+        # A newer frame by index wins again.
+        send_and_settle(client, sender, udp_model, {0: -tau}, sequence=11)
+        s = client.step(udp_model, 1)
+        client.set_inputs(ref, by_index=[-tau])
+        r = client.step(ref, 1)
+        assert s.coordinates.tolist() == r.coordinates.tolist()
+        assert s.rates.tolist() == r.rates.tolist()
+        assert counters(client, udp_model) == (2, 2)
+
+
+def test_udp_garbage_and_unknown_model_are_ignored(daemon, client, twins):
+    udp_model, ref = twins
+    host, port = daemon.udp.rsplit(":", 1)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as raw:
+        raw.sendto(b"\xff\xfe garbage", (host, int(port)))
+        raw.sendto(pb.InputFrame(model="no_such", sequence=1, values=[1.0])
+                   .SerializeToString(), (host, int(port)))
+        # Non-finite and out-of-range values change nothing either.
+        raw.sendto(pb.InputFrame(model=udp_model, sequence=1, values=[float("nan")])
+                   .SerializeToString(), (host, int(port)))
+        raw.sendto(pb.InputFrame(model=udp_model, sequence=2, values=[1.0], index=[9])
+                   .SerializeToString(), (host, int(port)))
+    time.sleep(0.2)
+    s = client.step(udp_model, 3)
+    r = client.step(ref, 3)
+    assert s.coordinates.tolist() == r.coordinates.tolist()
+    assert client.hello().protocol_version == partita.PROTOCOL_VERSION
+
+
+def test_udp_state_frames_to_peer(client, twins):
+    udp_model, _ref = twins
+    with partita.UdpStateReceiver() as rx:
+        sub = client.subscribe(udp_model, every_k=2, udp_peer=rx.peer)
+        final = client.step(udp_model, 6)
+        frames = [rx.recv(2.0) for _ in range(3)]
+        assert all(f is not None for f in frames)
+        assert [f.step for f in frames] == [2, 4, 6]
+        assert all(f.subscription == sub.subscription for f in frames)
+        assert frames[-1].coordinates.tolist() == final.coordinates.tolist()
+        client.unsubscribe(sub.subscription)
