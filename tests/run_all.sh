@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds Partita twice (normal, and -Db_sanitize=address,undefined) and runs all tests in both.
+# Individual pytest cases are counted from pytest's JUnit report; the last line sums it all:
+# `N passed, N failed, N skipped`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+status=0
+summaries=()
+run_config() {  # name, build dir, meson options...
+  local name=$1 dir=$2
+  shift 2
+  echo "=== $name build ($dir)"
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" || return 1
+  echo "=== $name tests"
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 || true
+  summaries+=("$dir")
+}
+export OPENBLAS_NUM_THREADS=1
+run_config normal "$root/build" --buildtype=debugoptimized || status=1
+run_config sanitize "$root/build-asan" --buildtype=debug -Db_sanitize=address,undefined \
+  -Db_lundef=false || status=1
+/usr/bin/python3 - "$status" "${summaries[@]}" <<'PY'
+import json, sys, os
+import xml.etree.ElementTree as ET
+status = int(sys.argv[1])
+passed = failed = skipped = 0
+for d in sys.argv[2:]:
+    log = os.path.join(d, "meson-logs", "testlog.json")
+    if not os.path.exists(log):
+        failed += 1
+        continue
+    for line in open(log):
+        t = json.loads(line)
+        res = t.get("result")
+        junit = os.path.join(d, "tests", "daemon", "pytest-daemon.xml")
+        if t.get("name") == "pytest-daemon" and os.path.exists(junit):
+            r = ET.parse(junit).getroot()
+            suites = [r] if r.tag == "testsuite" else list(r)
+            n = sum(int(s.get("tests", 0)) for s in suites)
+            f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+            s_ = sum(int(s.get("skipped", 0)) for s in suites)
+            if res not in ("OK", "EXPECTEDFAIL") and f == 0:
+                f = 1  # the run itself failed (crash, timeout) beyond its cases
+            passed += n - f - s_
+            failed += f
+            skipped += s_
+            continue
+        if res in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif res == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+if status:
+    failed += 1  # a build that did not complete
+line = f"{passed} passed, {failed} failed"
+if skipped:
+    line += f", {skipped} skipped"
+print(line)
+sys.exit(1 if failed else 0)
+PY
