@@ -144,6 +144,7 @@ typedef struct pt_spec {
   pt_spec_force *forces;
   pt_spec_actuator *actuators;
   pt_spec_coord *coords;
+  int cap[6];               // allocated entries of the six lists (growth by doubling)
 } pt_spec;
 
 // Allocation helpers shared by the loaders. All return NULL / -1 on out-of-memory.

@@ -27,39 +27,44 @@ void pt_spec_free(pt_spec *s) {
   free(s);
 }
 
-// Grows *arr by one zeroed element of `size` bytes; returns it or NULL.
-static void *grow(void **arr, int *n, size_t size) {
-  void *p = realloc(*arr, (size_t)(*n + 1) * size);
-  if (!p) return NULL;
-  *arr = p;
-  void *e = (char *)p + (size_t)(*n) * size;
+// Appends one zeroed element of `size` bytes to *arr (capacity *cap, doubled when full);
+// returns it or NULL.
+static void *grow(void **arr, int *n, int *cap, size_t size) {
+  if (*n == *cap) {
+    int nc = *cap ? 2 * *cap : 8;
+    void *p = realloc(*arr, (size_t)nc * size);
+    if (!p) return NULL;
+    *arr = p;
+    *cap = nc;
+  }
+  void *e = (char *)*arr + (size_t)(*n) * size;
   memset(e, 0, size);
   (*n)++;
   return e;
 }
 
 pt_spec_body *pt_spec_add_body(pt_spec *s) {
-  pt_spec_body *b = grow((void **)&s->bodies, &s->nbody, sizeof(*b));
+  pt_spec_body *b = grow((void **)&s->bodies, &s->nbody, &s->cap[0], sizeof(*b));
   if (b) b->quat[0] = 1.0;
   return b;
 }
 
 pt_spec_joint *pt_spec_add_joint(pt_spec *s) {
-  return grow((void **)&s->joints, &s->njoint, sizeof(pt_spec_joint));
+  return grow((void **)&s->joints, &s->njoint, &s->cap[1], sizeof(pt_spec_joint));
 }
 
 pt_spec_motion *pt_spec_add_motion(pt_spec *s) {
-  return grow((void **)&s->motions, &s->nmotion, sizeof(pt_spec_motion));
+  return grow((void **)&s->motions, &s->nmotion, &s->cap[2], sizeof(pt_spec_motion));
 }
 
 pt_spec_force *pt_spec_add_force(pt_spec *s) {
-  return grow((void **)&s->forces, &s->nforce, sizeof(pt_spec_force));
+  return grow((void **)&s->forces, &s->nforce, &s->cap[3], sizeof(pt_spec_force));
 }
 
 pt_spec_actuator *pt_spec_add_actuator(pt_spec *s) {
-  return grow((void **)&s->actuators, &s->nactuator, sizeof(pt_spec_actuator));
+  return grow((void **)&s->actuators, &s->nactuator, &s->cap[4], sizeof(pt_spec_actuator));
 }
 
 pt_spec_coord *pt_spec_add_coord(pt_spec *s) {
-  return grow((void **)&s->coords, &s->ncoord, sizeof(pt_spec_coord));
+  return grow((void **)&s->coords, &s->ncoord, &s->cap[5], sizeof(pt_spec_coord));
 }
