@@ -10,7 +10,9 @@ static volatile long nalloc;
 static volatile int counting;
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// from <sanitizer/allocator_interface.h> (not shipped with every gcc): the runtime provides it
+void __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
 static void on_malloc(const volatile void *ptr, size_t size) {
   (void)ptr;
   (void)size;
