@@ -19,7 +19,7 @@
 #define EVENTQ_CAP 64
 #define WAIT_SLICE_NS 1000000    // cond-wait until this close to a deadline, then nanosleep
 
-enum { EV_REPARTITIONED = 1, EV_PAUSED_ON_ERROR = 2, EV_OVERRUN_BURST = 3 };
+enum { EV_REPARTITIONED = 1, EV_PAUSED_ON_ERROR = 2, EV_OVERRUN_BURST = 3, EV_QR_SWITCH = 4 };
 
 static int64_t ts_ns(const struct timespec *t) {
   return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
@@ -293,6 +293,12 @@ static int do_step(sim *s) {
     publish_indep(s);
     event(s, EV_REPARTITIONED, 0, "coordinate partition rebuilt");
   }
+  if (c.method != s->last_method) {  // hybrid LU/QR partitioning (docs/partitioning.md)
+    s->last_method = c.method;
+    event(s, EV_QR_SWITCH, 0,
+          c.method ? "switched to the QR partition (singular configuration near)"
+                   : "switched back to the LU partition");
+  }
   emit_frames(s);
   return 0;
 }
@@ -477,6 +483,7 @@ static void *run(void *arg) {
   pt_counters c;
   pt_get_counters(s->d, &c);
   s->last_repartitions = c.repartitions;
+  s->last_method = c.method;
   publish(s);
   publish_indep(s);
   if (s->mode == MODE_REALTIME)

@@ -151,6 +151,7 @@ struct sim {
   int late_run;                     // deadlines missed in a row
   hist h_step, h_late;
   int64_t overruns, dropped, last_repartitions;
+  int last_method;                  // partition method after the last step: 0 LU, 1 QR
   sim_sub *subs;                    // (cfg max_subscriptions) decimation table
   int nsubs;
 

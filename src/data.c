@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "qr_partition.h"
 #include "ptu.h"
 
 typedef struct {
@@ -71,6 +72,17 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->ysum = TAKE_D(a, n2);
   d->q_save = TAKE_D(a, nq);
   d->qd_save = TAKE_D(a, nq);
+  d->qr_ref = TAKE_D(a, nq);
+  d->qr_q2 = TAKE_D(a, (size_t)nq * (n2 / 2));
+  d->qr_b = TAKE_D(a, (size_t)nq * nq);
+  d->qr_n = TAKE_D(a, (size_t)nq * (n2 / 2));
+  d->qr_nx = TAKE_D(a, (size_t)nv * (n2 / 2));
+  d->qr_vec = TAKE_D(a, nq);
+  d->qr_lwork = TAKE_D(a, 64 * (size_t)nq + 64);
+  d->qr_ipiv = TAKE_I(a, nq);
+  d->fb_a = TAKE_D(a, (size_t)nv * nv);
+  d->fb_b = TAKE_D(a, (size_t)nv * nv);
+  d->fb_jpvt = TAKE_I(a, nv);
 }
 
 static void set_initial(const pt_model *m, pt_data *d) {
@@ -104,6 +116,7 @@ pt_data *pt_data_new(const pt_model *m) {
   d->integrator = m->integrator;
   klu_defaults(&d->klu);
   d->klu.scale = 0;  // unscaled: pivots keep their size, compared with those at build
+  d->klu.tol = 1.0;  // true partial pivoting: the cached pivot order starts from the best rows
   set_initial(m, d);
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
@@ -147,8 +160,11 @@ int pt_data_copy(const pt_model *m, pt_data *dst, const pt_data *src) {
   dst->counters = src->counters;
   dst->part_method = src->part_method;
   if (src->part_valid) {
+    // the same dependent set (full pivoting at the same state); a copy of a data in QR mode
+    // keeps QR even if an LU partition cannot be built here
     int rc = pt_partition_build(m, dst);
-    if (rc) return rc;
+    if (rc && src->part_method != PT_PART_QR) return rc;
+    pt_partition_copy_state(dst, src);
     dst->abm_count = src->abm_count;
   }
   return PT_OK;

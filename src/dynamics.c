@@ -11,10 +11,18 @@
 // linearly with the number of bodies on chains and trees.
 // Euler-parameter accelerations follow from pdd = E^T wdot / 2 - |w|^2 p / 4 (seed gcp,
 // after eq. 21, in global angular velocity).
+// When W is singular (a singular configuration: rows of J lose rank) the accelerations are
+// still unique; they then come from a rank-revealing dense solve (pt_acc_dense, issue 7).
 #include <ldl.h>
 
 #include "engine.h"
 #include "ptu.h"
+#include "qr_partition.h"
+
+// W is called near singular (the integrator then prefers the QR partition, issue 7) when its
+// smallest LDL pivot falls below this fraction of the largest; below 1e-14 it is singular and
+// the accelerations come from the rank-revealing dense solve (qr_partition.c).
+#define W_NEAR_SINGULAR 1e-9
 
 // y = M_k^-1 v for body k (6-vectors).
 static void minv_body(const pt_model *m, const pt_data *d, int k, const double *v, double *y) {
@@ -50,13 +58,19 @@ int pt_w_factor(const pt_model *m, pt_data *d) {
   int ok = ldl_numeric(m->ncon, m->w_colptr, m->w_rowind, d->w_val, m->ldl_Lp, m->ldl_parent,
                        m->ldl_lnz, d->ldl_Li, d->ldl_Lx, d->ldl_D, d->ldl_Y, d->ldl_pattern,
                        d->ldl_flag, m->ldl_P, m->ldl_Pinv);
-  if (ok != m->ncon) return PT_ESINGULAR;
+  if (ok != m->ncon) {
+    d->w_singular = 1;
+    d->w_ratio = 0;
+    return PT_ESINGULAR;
+  }
   double dmax = 0, dmin = INFINITY;
   for (int i = 0; i < m->ncon; i++) {
     double a = fabs(d->ldl_D[i]);
     if (a > dmax) dmax = a;
     if (a < dmin) dmin = a;
   }
+  d->w_ratio = dmax > 0 ? dmin / dmax : 0;
+  if (!(dmin > W_NEAR_SINGULAR * dmax)) d->w_singular = 1;
   if (!(dmin > 1e-14 * dmax)) return PT_ESINGULAR;
   return PT_OK;
 }
@@ -88,13 +102,30 @@ void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *
   for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, f + 6 * k, out + 6 * k);
 }
 
+// rdd, and pdd = E^T wdot / 2 - |w|^2 p / 4
+void pt_qdd_from_xdd(const pt_model *m, pt_data *d) {
+  double *qdd = d->qdd;
+  const double *xdd = d->xdd;
+  for (int k = 0; k < m->nbody; k++) {
+    const double *p = d->q + 7 * k + 3, *w = d->x + 6 * k + 3, *wd = xdd + 6 * k + 3;
+    double E[12];
+    ptu_quat_E(E, p);
+    double w2 = ptu_dot3(w, w);
+    ptu_copy(qdd + 7 * k, xdd + 6 * k, 3);
+    for (int c = 0; c < 4; c++)
+      qdd[7 * k + 3 + c] = 0.5 * (E[c] * wd[0] + E[4 + c] * wd[1] + E[8 + c] * wd[2]) -
+                           0.25 * w2 * p[c];
+  }
+}
+
 int pt_accelerations(const pt_model *m, pt_data *d) {
-  // outputs
-  double *xdd = d->xdd, *lam = d->lambda, *qdd = d->qdd;
+  // outputs: xdd, lambda, qdd
+  double *xdd = d->xdd, *lam = d->lambda;
   // inputs: rows (row_jac, row_gamma) and forces (qfrc) at the current state
 
   int rc = pt_w_factor(m, d);
-  if (rc) return rc;
+  // at a singular configuration rows of J lose rank but the accelerations stay unique
+  if (rc) return pt_acc_dense(m, d);
   // z = M^-1 Q, then Eq. (62): W lambda = J z - gamma
   for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, xdd + 6 * k);
   for (int a = 0; a < m->ncon; a++) {
@@ -119,16 +150,6 @@ int pt_accelerations(const pt_model *m, pt_data *d) {
       for (int c = 0; c < 6; c++) xdd[6 * body[b] + c] -= y[c] * lam[a];
     }
   }
-  // rdd, and pdd = E^T wdot / 2 - |w|^2 p / 4
-  for (int k = 0; k < m->nbody; k++) {
-    const double *p = d->q + 7 * k + 3, *w = d->x + 6 * k + 3, *wd = xdd + 6 * k + 3;
-    double E[12];
-    ptu_quat_E(E, p);
-    double w2 = ptu_dot3(w, w);
-    ptu_copy(qdd + 7 * k, xdd + 6 * k, 3);
-    for (int c = 0; c < 4; c++)
-      qdd[7 * k + 3 + c] = 0.5 * (E[c] * wd[0] + E[4 + c] * wd[1] + E[8 + c] * wd[2]) -
-                           0.25 * w2 * p[c];
-  }
+  pt_qdd_from_xdd(m, d);
   return PT_OK;
 }

@@ -221,6 +221,31 @@ struct pt_data {
 
   pt_counters counters;
   void *buffer;
+
+  // hybrid LU/QR partitioning (issue 7, src/qr_partition.c, seed hybrid eq. 4-9)
+  int part_mode;               // PT_MODE_HYBRID, PT_MODE_LU, PT_MODE_QR (partita.h)
+  double *qr_ref;              // (nq) q at the QR build: z = Q2^T (q - qr_ref)
+  double *qr_q2;               // (nq x ndof) orthonormal tangent basis Q2, column-major
+  double *qr_b;                // (nq x nq) LU of B = [Phi^F_q; Q2^T], column-major; build work
+  double *qr_n;                // (nq x ndof) Q2bar = B^-1 [0; I], the updated null space
+  double *qr_nx;               // (nv x ndof) Q2bar in velocities x, then M Q2bar
+  double *qr_vec;              // (nq) work
+  double *qr_lwork;            // (64 nq + 64) LAPACK work
+  int *qr_ipiv;                // (nq) pivots of B
+  int qr_b_valid;              // qr_b holds the factor at the current q
+  double qr_rcond;             // rcond(B) at the last velocity solve
+  int qr_stable;               // consecutive unremarkable steps in QR mode
+  int64_t lu_rebuild_step[2];  // steps of the last two LU rebuilds
+  double energy_prev;          // total energy after the previous step
+  double energy_davg;          // running mean of |energy change| per step
+  int w_singular;              // W = J M^-1 J^T was (near) singular in the current step
+  double w_ratio;              // min / max |LDL pivot| of W at the last factorisation
+  double rcond_healthy;        // best rcond(Phi_u) of an LU build so far: the model's scale
+  int qr_backoff;              // stable QR steps needed = switch_back_steps * this (1..64)
+  int64_t lu_back_step;        // step of the last switch back to LU
+  double *fb_a;                // (nv x nv) dense fallback for a singular W: J^T, then Q
+  double *fb_b;                // (nv x nv) M Q2, then Q2^T M Q2
+  int *fb_jpvt;                // (nv)
 };
 
 // ---- stages (each file's header comment says which equations it implements) ---------------

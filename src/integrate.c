@@ -3,13 +3,33 @@
 // Adams-Bashforth-Moulton 4 in PECE mode (started with RK4) and semi-implicit Euler.
 // After each stage the dependent coordinates are recovered: u by Newton on Phi(u, v, t) = 0
 // and udot from Phi_u udot = -Phi_v vdot - Phi_t (eq. 10-16).
+//
+// Hybrid partitioning (seed hybrid, section 3, adapted to fixed steps): the integrated
+// variables are either v of the cached LU partition or the tangent coordinates z of the QR
+// partition (qr_partition.c, eq. 4-9). In the default hybrid mode the integrator goes to QR
+// when the LU side shows a singular configuration coming (two LU rebuilds within a few steps,
+// Newton for u struggling, rcond(Phi_u) collapsing, W near singular, a failed step or a jump
+// of the total energy; the last two redo the step with QR) and back to LU after
+// m->switch_back_steps unremarkable QR steps, if a fresh LU partition is well conditioned.
 #include "engine.h"
 #include "ptu.h"
+#include "qr_partition.h"
 
 #define NEWTON_MAXIT 12
 #define NEWTON_SUSPECT 4       // more iterations than this: rebuild the partition
 #define RCOND_DEGRADED 0.02    // rcond(Phi_u) fallen below this fraction of its build value
 #define PIVOT_DEGRADED 0.5     // a pivot of Phi_u fallen below this fraction of its build value
+#define NEWTON_STRUGGLE 8      // more iterations than this: Newton struggles, go QR (hybrid)
+#define SUSPECT_PIVOT 1        // part_suspect bits
+#define SUSPECT_NEWTON 2
+#define SUSPECT_STRUGGLE 4
+#define REBUILD_WINDOW 20      // two LU rebuilds within this many steps: go QR
+#define RCOND_LU_BAD 1e-3     // rcond(Phi_u) below this fraction of the best seen: go QR
+#define RCOND_LU_GOOD 0.1      // a fresh LU partition must reach this fraction to switch back
+#define BACKOFF_WINDOW 50      // back in QR within this many steps of leaving: wait longer
+#define ALPHA_MIN 0.98         // re-reference the QR tangent when less velocity lies in it
+#define ENERGY_JUMP 50         // |dE| over a step this many times its running mean ...
+#define ENERGY_FLOOR 1e-9      // ... and above this fraction of the energy scale
 
 // Full evaluation at a consistent (q, qd, t): kinematics, rows, forces, accelerations.
 int pt_eval(const pt_model *m, pt_data *d) {
@@ -20,28 +40,55 @@ int pt_eval(const pt_model *m, pt_data *d) {
   return pt_accelerations(m, d);
 }
 
-// f(t, y) for y = (v, vd): set the independent coordinates, recover the dependent ones, and
-// evaluate the accelerations. f = (vd, vdd).
+// QR stage: z, zd -> q (Newton), qd (eq. 6), accelerations (eq. 7-9). f = (zd, zdd).
+static int stage_qr(const pt_model *m, pt_data *d, const double *y, double *f) {
+  const int n = m->ndof;
+  int it = pt_qr_positions(m, d, y, NEWTON_MAXIT);
+  if (it < 0) return it;
+  if (it > NEWTON_SUSPECT) d->part_suspect |= SUSPECT_NEWTON;
+  int rc = pt_qr_velocities(m, d, y + n);
+  if (rc) return rc;
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  pt_motion_rows(m, d);
+  pt_forces(m, d);
+  rc = pt_qr_accelerations(m, d);
+  if (rc) return rc;
+  pt_qr_coords(m, d, f, f + n, f + n);  // f = (z, zdd): z is overwritten next
+  ptu_copy(f, y + n, n);
+  return PT_OK;
+}
+
+// f(t, y) for y = (v, vd) or (z, zd): set the independent coordinates, recover the dependent
+// ones, and evaluate the accelerations. f = (vd, vdd).
 static int stage(const pt_model *m, pt_data *d, double t, const double *y, double *f) {
   const int n = m->ndof;
   d->time = t;
-  for (int i = 0; i < n; i++) {
-    d->q[d->indep[i]] = y[i];
-    d->qd[d->indep[i]] = y[n + i];
+  if (d->part_method == PT_PART_QR) {
+    int rc = stage_qr(m, d, y, f);
+    if (rc) return rc;
+  } else {
+    for (int i = 0; i < n; i++) {
+      d->q[d->indep[i]] = y[i];
+      d->qd[d->indep[i]] = y[n + i];
+    }
+    int it = pt_solve_positions(m, d, NEWTON_MAXIT);
+    if (it < 0) return it;
+    if (it > NEWTON_SUSPECT) d->part_suspect |= SUSPECT_NEWTON;
+    if (it > NEWTON_STRUGGLE) d->part_suspect |= SUSPECT_STRUGGLE;
+    int rc = pt_solve_velocities(m, d);
+    if (rc) return rc;
+    if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < PIVOT_DEGRADED)
+      d->part_suspect |= SUSPECT_PIVOT;
+    rc = pt_eval(m, d);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+      f[i] = d->qd[d->indep[i]];
+      f[n + i] = d->qdd[d->indep[i]];
+    }
   }
-  int it = pt_solve_positions(m, d, NEWTON_MAXIT);
-  if (it < 0) return it;
-  if (it > NEWTON_SUSPECT) d->part_suspect = 1;
-  int rc = pt_solve_velocities(m, d);
-  if (rc) return rc;
-  if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < PIVOT_DEGRADED)
-    d->part_suspect = 1;
-  rc = pt_eval(m, d);
-  if (rc) return rc;
-  for (int i = 0; i < n; i++) {
-    f[i] = d->qd[d->indep[i]];
-    f[n + i] = d->qdd[d->indep[i]];
-  }
+  for (int i = 0; i < 2 * n; i++)
+    if (!isfinite(f[i])) return PT_EDIVERGED;
   d->acc_valid = 1;
   return PT_OK;
 }
@@ -53,6 +100,10 @@ static void axpy(double *y, const double *a, double h, const double *b, int n) {
 
 static void current_y(const pt_model *m, const pt_data *d, double *y) {
   const int n = m->ndof;
+  if (d->part_method == PT_PART_QR) {
+    pt_qr_coords(m, d, y, y + n, NULL);
+    return;
+  }
   for (int i = 0; i < n; i++) {
     y[i] = d->q[d->indep[i]];
     y[n + i] = d->qd[d->indep[i]];
@@ -63,6 +114,10 @@ static void current_y(const pt_model *m, const pt_data *d, double *y) {
 static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
   const int n = m->ndof;
   if (d->acc_valid) {
+    if (d->part_method == PT_PART_QR) {
+      pt_qr_coords(m, d, f + n, f, f + n);  // zd, then zdd over the z slot we do not need
+      return PT_OK;
+    }
     for (int i = 0; i < n; i++) {
       f[i] = d->qd[d->indep[i]];
       f[n + i] = d->qdd[d->indep[i]];
@@ -71,7 +126,6 @@ static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
   }
   return stage(m, d, d->time, y0, f);
 }
-
 static int step_rk4(const pt_model *m, pt_data *d, double t0, double h, double *fnew) {
   const int n2 = 2 * m->ndof;
   double *y0 = d->y, *ys = d->ystage, *k1 = d->k, *k2 = k1 + n2, *k3 = k2 + n2, *k4 = k3 + n2;
@@ -166,57 +220,238 @@ static int try_step(const pt_model *m, pt_data *d, double t0, double h) {
   }
 }
 
-int pt_step(const pt_model *m, pt_data *d) {
-  const double t0 = d->time, h = d->dt;
-  int rc;
-  if (!d->part_valid) {
-    rc = pt_partition_build(m, d);
-    if (rc) return rc;
+// ---- partition management -----------------------------------------------------------------
+
+// An LU build; rcond_healthy keeps the best conditioning seen, the scale against which
+// "collapsing" and "well conditioned again" are judged (rcond depends on the model's units).
+static int lu_build(const pt_model *m, pt_data *d) {
+  int rc = pt_partition_build(m, d);
+  if (!rc) d->rcond_healthy = fmax(d->rcond_healthy, d->rcond_built);
+  return rc;
+}
+
+static int lu_rebuild(const pt_model *m, pt_data *d) {
+  int rc = lu_build(m, d);
+  if (rc) return rc;
+  d->counters.repartitions++;
+  d->lu_rebuild_step[0] = d->lu_rebuild_step[1];
+  d->lu_rebuild_step[1] = d->nstep;
+  return PT_OK;
+}
+
+// LU -> QR. Coming back to QR soon after leaving it doubles the stable stretch required
+// before the next switch back (up to 64 times), so a long troubled stretch does not
+// alternate between the methods every few steps; a long LU stretch resets it.
+static int to_qr(const pt_model *m, pt_data *d) {
+  int rc = pt_qr_build(m, d);
+  if (rc) return rc;
+  d->counters.qr_switches++;
+  d->qr_stable = 0;
+  if (d->qr_backoff < 1) d->qr_backoff = 1;
+  if (d->counters.lu_switches > 0 && d->nstep - d->lu_back_step <= BACKOFF_WINDOW)
+    d->qr_backoff = d->qr_backoff < 64 ? 2 * d->qr_backoff : 64;
+  else
+    d->qr_backoff = 1;
+  return PT_OK;
+}
+
+// QR -> LU when a fresh LU partition is well conditioned; otherwise QR stays active with its
+// reference tangent (the LU build touches nothing of the QR partition but the method flag).
+static void try_back_to_lu(const pt_model *m, pt_data *d) {
+  d->qr_stable = 0;
+  const int rc = lu_build(m, d);
+  d->counters.repartitions++;  // a build either way (it allocates: KLU analysis)
+  if (rc == PT_OK && d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy) {
+    d->counters.lu_switches++;
+    d->lu_back_step = d->nstep;
+    d->lu_rebuild_step[0] = d->lu_rebuild_step[1] = -REBUILD_WINDOW - 1;
+    return;
   }
-  save_state(m, d);
+  d->part_method = PT_PART_QR;
+  d->part_valid = 1;
+}
+
+// First use (or after pt_set_state / reset / copy): LU unless QR only; QR if LU cannot.
+static int build_initial(const pt_model *m, pt_data *d) {
+  if (d->part_mode != PT_MODE_QR) {
+    int rc = lu_build(m, d);
+    if (!rc || d->part_mode == PT_MODE_LU) return rc;
+  }
+  return pt_qr_build(m, d);
+}
+
+// Total energy jump against its running mean (seed section 3: "the total energy of the
+// system changes suddenly").
+static int energy_jump(pt_data *d) {
+  const double e = d->energy_kin + d->energy_pot;
+  const double de = fabs(e - d->energy_prev);
+  const double scale = fabs(d->energy_kin) + fabs(d->energy_pot) + 1e-300;
+  int jump = d->nstep > 3 && de > ENERGY_JUMP * d->energy_davg && de > ENERGY_FLOOR * scale;
+  return jump;
+}
+
+static void energy_accept(pt_data *d) {
+  const double e = d->energy_kin + d->energy_pot;
+  const double de = fabs(e - d->energy_prev);
+  d->energy_davg = d->nstep <= 1 ? de : 0.9 * d->energy_davg + 0.1 * de;
+  d->energy_prev = e;
+}
+
+// One attempt at the step with the active partition, with one retry after rebuilding it at
+// the step start; in hybrid mode an LU failure retries with QR.
+static int attempt(const pt_model *m, pt_data *d, double t0, double h, int *retried) {
   d->part_suspect = 0;
-  rc = try_step(m, d, t0, h);
-  if (rc) {  // the partition may have degraded inside the step: rebuild at its start, retry
-    restore_state(m, d, t0);
-    rc = pt_partition_build(m, d);
-    if (!rc) {
-      d->counters.repartitions++;
-      rc = try_step(m, d, t0, h);
-    }
-    if (rc) {
-      restore_state(m, d, t0);
-      d->counters.failures++;
-      return rc;
-    }
+  d->w_singular = 0;
+  int rc = try_step(m, d, t0, h);
+  if (!rc) return PT_OK;
+  *retried = 1;
+  restore_state(m, d, t0);
+  if (d->part_method == PT_PART_QR) {
+    rc = pt_qr_build(m, d);
+  } else if (d->part_mode == PT_MODE_HYBRID) {
+    rc = to_qr(m, d);
+  } else {
+    rc = lu_rebuild(m, d);
   }
+  if (!rc) {
+    d->part_suspect = 0;
+    rc = try_step(m, d, t0, h);
+  }
+  if (rc) restore_state(m, d, t0);
+  return rc;
+}
+
+static int finish_step(const pt_model *m, pt_data *d, double t0, double h) {
+  for (int i = 0; i < m->nq; i++)
+    if (!isfinite(d->qd[i]) || !isfinite(d->qdd[i])) return PT_EDIVERGED;
   d->time = t0 + h;
   d->nstep++;
   pt_outputs(m, d);
-  if (d->part_suspect) {
-    rc = pt_partition_build(m, d);
-    if (rc) {
-      d->counters.failures++;
-      return rc;
-    }
-    d->counters.repartitions++;
-    // the rebuild re-evaluated rows only; accelerations at this state are still valid
-  }
   return PT_OK;
+}
+
+// LU side after an accepted step: does it see a singular configuration coming?
+static int lu_wants_qr(const pt_data *d, int retried) {
+  const double rcond_bad = RCOND_LU_BAD * d->rcond_healthy;
+  const int rebuild_now = d->part_suspect != 0;
+  const int64_t last = d->lu_rebuild_step[1];
+  return retried || d->w_singular || (d->part_suspect & SUSPECT_STRUGGLE) ||
+         d->rcond < rcond_bad ||
+         (rebuild_now && d->nstep - last <= REBUILD_WINDOW);
+}
+
+int pt_step(const pt_model *m, pt_data *d) {
+  const double t0 = d->time, h = d->dt;
+  int rc, retried = 0;
+  if (!d->part_valid) {
+    rc = build_initial(m, d);
+    if (rc) return rc;
+  }
+  save_state(m, d);
+  const int64_t nstep0 = d->nstep;
+  rc = attempt(m, d, t0, h, &retried);
+  if (!rc) rc = finish_step(m, d, t0, h);
+  // an energy jump taken with LU: redo the step with QR (hybrid)
+  if (!rc && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU &&
+      energy_jump(d)) {
+    restore_state(m, d, t0);
+    d->nstep = nstep0;
+    rc = to_qr(m, d);
+    if (!rc) rc = attempt(m, d, t0, h, &retried);
+    if (!rc) rc = finish_step(m, d, t0, h);
+  }
+  if (rc) {
+    restore_state(m, d, t0);
+    d->nstep = nstep0;
+    d->counters.failures++;
+    return rc;
+  }
+  energy_accept(d);
+  if (d->part_method == PT_PART_QR) {
+    d->counters.qr_steps++;
+    const int calm = !retried && !(d->part_suspect & SUSPECT_NEWTON);
+    d->qr_stable = calm ? d->qr_stable + 1 : 0;
+    const int64_t need = (int64_t)m->switch_back_steps * (d->qr_backoff > 1 ? d->qr_backoff : 1);
+    if (d->part_mode == PT_MODE_HYBRID && d->qr_stable >= need)
+      try_back_to_lu(m, d);
+    else if (!calm || pt_qr_alpha(m, d) < ALPHA_MIN)
+      pt_qr_build(m, d);  // seed step 12: a new tangent here (on failure the old one stays)
+  } else if (d->part_mode == PT_MODE_HYBRID && lu_wants_qr(d, retried)) {
+    rc = to_qr(m, d);
+    if (rc) rc = lu_rebuild(m, d);
+  } else if (d->part_suspect) {
+    rc = lu_rebuild(m, d);
+  }
+  // the rebuilds re-evaluated rows only; accelerations at this state are still valid
+  d->counters.method = d->part_method == PT_PART_QR;
+  if (rc) d->counters.failures++;
+  return rc;
 }
 
 int pt_forward(const pt_model *m, pt_data *d) {
   int rc;
   if (!d->part_valid) {
-    rc = pt_partition_build(m, d);
+    rc = build_initial(m, d);
     if (rc) return rc;
   }
-  int it = pt_solve_positions(m, d, NEWTON_MAXIT);
-  if (it < 0) return it;
-  rc = pt_solve_velocities(m, d);
-  if (rc) return rc;
-  rc = pt_eval(m, d);
+  if (d->part_method == PT_PART_QR) {
+    double *z = d->ystage, *zd = z + m->ndof;
+    pt_qr_coords(m, d, z, zd, NULL);
+    int it = pt_qr_positions(m, d, z, NEWTON_MAXIT);
+    if (it < 0) return it;
+    rc = pt_qr_velocities(m, d, zd);
+    if (rc) return rc;
+    pt_kin_bodies(m, d);
+    pt_joint_rows(m, d);
+    pt_motion_rows(m, d);
+    pt_forces(m, d);
+    rc = pt_qr_accelerations(m, d);
+  } else {
+    int it = pt_solve_positions(m, d, NEWTON_MAXIT);
+    if (it < 0) return it;
+    rc = pt_solve_velocities(m, d);
+    if (!rc) rc = pt_eval(m, d);
+  }
   if (rc) return rc;
   d->acc_valid = 1;
+  d->counters.method = d->part_method == PT_PART_QR;
   pt_outputs(m, d);
+  d->energy_prev = d->energy_kin + d->energy_pot;
+  return PT_OK;
+}
+
+void pt_partition_copy_state(pt_data *dst, const pt_data *src) {
+  dst->part_mode = src->part_mode;
+  dst->rcond_healthy = src->rcond_healthy;
+  dst->qr_backoff = src->qr_backoff;
+  dst->lu_back_step = src->lu_back_step;
+  dst->qr_stable = src->qr_stable;
+  dst->lu_rebuild_step[0] = src->lu_rebuild_step[0];
+  dst->lu_rebuild_step[1] = src->lu_rebuild_step[1];
+  dst->energy_prev = src->energy_prev;
+  dst->energy_davg = src->energy_davg;
+  dst->qr_b_valid = 0;
+  if (src->part_valid && src->part_method == PT_PART_QR) {
+    dst->part_method = PT_PART_QR;
+    dst->part_valid = 1;
+  }
+}
+
+// ---- public settings ------------------------------------------------------------------------
+
+int pt_partition_method(const pt_data *d) { return d->part_method == PT_PART_QR; }
+
+int pt_set_partition_mode(pt_data *d, int mode) {
+  if (mode != PT_MODE_HYBRID && mode != PT_MODE_LU && mode != PT_MODE_QR) return PT_EINVAL;
+  d->part_mode = mode;
+  if ((mode == PT_MODE_LU && d->part_method == PT_PART_QR) ||
+      (mode == PT_MODE_QR && d->part_method == PT_PART_LU))
+    d->part_valid = 0;  // rebuilt with the forced method at the next step
+  return PT_OK;
+}
+
+int pt_set_switch_back(pt_model *m, int steps) {
+  if (steps < 1 || steps > 100000) return PT_EINVAL;
+  m->switch_back_steps = steps;
   return PT_OK;
 }

@@ -169,7 +169,25 @@ typedef struct {
   int64_t clipped_inputs;   // inputs clipped to their limit
   int64_t failures;         // steps that failed
   double last_rcond;        // reciprocal condition estimate of Phi_u at the last step
+  int64_t qr_switches;      // hybrid partitioning: switches LU -> QR (issue 7)
+  int64_t lu_switches;      // switches QR -> LU
+  int64_t qr_steps;         // steps taken with the QR (tangent-space) partition
+  int method;               // partition active after the last step: 0 LU, 1 QR
 } pt_counters;
 void pt_get_counters(const pt_data *d, pt_counters *c);
+
+// Coordinate partitioning (docs/partitioning.md): the LU partition of seed gcp, the QR
+// tangent-space partition of the hybrid seed near singular configurations, or both (default).
+#define PT_MODE_HYBRID 0
+#define PT_MODE_LU 1
+#define PT_MODE_QR 2
+int pt_partition_method(const pt_data *d);            // active now: 0 LU, 1 QR
+int pt_set_partition_mode(pt_data *d, int mode);      // PT_MODE_*; PT_EINVAL if unknown
+int pt_set_switch_back(pt_model *m, int steps);       // QR -> LU after this many stable steps
+                                                      // (default 5, 1..100000); call before use
+
+// Analyses: inverse dynamics and equilibrium (issue 5), linearization (issue 6).
+#include "pt_inverse.h"
+#include "pt_linearize.h"
 
 #endif

@@ -59,6 +59,7 @@ static void eval_rows(const pt_model *m, pt_data *d) {
 static int choose_dependent(const pt_model *m, pt_data *d) {
   const int nr = m->ncq, nc = m->nq;
   double *G = d->qr_work;  // (nr x nc) row-major
+  if (nr > nc) return PT_ESINGULAR;  // more rows than coordinates (redundant rows still in)
   int *colperm = d->iwork;
   ptu_zero(G, nr * nc);
   for (int a = 0; a < nr; a++)
@@ -179,6 +180,7 @@ int pt_partition_build(const pt_model *m, pt_data *d) {
 }
 
 static int refactor(const pt_model *m, pt_data *d) {
+  if (!d->klu_sym || !d->klu_num) return PT_ESINGULAR;  // no LU partition (QR mode, failed build)
   lu_values(d);
   if (!klu_refactor(d->lu_colptr, d->lu_rowind, d->lu_val, d->klu_sym, d->klu_num, &d->klu))
     return PT_ESINGULAR;
