@@ -1,0 +1,175 @@
+// equilibrium.c: `partita equilibrium` with a MODEL file, done by the embedded engine
+// (issue 5): the static equilibrium nearest (in the engine's sense) to the model's initial
+// state or the one given by --init, with the joint reactions there.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "partita.h"
+
+// Defined in inverse.c (shared by the two analysis commands).
+int cli_analysis_load(const char *cmd, const char *path, const pt_load_options *opt,
+                      pt_model **m, pt_data **d);
+int cli_analysis_state(const char *cmd, const pt_model *m, pt_data *d, const char *const *init,
+                       int ninit, const char *const *rate, int nrate);
+void cli_analysis_reactions(cli_json *j, const pt_model *m, const double *reaction);
+int cli_analysis_exit(int rc);
+
+typedef struct {
+  const char *path;
+  int json;
+  pt_load_options lopt;
+  pt_equilibrium_options eopt;
+  const char **init;  // (argc) NAME=VALUE texts
+  int ninit;
+} eq_options;
+
+static int eq_parse(int argc, char **argv, eq_options *o) {
+  const char *cmd = "equilibrium";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int r;
+    long n;
+    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
+      cli_usage(cmd, stdout);
+      return 1;
+    } else if (cli_is_flag(a, "--json")) {
+      o->json = 1;
+    } else if (cli_is_flag(a, "--floating-base")) {
+      o->lopt.floating_base = 1;
+    } else if (cli_is_flag(a, "--newton-only")) {
+      o->eopt.no_damped = 1;
+    } else if (cli_is_flag(a, "--allow-unstable")) {
+      o->eopt.allow_unstable = 1;
+    } else if (cli_is_flag(a, "--apply")) {
+      cli_error(cmd, "--apply moves a daemon's live model: use it with --model NAME");
+      return -1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--max-iterations", &v)) != 0) {
+      if (r < 0 || cli_parse_long(cmd, "--max-iterations", v, 1, 100000, &n) < 0) return -1;
+      o->eopt.max_iterations = (int)n;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--tolerance", &v)) != 0) {
+      if (r < 0 || cli_parse_double(cmd, "--tolerance", v, &o->eopt.tolerance) < 0) return -1;
+      if (!(o->eopt.tolerance > 0)) {
+        cli_error(cmd, "--tolerance: %s is not positive", v);
+        return -1;
+      }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--init", &v)) != 0) {
+      if (r < 0) return -1;
+      o->init[o->ninit++] = v;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      cli_error(cmd, "unknown option '%s' (see partita %s --help)", a, cmd);
+      return -1;
+    } else if (o->path) {
+      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", o->path, a);
+      return -1;
+    } else {
+      o->path = a;
+    }
+  }
+  if (!o->path) {
+    cli_error(cmd, "MODEL file missing (usage: partita equilibrium MODEL [--init NAME=VALUE "
+                   "...] [--json])");
+    return -1;
+  }
+  return 0;
+}
+
+static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json) {
+  const int nc = pt_model_ncoord(m);
+  if (json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "model");
+    cli_json_string(&j, pt_model_name(m));
+    cli_json_key(&j, "time");
+    cli_json_number(&j, r->time);
+    cli_json_key(&j, "coordinates");
+    cli_json_begin_object(&j);
+    for (int i = 0; i < nc; i++) {
+      cli_json_key(&j, pt_coord_name(m, i));
+      cli_json_number(&j, r->coord[i]);
+    }
+    cli_json_end_object(&j);
+    cli_analysis_reactions(&j, m, r->reaction);
+    cli_json_key(&j, "efforts");
+    cli_json_begin_object(&j);
+    for (int i = 0; i < r->nmotion; i++) {
+      cli_json_key(&j, pt_motion_name(m, i));
+      cli_json_number(&j, r->motion_effort[i]);
+    }
+    cli_json_end_object(&j);
+    cli_json_key(&j, "iterations");
+    cli_json_int(&j, r->iterations);
+    cli_json_key(&j, "damped_steps");
+    cli_json_int(&j, r->damped_steps);
+    cli_json_key(&j, "stable");
+    cli_json_bool(&j, r->stable == 1);
+    cli_json_key(&j, "residual");
+    cli_json_number(&j, r->residual);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+    return;
+  }
+  printf("%-16s%s\n", "model", pt_model_name(m));
+  printf("%-16s%.17g\n", "time", r->time);
+  printf("%-16s%d (+ %d damped-dynamics steps)\n", "iterations", r->iterations,
+         r->damped_steps);
+  printf("%-16s%.3g\n", "residual", r->residual);
+  printf("%-16s%s\n", "stable", r->stable == 1 ? "yes" : "no");
+  printf("coordinates\n");
+  for (int i = 0; i < nc; i++) printf("  %-16s %.17g\n", pt_coord_name(m, i), r->coord[i]);
+  if (r->nmotion > 0) printf("efforts (motions frozen at the time above)\n");
+  for (int i = 0; i < r->nmotion; i++)
+    printf("  %-16s %.17g\n", pt_motion_name(m, i), r->motion_effort[i]);
+  cli_analysis_reactions(NULL, m, r->reaction);
+}
+
+static int eq_run(const eq_options *o) {
+  const char *cmd = "equilibrium";
+  pt_model *m = NULL;
+  pt_data *d = NULL;
+  pt_equilibrium_result *res = NULL;
+  int code = cli_analysis_load(cmd, o->path, &o->lopt, &m, &d);
+  if (code) goto done;
+  res = pt_equilibrium_result_new(m);
+  if (!res) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  code = cli_analysis_state(cmd, m, d, o->init, o->ninit, NULL, 0);
+  if (code) goto done;
+  pt_error err = {0, {0}};
+  int rc = pt_equilibrium(m, d, &o->eopt, res, &err);
+  if (rc < 0) {
+    cli_error(cmd, "%s", err.msg[0] ? err.msg : pt_strerror(rc));
+    code = cli_analysis_exit(rc);
+    goto done;
+  }
+  eq_print(m, res, o->json);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error(cmd, "error writing the output");
+    code = CLI_EXIT_FAIL;
+  }
+done:
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+  return code;
+}
+
+int cli_equilibrium_main(int argc, char **argv) {
+  eq_options o;
+  memset(&o, 0, sizeof(o));
+  o.init = calloc((size_t)argc, sizeof(char *));
+  if (!o.init) {
+    cli_error("equilibrium", "%s", pt_strerror(PT_ENOMEM));
+    return CLI_EXIT_FAIL;
+  }
+  int r = eq_parse(argc, argv, &o);
+  int code = r > 0 ? CLI_EXIT_OK : r < 0 ? CLI_EXIT_USAGE : eq_run(&o);
+  free(o.init);
+  return code;
+}

@@ -1,0 +1,558 @@
+// equilibrium.c: static equilibrium (seed: inverse-dynamics-equilibrium-integration lecture,
+// "Equilibrium Analysis").
+//
+// At rest (x = xdd = 0) the equations of motion reduce to the lecture's force balance with
+// multipliers, written here in the r-omega form (the lecture: "it doesn't matter what
+// formulation you use"), together with the constraints:
+//   R1(q, lambda) = J(q)^T lambda - Q(q) = 0      (6 nbody, forces at the CoM and torques)
+//   R2(q)         = Phi(q, t_frozen)     = 0      (ncon active rows)
+// Unknowns: the body displacements z = (delta r, delta pi) (6 nbody; Euler parameters are
+// updated by a rotation, so their normalisation holds by construction) and lambda (ncon):
+// as many unknowns as equations (the lecture's count, less the normalisation rows).
+// Approach 1: Newton on (z, lambda) with the tangent [K J^T; J 0], K = dR1/dz by central
+// differences, and a backtracking line search on |R|^2 with a rotation step limit.
+// Approach 2: when Newton fails (or lands on an unstable equilibrium), damped dynamics on the
+// copy: semi-implicit Euler on the partitioned coordinates with added mass-proportional
+// damping -c M x (c = 0.002 / h, treated implicitly so any c is stable) and kinetic damping
+// (velocities are zeroed whenever the kinetic energy starts to fall: the energy is taken out
+// at each swing through the bottom of a potential well, whatever the frequencies).
+// Approach 4: once the damped motion has slowed down, Newton finishes from there.
+// Time-dependent motions are frozen at the data's time: Phi = c(q) - f(t0), nu = 0,
+// gamma = -Jdot_c x.
+#include <lapacke.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "ptu.h"
+
+#define EQ_MAXIT 50
+#define EQ_TOL 1e-11
+#define EQ_DAMPED_STEPS 200000
+#define EQ_ROT_STEP 0.5        // largest rotation of a body in one Newton step (rad)
+#define EQ_FD_STEP 1e-6        // central-difference step (m, rad)
+#define EQ_TRY_EVERY 200       // damped steps between Newton attempts once slow
+#define EQ_TRY_MAX 12          // Newton attempts during the damped dynamics, at most
+#define EQ_TRY_MAXIT 25        // iterations of each
+
+void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, double *out);
+
+typedef struct {
+  const pt_model *m;
+  pt_data *w;         // the work copy
+  int nz, n;          // nv, nv + ncon
+  double *A;          // (n x n) column-major tangent
+  double *A2;         // (n x n) its copy for the least-squares step
+  double *sv;         // (n) singular values
+  lapack_int *piv;    // (n)
+  double *R, *Rp, *Rm;// (n) residuals
+  double *dx;         // (n) Newton step
+  double *qsave;      // (nq)
+  double *q0, *qd0;   // (nq) dynamics state while Newton is tried
+  double *lam;        // (ncon)
+  double *lam_try;    // (ncon)
+  double fscale, pscale, tol;
+  int iterations;
+} eq_work;
+
+// Rows with the motions frozen at w->time: velocity and acceleration right-hand sides of a
+// motion lose their f'(t), f''(t) parts.
+static void frozen_rows(const pt_model *m, pt_data *d) {
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  pt_motion_rows(m, d);
+  for (int i = 0; i < m->nmotion; i++) {
+    double f[3];
+    pt_motion_eval(m, i, d->time, f);
+    d->row_nu[m->nrow_joint + i] = 0;
+    d->row_gamma[m->nrow_joint + i] -= f[2];
+  }
+}
+
+// R = [J^T lambda - Q; Phi] at w's positions, at rest. Returns max |R1| and max |R2|.
+static void residual(eq_work *e, const double *lam, double *R, double *r1, double *r2) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  ptu_zero(w->qd, m->nq);
+  frozen_rows(m, w);
+  pt_forces(m, w);
+  for (int i = 0; i < e->nz; i++) R[i] = -w->qfrc[i];
+  for (int a = 0; a < m->ncon; a++) {
+    const int r = m->con_row[a];
+    for (int s = 0; s < 2; s++) {
+      const int b = m->row_body[2 * r + s];
+      if (b == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) R[6 * b + c] += w->row_jac[12 * r + 6 * s + c] * lam[a];
+    }
+    R[e->nz + a] = w->row_phi[r];
+  }
+  double a1 = 0, a2 = 0;
+  for (int i = 0; i < e->nz; i++) a1 = fmax(a1, fabs(R[i]));
+  for (int i = e->nz; i < e->n; i++) a2 = fmax(a2, fabs(R[i]));
+  *r1 = isfinite(a1) ? a1 : INFINITY;
+  *r2 = isfinite(a2) ? a2 : INFINITY;
+}
+
+// q <- q (+) s dz: r += s dr, p <- rot(s dpi) p (a global rotation; exact, stays unit).
+static void displace(const pt_model *m, pt_data *w, const double *dz, double s) {
+  for (int k = 0; k < m->nbody; k++) {
+    double *r = w->q + 7 * k, *p = r + 3;
+    for (int c = 0; c < 3; c++) r[c] += s * dz[6 * k + c];
+    double t[3], ang;
+    ptu_scl3(t, dz + 6 * k + 3, s);
+    ang = ptu_norm3(t);
+    if (ang == 0) continue;
+    const double h0 = cos(ang / 2), sf = sin(ang / 2) / ang;
+    const double a0 = h0, a[3] = {t[0] * sf, t[1] * sf, t[2] * sf};
+    double e[3], cr[3];
+    ptu_cross3(cr, a, p + 1);
+    const double e0 = a0 * p[0] - ptu_dot3(a, p + 1);
+    for (int c = 0; c < 3; c++) e[c] = a0 * p[1 + c] + p[0] * a[c] + cr[c];
+    const double nrm = sqrt(e0 * e0 + ptu_dot3(e, e));
+    p[0] = e0 / nrm;
+    for (int c = 0; c < 3; c++) p[1 + c] = e[c] / nrm;
+  }
+}
+
+// Track angle unwrapping along the path (steps are limited to EQ_ROT_STEP).
+static void track_coords(const pt_model *m, pt_data *w) {
+  for (int i = 0; i < m->ncoord; i++) {
+    double v, jac[12], jdx;
+    pt_measure(m, w, i, &v, jac, &jdx);
+    w->coord_ref[i] = v;
+  }
+}
+
+// Tangent [K J^T; J 0] at (q, lambda), K = dR1/dz by central differences.
+static void tangent(eq_work *e, const double *lam) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  const int n = e->n, nz = e->nz;
+  double r1, r2;
+  ptu_zero(e->A, n * n);
+  ptu_copy(e->qsave, w->q, m->nq);
+  for (int j = 0; j < nz; j++) {
+    double dz[6] = {0, 0, 0, 0, 0, 0};
+    const int k = j / 6;
+    const double h = (j % 6) < 3 ? EQ_FD_STEP * e->pscale : EQ_FD_STEP;
+    dz[j % 6] = h;
+    // displace() works on all bodies: use a vector that is zero except body k
+    double *full = e->dx;
+    ptu_zero(full, nz);
+    ptu_copy(full + 6 * k, dz, 6);
+    displace(m, w, full, 1);
+    residual(e, lam, e->Rp, &r1, &r2);
+    ptu_copy(w->q, e->qsave, m->nq);
+    displace(m, w, full, -1);
+    residual(e, lam, e->Rm, &r1, &r2);
+    ptu_copy(w->q, e->qsave, m->nq);
+    for (int i = 0; i < nz; i++) e->A[(size_t)j * n + i] = (e->Rp[i] - e->Rm[i]) / (2 * h);
+  }
+  // rows and J^T columns at the unperturbed point
+  residual(e, lam, e->R, &r1, &r2);
+  for (int a = 0; a < m->ncon; a++) {
+    const int r = m->con_row[a];
+    for (int s = 0; s < 2; s++) {
+      const int b = m->row_body[2 * r + s];
+      if (b == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) {
+        const double v = w->row_jac[12 * r + 6 * s + c];
+        e->A[(size_t)(6 * b + c) * n + nz + a] += v;   // J
+        e->A[(size_t)(nz + a) * n + 6 * b + c] += v;   // J^T
+      }
+    }
+  }
+}
+
+static double merit(const eq_work *e, const double *R) {
+  double s = 0;
+  for (int i = 0; i < e->n; i++) s += R[i] * R[i];
+  return 0.5 * s;
+}
+
+static int converged(const eq_work *e, double r1, double r2) {
+  return r1 <= e->tol * e->fscale && r2 <= 1e-12 * e->pscale;
+}
+
+// Approach 1: Newton with a line search from w's positions; lambda in e->lam. 1 = converged.
+static int newton(eq_work *e, int maxit) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  const int n = e->n, nz = e->nz;
+  double r1, r2;
+  for (int it = 0;; it++) {
+    residual(e, e->lam, e->R, &r1, &r2);
+    if (converged(e, r1, r2)) return 1;
+    if (it >= maxit || !isfinite(r1) || !isfinite(r2)) return 0;
+    e->iterations++;
+    tangent(e, e->lam);
+    double *dx = e->dx;
+    for (int i = 0; i < n; i++) dx[i] = -e->R[i];
+    ptu_copy(e->A2, e->A, n * n);
+    int info = LAPACKE_dgesv(LAPACK_COL_MAJOR, n, 1, e->A, n, e->piv, dx, n);
+    double rot = 0;
+    for (int k = 0; k < m->nbody && info == 0; k++) rot = fmax(rot, ptu_norm3(dx + 6 * k + 3));
+    if (info != 0 || rot > EQ_ROT_STEP) {
+      // singular or nearly (a neutral direction: a spin about a symmetry axis, a free
+      // rotation): the minimum-norm least-squares step leaves those directions alone
+      lapack_int rank;
+      for (int i = 0; i < n; i++) dx[i] = -e->R[i];
+      if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, n, n, 1, e->A2, n, dx, n, e->sv, 1e-10, &rank) != 0)
+        return 0;
+      rot = 0;
+      for (int k = 0; k < m->nbody; k++) rot = fmax(rot, ptu_norm3(dx + 6 * k + 3));
+    }
+    double alpha = rot > EQ_ROT_STEP ? EQ_ROT_STEP / rot : 1;
+    const double phi0 = merit(e, e->R);
+    ptu_copy(e->qsave, w->q, m->nq);
+    int ok = 0;
+    for (int ls = 0; ls < 40 && !ok; ls++, alpha *= 0.5) {
+      ptu_copy(w->q, e->qsave, m->nq);
+      displace(m, w, dx, alpha);
+      for (int a = 0; a < m->ncon; a++) e->lam_try[a] = e->lam[a] + alpha * dx[nz + a];
+      double t1, t2;
+      residual(e, e->lam_try, e->Rp, &t1, &t2);
+      if (merit(e, e->Rp) <= (1 - 1e-4 * alpha) * phi0 || converged(e, t1, t2)) ok = 1;
+    }
+    if (!ok) {  // no decrease: at the rounding floor, or stuck at a minimum of |R|
+      ptu_copy(w->q, e->qsave, m->nq);
+      return r1 <= 1e-8 * e->fscale && r2 <= 1e-10 * e->pscale;
+    }
+    ptu_copy(e->lam, e->lam_try, m->ncon);
+    track_coords(m, w);
+  }
+}
+
+// Multipliers that best balance the loads at the current positions: W lambda = J M^-1 Q.
+static int initial_multipliers(eq_work *e) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  ptu_zero(w->qd, m->nq);
+  frozen_rows(m, w);
+  pt_forces(m, w);
+  if (pt_w_factor(m, w)) {
+    ptu_zero(e->lam, m->ncon);
+    return PT_OK;  // Newton will find them (or report the singularity)
+  }
+  double *z = w->wrk6;
+  for (int k = 0; k < m->nbody; k++) {
+    for (int c = 0; c < 3; c++) z[6 * k + c] = w->qfrc[6 * k + c] / m->body_mass[k];
+    ptu_mul_mat_vec3(z + 6 * k + 3, w->inertia_ginv + 9 * k, w->qfrc + 6 * k + 3);
+  }
+  for (int a = 0; a < m->ncon; a++) {
+    const int r = m->con_row[a];
+    double s = 0;
+    for (int sl = 0; sl < 2; sl++) {
+      const int b = m->row_body[2 * r + sl];
+      if (b == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) s += w->row_jac[12 * r + 6 * sl + c] * z[6 * b + c];
+    }
+    e->lam[a] = s;
+  }
+  pt_w_solve(m, w, e->lam);
+  return PT_OK;
+}
+
+// Stability of a converged equilibrium: the KKT matrix [K J^T; J 0] (K symmetrised) has
+// exactly ncon negative eigenvalues plus one per direction of the constraint manifold along
+// which the potential decreases (inertia of the reduced stiffness Z^T K Z, Z spanning the
+// null space of J). Counted from the D blocks of a Bunch-Kaufman LDL^T. 1 = unstable.
+static int unstable(eq_work *e) {
+  const int n = e->n;
+  tangent(e, e->lam);
+  double amax = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = j; i < n; i++) {
+      double v = 0.5 * (e->A[(size_t)j * n + i] + e->A[(size_t)i * n + j]);
+      e->A[(size_t)j * n + i] = v;  // lower triangle, column-major
+      amax = fmax(amax, fabs(v));
+    }
+  if (LAPACKE_dsytrf(LAPACK_COL_MAJOR, 'L', n, e->A, n, e->piv) < 0) return 0;
+  const double thr = 1e-9 * amax;
+  int neg = 0;
+  for (int k = 0; k < n; k++) {
+    const double a = e->A[(size_t)k * n + k];
+    if (e->piv[k] > 0 || k + 1 == n) {
+      neg += a < -thr;
+      continue;
+    }
+    const double b = e->A[(size_t)k * n + k + 1], c = e->A[(size_t)(k + 1) * n + k + 1];
+    const double mid = 0.5 * (a + c), rad = sqrt(0.25 * (a - c) * (a - c) + b * b);
+    neg += (mid - rad < -thr) + (mid + rad < -thr);
+    k++;
+  }
+  return neg > e->m->ncon;
+}
+
+// Dependent coordinates and velocities after the independent ones moved (seed gcp eq. 10-11).
+// When Newton for u fails, the partition is rebuilt at the last good state qprev and the
+// predicted independent values are tried again; when it struggles, the partition is rebuilt
+// at the new state for the next step (as the integrator does).
+static int recover(eq_work *e, const double *qprev) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  double *qpred = e->qsave;
+  ptu_copy(qpred, w->q, m->nq);
+  int it = pt_solve_positions(m, w, 20);
+  if (it < 0) {
+    ptu_copy(w->q, qprev, m->nq);
+    if (pt_partition_build(m, w)) return PT_ESINGULAR;
+    for (int i = 0; i < m->ndof; i++) w->q[w->indep[i]] = qpred[w->indep[i]];
+    it = pt_solve_positions(m, w, 20);
+    if (it < 0) return PT_EDIVERGED;
+  }
+  if (it > 4 || w->piv_ratio < 0.5) {
+    if (pt_partition_build(m, w)) return PT_ESINGULAR;
+  }
+  for (int i = 0; i < m->nmotion; i++) w->row_nu[m->nrow_joint + i] = 0;
+  return pt_solve_velocities(m, w);
+}
+
+static double kinetic(const pt_model *m, pt_data *w) {
+  pt_kin_bodies(m, w);
+  double ek = 0;
+  for (int k = 0; k < m->nbody; k++) {
+    const double *v = w->x + 6 * k, *om = v + 3;
+    double Iw[3];
+    ptu_mul_mat_vec3(Iw, w->inertia_g + 9 * k, om);
+    ek += 0.5 * m->body_mass[k] * ptu_dot3(v, v) + 0.5 * ptu_dot3(om, Iw);
+  }
+  return ek;
+}
+
+// Approach 2 (damped dynamics) and 4 (Newton from where it has slowed down). 1 = converged.
+// kick: start with a small velocity (the start is an unstable equilibrium).
+static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  *steps = 0;
+  if (m->ndof <= 0) return 0;
+  ptu_zero(w->qd, m->nq);
+  if (pt_partition_build(m, w)) return 0;
+  if (kick) {  // along the independent coordinates, alternating signs
+    for (int i = 0; i < m->ndof; i++) w->qd[w->indep[i]] = (i % 2 ? -1e-3 : 1e-3);
+    pt_kin_bodies(m, w);
+    ptu_copy(e->q0, w->q, m->nq);
+    if (recover(e, e->q0)) return 0;
+  }
+  const double h = w->dt > 0 ? w->dt : 1e-3;
+  const double c = 0.002 / h;  // 2/s at h = 1 ms; the kinetic damping does the rest
+  double ke_prev = 0, acc0 = -1;
+  double *qprev = e->q0;
+  int tries = 0;
+  for (int s = 1; s <= maxsteps && tries < EQ_TRY_MAX; s++) {
+    *steps = s;
+    frozen_rows(m, w);
+    pt_forces(m, w);
+    if (pt_accelerations(m, w)) return 0;
+    double amax = 0;
+    for (int i = 0; i < m->ndof; i++) amax = fmax(amax, fabs(w->qdd[w->indep[i]]));
+    if (!isfinite(amax)) return 0;
+    if (acc0 < 0) acc0 = amax;
+    // semi-implicit Euler with the damping -c M x treated implicitly
+    ptu_copy(qprev, w->q, m->nq);
+    for (int i = 0; i < m->ndof; i++) {
+      const int j = w->indep[i];
+      w->qd[j] = (w->qd[j] + h * w->qdd[j]) / (1 + h * c);
+      w->q[j] += h * w->qd[j];
+    }
+    if (recover(e, qprev)) {  // back to the last good state
+      ptu_copy(w->q, qprev, m->nq);
+      return 0;
+    }
+    double ke = kinetic(m, w);
+    if (ke < ke_prev) {  // kinetic damping: stop at the peak of the kinetic energy
+      ptu_zero(w->qd, m->nq);
+      ke = 0;
+    }
+    ke_prev = ke;
+    track_coords(m, w);
+    if (s % EQ_TRY_EVERY == 0 && (amax <= 0.05 * acc0 || s % (20 * EQ_TRY_EVERY) == 0)) {
+      ptu_copy(e->q0, w->q, m->nq);
+      ptu_copy(e->qd0, w->qd, m->nq);
+      initial_multipliers(e);
+      tries++;
+      if (newton(e, maxit < EQ_TRY_MAXIT ? maxit : EQ_TRY_MAXIT) && !unstable(e)) return 1;
+      ptu_copy(w->q, e->q0, m->nq);
+      ptu_copy(w->qd, e->qd0, m->nq);
+      ke_prev = 0;
+    }
+  }
+  return 0;
+}
+
+pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m) {
+  pt_equilibrium_result *r = calloc(1, sizeof(*r));
+  if (!r) return NULL;
+  r->nq = m->nq;
+  r->ncoord = m->ncoord;
+  r->njoint = m->njoint;
+  r->nmotion = m->nmotion;
+  r->q = calloc((size_t)m->nq + 1, sizeof(double));
+  r->coord = calloc((size_t)m->ncoord + 1, sizeof(double));
+  r->reaction = calloc(6 * (size_t)m->njoint + 1, sizeof(double));
+  r->motion_effort = calloc((size_t)m->nmotion + 1, sizeof(double));
+  r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
+  if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda) {
+    pt_equilibrium_result_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+void pt_equilibrium_result_free(pt_equilibrium_result *r) {
+  if (!r) return;
+  free(r->q);
+  free(r->coord);
+  free(r->reaction);
+  free(r->motion_effort);
+  free(r->lambda);
+  free(r);
+}
+
+static void work_free(eq_work *e) {
+  pt_data_free(e->w);
+  free(e->A);
+  free(e->A2);
+  free(e->piv);
+  free(e->R);
+}
+
+static int work_alloc(const pt_model *m, const pt_data *d, eq_work *e) {
+  memset(e, 0, sizeof(*e));
+  e->m = m;
+  e->nz = m->nv;
+  e->n = m->nv + m->ncon;
+  const size_t n = (size_t)e->n, nq = (size_t)m->nq, nc = (size_t)m->ncon;
+  e->w = pt_data_new(m);
+  e->A = malloc(sizeof(double) * n * n + 8);
+  e->A2 = malloc(sizeof(double) * n * n + 8);
+  e->piv = malloc(sizeof(lapack_int) * n + 8);
+  e->R = malloc(sizeof(double) * (5 * n + 4 * nq + 2 * nc) + 8);
+  if (!e->w || !e->A || !e->A2 || !e->piv || !e->R) return PT_ENOMEM;
+  e->Rp = e->R + n;
+  e->Rm = e->Rp + n;
+  e->dx = e->Rm + n;
+  e->qsave = e->dx + n;
+  e->q0 = e->qsave + nq;
+  e->qd0 = e->q0 + nq;
+  e->lam = e->qd0 + 2 * nq;  // 4 nq reserved: qsave, q0, qd0 and one spare
+  e->lam_try = e->lam + nc;
+  e->sv = e->lam_try + nc;
+  return pt_data_copy(m, e->w, d);
+}
+
+// Load and length scales of the convergence test.
+static void scales(eq_work *e) {
+  const pt_model *m = e->m;
+  pt_data *w = e->w;
+  double r1, r2;
+  ptu_zero(e->lam_try, m->ncon);
+  residual(e, e->lam_try, e->R, &r1, &r2);  // R1 = -Q here
+  e->fscale = fmax(1, isfinite(r1) ? r1 : 1);
+  for (int k = 0; k < m->nbody; k++)
+    e->fscale = fmax(e->fscale, m->body_mass[k] * ptu_norm3(m->gravity));
+  e->pscale = 1;
+  for (int k = 0; k < m->nbody; k++)
+    for (int c = 0; c < 3; c++) e->pscale = fmax(e->pscale, fabs(w->q[7 * k + c]));
+}
+
+int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
+                   pt_equilibrium_result *res, pt_error *err) {
+  if (!res || res->nq != m->nq || res->ncoord != m->ncoord || res->njoint != m->njoint ||
+      res->nmotion != m->nmotion)
+    return pt_error_set(err, PT_EINVAL, "equilibrium: result not made for model \"%s\"",
+                        m->name);
+  if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "model has no moving body");
+  pt_equilibrium_options o = {0, 0, 0, 0, 0};
+  if (opt) o = *opt;
+  if (o.max_iterations <= 0) o.max_iterations = EQ_MAXIT;
+  if (!(o.tolerance > 0 && isfinite(o.tolerance))) o.tolerance = EQ_TOL;
+  if (o.max_damped_steps <= 0) o.max_damped_steps = EQ_DAMPED_STEPS;
+  eq_work e;
+  int rc = work_alloc(m, d, &e);
+  if (rc) {
+    work_free(&e);
+    return pt_error_set(err, rc, "equilibrium: %s", pt_strerror(rc));
+  }
+  e.tol = o.tolerance;
+  scales(&e);
+  pt_data *w = e.w;
+  double *qstart = e.q0;
+  ptu_copy(qstart, w->q, m->nq);
+  initial_multipliers(&e);
+  int steps = 0, ok = newton(&e, o.max_iterations);
+  int stable = ok ? !unstable(&e) : 0;
+  if ((!ok || (!stable && !o.allow_unstable)) && !o.no_damped && m->ndof > 0) {
+    // a start that is itself an unstable equilibrium needs a kick to leave it
+    const int kick = ok && e.iterations == 0;
+    ptu_copy(w->q, qstart, m->nq);
+    track_coords(m, w);
+    ok = damped(&e, o.max_damped_steps, o.max_iterations, kick, &steps);
+    stable = ok;
+  }
+  // the result at the final positions (rows evaluated there by residual())
+  double r1, r2;
+  residual(&e, e.lam, e.R, &r1, &r2);
+  double rn = 0;
+  for (int k = 0; k < m->nbody; k++) {
+    const double *p = w->q + 7 * k + 3;
+    rn = fmax(rn, fabs(p[0] * p[0] + ptu_dot3(p + 1, p + 1) - 1));
+  }
+  res->time = w->time;
+  ptu_copy(res->q, w->q, m->nq);
+  for (int i = 0; i < m->ncoord; i++) {
+    double jac[12], jdx;
+    pt_measure(m, w, i, res->coord + i, jac, &jdx);
+  }
+  ptu_copy(res->lambda, e.lam, m->ncon);
+  pt_reactions_from(m, w, e.lam, res->reaction);
+  for (int i = 0; i < m->nmotion; i++) {
+    const int a = m->row_active[m->nrow_joint + i];
+    res->motion_effort[i] = a >= 0 ? 0.0 - e.lam[a] : 0;
+  }
+  res->iterations = e.iterations;
+  res->damped_steps = steps;
+  res->stable = ok ? stable : -1;
+  res->residual_force = r1;
+  res->residual_position = fmax(r2, rn);
+  res->residual = fmax(r1, res->residual_position);
+  rc = PT_OK;
+  if (!ok)
+    rc = pt_error_set(err, PT_EASSEMBLY,
+                      "equilibrium not found for model \"%s\": force residual %.3g, position "
+                      "residual %.3g after %d Newton iterations and %d damped steps",
+                      m->name, r1, res->residual_position, e.iterations, steps);
+  work_free(&e);
+  return rc;
+}
+
+int pt_equilibrium_apply(const pt_model *m, pt_data *d, const pt_equilibrium_result *res,
+                         pt_error *err) {
+  if (!res || res->nq != m->nq || res->ncoord != m->ncoord)
+    return pt_error_set(err, PT_EINVAL, "equilibrium: result not made for model \"%s\"",
+                        m->name);
+  for (int i = 0; i < m->nq; i++)
+    if (!isfinite(res->q[i]))
+      return pt_error_set(err, PT_EINVAL, "equilibrium: result not finite");
+  const size_t nq = (size_t)m->nq;
+  double *save = malloc(sizeof(double) * (2 * nq + (size_t)m->ncoord) + 8);
+  if (!save) return pt_error_set(err, PT_ENOMEM, "equilibrium: out of memory");
+  ptu_copy(save, d->q, m->nq);
+  ptu_copy(save + nq, d->qd, m->nq);
+  ptu_copy(save + 2 * nq, d->coord_ref, m->ncoord);
+  ptu_copy(d->q, res->q, m->nq);
+  ptu_zero(d->qd, m->nq);
+  ptu_copy(d->coord_ref, res->coord, m->ncoord);
+  // at rest: positions already consistent; velocities from the constraints (motions' rates)
+  int rc = pt_set_state(m, d, NULL, 0, NULL, 0, err);
+  if (rc) {
+    ptu_copy(d->q, save, m->nq);
+    ptu_copy(d->qd, save + nq, m->nq);
+    ptu_copy(d->coord_ref, save + 2 * nq, m->ncoord);
+    pt_partition_free(d);
+    d->acc_valid = 0;
+    pt_forward(m, d);
+  }
+  free(save);
+  return rc;
+}

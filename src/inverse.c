@@ -1,0 +1,526 @@
+// inverse.c: inverse dynamics (seed: inverse-dynamics-equilibrium-integration lecture).
+//
+// Kinematic inverse dynamics, the lecture's three steps, in the r-omega form the lecture
+// demonstrates ("Inverse Dynamics: The Math"): with zero degrees of freedom the constraint
+// Jacobian J (active rows, ncon = 6 nbody) is square, so
+//   positions      Phi(q, t) = 0               (Newton at time t)
+//   velocities     J x = nu
+//   step 1         J xdd = gamma               (accelerations from the constraints alone)
+//   step 2         J^T lambda = Q - M xdd      (multipliers from the Newton-Euler equations)
+//   step 3         reactions -J_i^T lambda     (per body), motion efforts -lambda_motion
+// One LU factorisation of J serves the velocity, acceleration and multiplier solves.
+//
+// Torque requests: the augmented system of the forward dynamics (seed gcp eq. 21) with one
+// extra row per requested coordinate c_k'' = a_k, i.e. J_c xdd = a - Jdot_c x:
+//   [M J^T J_c^T; J 0 0; J_c 0 0] [xdd; lambda; mu] = [Q; gamma; a - Jdot_c x].
+// The row's multiplier is the force the actuator must add: effort = input - mu. The system is
+// solved by a Schur complement on top of the sparse W = J M^-1 J^T factor (dynamics.c):
+//   W lambda0 = J M^-1 Q - gamma,  G = W^-1 B,  B = J M^-1 J_c^T,
+//   S mu = J_c M^-1 Q - (a - Jdot_c x) - B^T lambda0,  S = J_c M^-1 J_c^T - B^T G,
+//   lambda = lambda0 - G mu,  xdd = M^-1 (Q - J^T lambda - J_c^T mu).
+// S is singular exactly when the constraints fix a requested coordinate.
+#include <lapacke.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "ptu.h"
+
+#define SCHUR_PIVOT_MIN 1e-10   // S pivot / J_c M^-1 J_c^T below this: coordinate is fixed
+
+void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, double *out);
+
+// y = M_k^-1 v for body k (6-vectors).
+static void minv6(const pt_model *m, const pt_data *d, int k, const double *v, double *y) {
+  for (int i = 0; i < 3; i++) y[i] = v[i] / m->body_mass[k];
+  ptu_mul_mat_vec3(y + 3, d->inertia_ginv + 9 * k, v + 3);
+}
+
+// Step 3 (lecture: F_i = -Phi_ri^T lambda, n_i = -Pi_i^T lambda) summed over a joint's rows:
+// the force and torque on body2, the torque moved from its CoM to the joint point.
+void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, double *out) {
+  for (int j = 0; j < m->njoint; j++) {
+    // outputs
+    double *F = out + 6 * j, *T = out + 6 * j + 3;
+    // inputs
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int slot = b2 != PT_GROUND ? 1 : 0;  // ground side: the other body, then negate
+    const int body = slot ? b2 : b1;
+    const int r0 = m->joint_row_adr[j], nr = pt_joint_classes[m->joint_type[j]].nrow;
+
+    double f[6] = {0, 0, 0, 0, 0, 0};
+    for (int r = r0; r < r0 + nr; r++) {
+      const int a = m->row_active[r];
+      if (a < 0) continue;
+      for (int c = 0; c < 6; c++) f[c] -= d->row_jac[12 * r + 6 * slot + c] * lam[a];
+    }
+    double P[3], s[3], arm[3], t[3];
+    pt_body_point(d, b2, m->joint_geom + PT_JOINT_GEOM * j + 3, P, s);
+    if (body == PT_GROUND) {  // cannot happen (b1 != b2), kept for safety
+      ptu_zero(out + 6 * j, 6);
+      continue;
+    }
+    ptu_sub3(arm, P, d->q + 7 * body);
+    ptu_cross3(t, arm, f);
+    const double sign = slot ? 1 : -1;
+    for (int c = 0; c < 3; c++) {
+      F[c] = sign * f[c];
+      T[c] = sign * (f[3 + c] - t[c]);
+    }
+  }
+}
+
+void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
+  pt_reactions_from(m, d, d->lambda, reaction);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
+  if (maxreq < 0) maxreq = 0;
+  pt_inverse_result *r = calloc(1, sizeof(*r));
+  if (!r) return NULL;
+  const size_t nr = (size_t)maxreq;
+  r->maxreq = maxreq;
+  r->nmotion = m->nmotion;
+  r->ncoord = m->ncoord;
+  r->njoint = m->njoint;
+  // Schur work: z (nv), lambda0 (ncon), B (sparse values) and G (ncon x nr), S (nr^2), rhs,
+  // mu, jdx (nr), J_c (12 nr); ints: row marks (ncon), B's row lists (ncon x nr), counts (nr)
+  r->nwrk = (size_t)m->nv + (size_t)m->ncon + 2 * (size_t)m->ncon * nr + nr * nr + 3 * nr +
+            12 * nr + 1;
+  r->niwrk = (size_t)m->ncon + (size_t)m->ncon * nr + nr + 1;
+  r->req_coord = calloc(nr + 1, sizeof(int));
+  r->req_actuator = calloc(nr + 1, sizeof(int));
+  r->req_effort = calloc(nr + 1, sizeof(double));
+  r->motion_effort = calloc((size_t)m->nmotion + 1, sizeof(double));
+  r->coord = calloc((size_t)m->ncoord + 1, sizeof(double));
+  r->coord_rate = calloc((size_t)m->ncoord + 1, sizeof(double));
+  r->coord_acc = calloc((size_t)m->ncoord + 1, sizeof(double));
+  r->reaction = calloc(6 * (size_t)m->njoint + 1, sizeof(double));
+  r->xdd = calloc((size_t)m->nv + 1, sizeof(double));
+  r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
+  r->wrk = calloc(r->nwrk, sizeof(double));
+  r->iwrk = calloc(r->niwrk, sizeof(int));
+  if (!r->iwrk || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
+      !r->coord ||
+      !r->coord_rate || !r->coord_acc || !r->reaction || !r->xdd || !r->lambda || !r->wrk) {
+    pt_inverse_result_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+void pt_inverse_result_free(pt_inverse_result *r) {
+  if (!r) return;
+  free(r->req_coord);
+  free(r->req_actuator);
+  free(r->req_effort);
+  free(r->motion_effort);
+  free(r->coord);
+  free(r->coord_rate);
+  free(r->coord_acc);
+  free(r->reaction);
+  free(r->xdd);
+  free(r->lambda);
+  free(r->wrk);
+  free(r->iwrk);
+  free(r);
+}
+
+static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error *err) {
+  if (!res || res->ncoord != m->ncoord || res->njoint != m->njoint ||
+      res->nmotion != m->nmotion)
+    return pt_error_set(err, PT_EINVAL, "inverse dynamics: result not made for model \"%s\"",
+                        m->name);
+  return PT_OK;
+}
+
+// Coordinates, motion efforts and reactions of a solved (xdd, lambda) at d's state.
+static void fill_outputs(const pt_model *m, const pt_data *d, pt_inverse_result *res) {
+  for (int i = 0; i < m->ncoord; i++) {
+    double jac[12], jdx;
+    const int *body = m->meas_body + 2 * i;
+    pt_measure(m, d, i, res->coord + i, jac, &jdx);
+    res->coord_rate[i] = pt_jac_dot_x(d, body, jac);
+    double acc = jdx;
+    for (int b = 0; b < 2; b++) {
+      if (body[b] == PT_GROUND) continue;
+      for (int k = 0; k < 6; k++) acc += jac[6 * b + k] * res->xdd[6 * body[b] + k];
+    }
+    res->coord_acc[i] = acc;
+  }
+  // a motion row's constraint force is -J_c^T lambda: the motor applies -lambda along c
+  for (int i = 0; i < m->nmotion; i++) {
+    const int a = m->row_active[m->nrow_joint + i];
+    res->motion_effort[i] = a >= 0 ? 0.0 - res->lambda[a] : 0;  // 0 - x: no -0
+  }
+  pt_reactions_from(m, d, res->lambda, res->reaction);
+  res->time = d->time;
+}
+
+// Angles are unwrapped against coord_ref: aim each driven coordinate's branch at its value at
+// time t, so that a motor many turns away is reached by the nearest rotation.
+static void aim_motions(const pt_model *m, pt_data *d, double t) {
+  for (int i = 0; i < m->nmotion; i++) {
+    double f[3];
+    pt_motion_eval(m, i, t, f);
+    d->coord_ref[m->motion_coord[i]] = f[0];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinematic inverse dynamics
+
+// Dense J (ncon x nv, column-major for LAPACK) of the active rows.
+static void dense_jac(const pt_model *m, const pt_data *d, double *J) {
+  const int n = m->ncon;
+  ptu_zero(J, n * m->nv);
+  for (int a = 0; a < n; a++) {
+    const int r = m->con_row[a];
+    for (int s = 0; s < 2; s++) {
+      const int b = m->row_body[2 * r + s];
+      if (b == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) J[(6 * b + c) * n + a] += d->row_jac[12 * r + 6 * s + c];
+    }
+  }
+}
+
+static int lu_solve(char trans, int n, const double *LU, const lapack_int *piv, double *b) {
+  return LAPACKE_dgetrs(LAPACK_COL_MAJOR, trans, n, 1, LU, n, piv, b, n) == 0 ? PT_OK
+                                                                              : PT_ESINGULAR;
+}
+
+// The three steps on the work copy w, already at its positions for time t.
+static int three_steps(const pt_model *m, pt_data *w, pt_inverse_result *res, double *J,
+                       lapack_int *piv, pt_error *err) {
+  const int n = m->ncon;
+  pt_kin_bodies(m, w);
+  pt_joint_rows(m, w);
+  pt_motion_rows(m, w);
+  dense_jac(m, w, J);
+  double jmax = 0;
+  for (int i = 0; i < n * n; i++) jmax = fmax(jmax, fabs(J[i]));
+  int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, n, n, J, n, piv);
+  double umin = INFINITY;
+  for (int i = 0; i < n && info == 0; i++) umin = fmin(umin, fabs(J[i * n + i]));
+  if (info != 0 || !(umin > 1e-12 * jmax))
+    return pt_error_set(err, PT_ESINGULAR,
+                        "kinematic inverse dynamics: the constraint Jacobian is singular at "
+                        "t = %.17g (a lock-up or dead-centre position)", w->time);
+  // velocities: J x = nu
+  double *x = w->x;
+  for (int a = 0; a < n; a++) x[a] = w->row_nu[m->con_row[a]];
+  if (lu_solve('N', n, J, piv, x)) return PT_ESINGULAR;
+  pt_qd_from_x(m, w);
+  // gamma depends on the velocities: re-evaluate the rows at (q, x)
+  pt_kin_bodies(m, w);
+  pt_joint_rows(m, w);
+  pt_motion_rows(m, w);
+  // step 1: J xdd = gamma
+  double *xdd = res->xdd;
+  for (int a = 0; a < n; a++) xdd[a] = w->row_gamma[m->con_row[a]];
+  if (lu_solve('N', n, J, piv, xdd)) return PT_ESINGULAR;
+  // step 2: J^T lambda = Q - M xdd
+  pt_forces(m, w);
+  double *lam = res->lambda;
+  for (int k = 0; k < m->nbody; k++) {
+    double Iw[3];
+    ptu_mul_mat_vec3(Iw, w->inertia_g + 9 * k, xdd + 6 * k + 3);
+    for (int c = 0; c < 3; c++) {
+      lam[6 * k + c] = w->qfrc[6 * k + c] - m->body_mass[k] * xdd[6 * k + c];
+      lam[6 * k + 3 + c] = w->qfrc[6 * k + 3 + c] - Iw[c];
+    }
+  }
+  if (lu_solve('T', n, J, piv, lam)) return PT_ESINGULAR;
+  // step 3
+  ptu_copy(w->xdd, xdd, m->nv);
+  fill_outputs(m, w, res);
+  return PT_OK;
+}
+
+int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inverse_result *res,
+                         pt_error *err) {
+  int rc = result_fits(m, res, err);
+  if (rc) return rc;
+  if (m->ndof != 0)
+    return pt_error_set(err, PT_EPRECOND,
+                        "kinematic inverse dynamics needs prescribed motions that remove every "
+                        "degree of freedom; model \"%s\" has %d (%d motions): ask for actuator "
+                        "efforts with accelerations (torque requests) instead",
+                        m->name, m->ndof, m->nmotion);
+  if (!isfinite(t)) return pt_error_set(err, PT_EINVAL, "inverse dynamics: time not finite");
+  if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "model has no moving body");
+  pt_data *w = pt_data_new(m);
+  double *J = malloc(sizeof(double) * (size_t)m->ncon * (size_t)m->nv + 8);
+  lapack_int *piv = malloc(sizeof(lapack_int) * (size_t)m->ncon + 8);
+  if (!w || !J || !piv) {
+    rc = pt_error_set(err, PT_ENOMEM, "inverse dynamics: out of memory");
+    goto done;
+  }
+  rc = pt_data_copy(m, w, d);
+  if (rc) {
+    pt_error_set(err, rc, "inverse dynamics: copying the state failed: %s", pt_strerror(rc));
+    goto done;
+  }
+  // positions at t from the constraints alone (Newton, starting from d's configuration)
+  w->time = t;
+  aim_motions(m, w, t);
+  double moved;
+  rc = pt_assemble(m, w, NULL, 0, NULL, 0, &moved, err);
+  if (rc) goto done;
+  res->nreq = 0;
+  rc = three_steps(m, w, res, J, piv, err);
+done:
+  free(J);
+  free(piv);
+  pt_data_free(w);
+  return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Torque requests
+
+static int actuator_of(const pt_model *m, int c) {
+  for (int a = 0; a < m->nactuator; a++)
+    if ((m->actuator_type[a] == PT_ACT_JOINT_TORQUE || m->actuator_type[a] == PT_ACT_JOINT_FORCE)
+        && m->actuator_coord[a] == c)
+      return a;
+  return -1;
+}
+
+// Everything that can be checked without evaluating: names, values, actuators, motions.
+static int check_requests(const pt_model *m, const pt_assign *acc, int nacc,
+                          pt_inverse_result *res, pt_error *err) {
+  if (nacc <= 0 || !acc)
+    return pt_error_set(err, PT_EINVAL, "torque request: no accelerations requested");
+  if (nacc > res->maxreq)
+    return pt_error_set(err, PT_EINVAL, "torque request: %d accelerations, at most %d", nacc,
+                        res->maxreq);
+  for (int k = 0; k < nacc; k++) {
+    const int c = acc[k].coord;
+    if (c < 0 || c >= m->ncoord)
+      return pt_error_set(err, PT_EINVAL, "torque request: unknown coordinate (index %d)", c);
+    if (!isfinite(acc[k].value))
+      return pt_error_set(err, PT_EINVAL, "torque request: acceleration of \"%s\" not finite",
+                          m->coord_name[c]);
+    for (int l = 0; l < k; l++)
+      if (acc[l].coord == c)
+        return pt_error_set(err, PT_EINVAL, "torque request: \"%s\" requested twice",
+                            m->coord_name[c]);
+    for (int i = 0; i < m->nmotion; i++)
+      if (m->motion_coord[i] == c)
+        return pt_error_set(err, PT_EINVAL,
+                            "torque request: \"%s\" is driven by motion \"%s\"; its effort is "
+                            "the motion's", m->coord_name[c], m->motion_name[i]);
+    if (actuator_of(m, c) < 0)
+      return pt_error_set(err, PT_EINVAL,
+                          "torque request: coordinate \"%s\" has no joint actuator (an "
+                          "unactuated coordinate follows the dynamics)", m->coord_name[c]);
+  }
+  return PT_OK;
+}
+
+// The nonzeros of b = J v, v given on two bodies only (12 numbers, bodies bb[0], bb[1]):
+// the active rows touching those bodies (listed once, mark[] holds tag for the rows seen).
+static int jac_times_pair(const pt_model *m, const pt_data *d, const int bb[2],
+                          const double v[12], int *mark, int tag, int *rows, double *b) {
+  int cnt = 0;
+  for (int s = 0; s < 2; s++) {
+    if (bb[s] == PT_GROUND) continue;
+    const int *br = m->body_rows + 2 * m->body_row_adr[bb[s]];
+    const int nbr = m->body_row_adr[bb[s] + 1] - m->body_row_adr[bb[s]];
+    for (int t = 0; t < nbr; t++) {
+      const int a = br[2 * t];
+      if (mark[a] == tag) continue;
+      mark[a] = tag;
+      const int r = m->con_row[a];
+      double sum = 0;
+      for (int rs = 0; rs < 2; rs++) {
+        const int rb = m->row_body[2 * r + rs];
+        if (rb == PT_GROUND) continue;
+        for (int vs = 0; vs < 2; vs++)
+          if (bb[vs] == rb)
+            for (int c = 0; c < 6; c++) sum += d->row_jac[12 * r + 6 * rs + c] * v[6 * vs + c];
+      }
+      rows[cnt] = a;
+      b[cnt++] = sum;
+    }
+  }
+  return cnt;
+}
+
+// u^T M^-1 v for two coordinate rows (12 numbers each over their bodies).
+static double pair_minv_pair(const pt_model *m, const pt_data *d, const int bu[2],
+                             const double *u, const int bv[2], const double *v) {
+  double s = 0;
+  for (int i = 0; i < 2; i++) {
+    if (bu[i] == PT_GROUND) continue;
+    for (int j = 0; j < 2; j++) {
+      if (bv[j] != bu[i]) continue;
+      double y[6];
+      minv6(m, d, bu[i], v + 6 * j, y);
+      for (int c = 0; c < 6; c++) s += u[6 * i + c] * y[c];
+    }
+  }
+  return s;
+}
+
+int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
+                       pt_inverse_result *res, pt_error *err) {
+  int rc = result_fits(m, res, err);
+  if (rc) return rc;
+  rc = check_requests(m, acc, nacc, res, err);
+  if (rc) return rc;
+  const int n = m->ncon, nr = nacc;
+  // outputs
+  double *xdd = res->xdd, *lam = res->lambda;
+  // work
+  double *z = res->wrk, *lam0 = z + m->nv, *B = lam0 + n, *G = B + (size_t)n * nr;
+  double *S = G + (size_t)n * nr, *rhs = S + nr * nr, *mu = rhs + nr, *jdx = mu + nr;
+  double *Jc = jdx + nr;
+  int *mark = res->iwrk, *brows = mark + n, *bcnt = brows + (size_t)n * nr;
+  for (int a = 0; a < n; a++) mark[a] = 0;
+
+  // the forward-dynamics quantities at d's own state (same values d already holds)
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  pt_motion_rows(m, d);
+  pt_forces(m, d);
+  rc = pt_w_factor(m, d);
+  if (rc)
+    return pt_error_set(err, rc, "torque request: the constraints are singular at this state");
+  for (int k = 0; k < m->nbody; k++) minv6(m, d, k, d->qfrc + 6 * k, z + 6 * k);
+  // W lambda0 = J M^-1 Q - gamma
+  for (int a = 0; a < n; a++) {
+    const int r = m->con_row[a];
+    double s = 0;
+    for (int b = 0; b < 2; b++) {
+      const int body = m->row_body[2 * r + b];
+      if (body == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * z[6 * body + c];
+    }
+    lam0[a] = s - d->row_gamma[r];
+  }
+  pt_w_solve(m, d, lam0);
+  // B = J M^-1 J_c^T and G = W^-1 B, column by column
+  for (int k = 0; k < nr; k++) {
+    const int c = acc[k].coord;
+    double value, v[12];
+    pt_measure(m, d, c, &value, Jc + 12 * k, jdx + k);
+    const int *bk = m->meas_body + 2 * c;
+    for (int s = 0; s < 2; s++) {
+      if (bk[s] == PT_GROUND)
+        ptu_zero(v + 6 * s, 6);
+      else
+        minv6(m, d, bk[s], Jc + 12 * k + 6 * s, v + 6 * s);
+    }
+    int *rk = brows + (size_t)n * k;
+    double *bv = B + (size_t)n * k, *gk = G + (size_t)n * k;
+    bcnt[k] = jac_times_pair(m, d, bk, v, mark, k + 1, rk, bv);
+    ptu_zero(gk, n);
+    for (int t = 0; t < bcnt[k]; t++) gk[rk[t]] = bv[t];
+    pt_w_solve(m, d, gk);
+  }
+  // S = J_c M^-1 J_c^T - B^T G; rhs = J_c M^-1 Q - (a - Jdot_c x) - B^T lambda0
+  for (int k = 0; k < nr; k++) {
+    const int *bk = m->meas_body + 2 * acc[k].coord;
+    for (int l = 0; l <= k; l++) {
+      const int *bl = m->meas_body + 2 * acc[l].coord;
+      double s = pair_minv_pair(m, d, bk, Jc + 12 * k, bl, Jc + 12 * l);
+      for (int t = 0; t < bcnt[k]; t++)
+        s -= B[(size_t)n * k + t] * G[(size_t)n * l + brows[(size_t)n * k + t]];
+      S[k * nr + l] = S[l * nr + k] = s;
+    }
+    double s = 0;
+    for (int b = 0; b < 2; b++) {
+      if (bk[b] == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) s += Jc[12 * k + 6 * b + c] * z[6 * bk[b] + c];
+    }
+    for (int t = 0; t < bcnt[k]; t++) s -= B[(size_t)n * k + t] * lam0[brows[(size_t)n * k + t]];
+    rhs[k] = s - (acc[k].value - jdx[k]);
+  }
+  // S mu = rhs by Cholesky; a vanishing pivot names the coordinate the constraints fix
+  for (int k = 0; k < nr; k++) {
+    const int *bk = m->meas_body + 2 * acc[k].coord;
+    const double ckk = pair_minv_pair(m, d, bk, Jc + 12 * k, bk, Jc + 12 * k);
+    double dk = S[k * nr + k];
+    for (int l = 0; l < k; l++) dk -= S[k * nr + l] * S[k * nr + l];
+    if (!(dk > SCHUR_PIVOT_MIN * ckk))
+      return pt_error_set(err, PT_EINVAL,
+                          "torque request: the constraints fix coordinate \"%s\"%s; its "
+                          "acceleration cannot be chosen", m->coord_name[acc[k].coord],
+                          k > 0 ? " (given the other requested coordinates)" : "");
+    dk = sqrt(dk);
+    S[k * nr + k] = dk;
+    for (int i = k + 1; i < nr; i++) {
+      double s = S[i * nr + k];
+      for (int l = 0; l < k; l++) s -= S[i * nr + l] * S[k * nr + l];
+      S[i * nr + k] = s / dk;
+    }
+  }
+  for (int k = 0; k < nr; k++) {  // L y = rhs
+    double s = rhs[k];
+    for (int l = 0; l < k; l++) s -= S[k * nr + l] * mu[l];
+    mu[k] = s / S[k * nr + k];
+  }
+  for (int k = nr - 1; k >= 0; k--) {  // L^T mu = y
+    double s = mu[k];
+    for (int l = k + 1; l < nr; l++) s -= S[l * nr + k] * mu[l];
+    mu[k] = s / S[k * nr + k];
+  }
+  // lambda = lambda0 - G mu; xdd = M^-1 (Q - J^T lambda - J_c^T mu)
+  ptu_copy(lam, lam0, n);
+  for (int k = 0; k < nr; k++)
+    for (int a = 0; a < n; a++) lam[a] -= G[(size_t)n * k + a] * mu[k];
+  double *f = d->wrk6;
+  ptu_copy(f, d->qfrc, m->nv);
+  for (int a = 0; a < n; a++) {
+    const int r = m->con_row[a];
+    for (int b = 0; b < 2; b++) {
+      const int body = m->row_body[2 * r + b];
+      if (body == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) f[6 * body + c] -= d->row_jac[12 * r + 6 * b + c] * lam[a];
+    }
+  }
+  for (int k = 0; k < nr; k++) {
+    const int *bk = m->meas_body + 2 * acc[k].coord;
+    pt_apply_coord_force(d, bk[0], bk[1], Jc + 12 * k, -mu[k], f);
+  }
+  for (int k = 0; k < m->nbody; k++) minv6(m, d, k, f + 6 * k, xdd + 6 * k);
+  // efforts: the actuator adds -mu on top of what it already applies
+  res->nreq = nr;
+  for (int k = 0; k < nr; k++) {
+    const int a = actuator_of(m, acc[k].coord);
+    res->req_coord[k] = acc[k].coord;
+    res->req_actuator[k] = a;
+    res->req_effort[k] = d->input[m->actuator_input_adr[a]] - mu[k];
+  }
+  // fill_outputs measures with d->x: coordinate accelerations from res->xdd
+  fill_outputs(m, d, res);
+  return PT_OK;
+}
+
+int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err) {
+  if (!isfinite(t)) return pt_error_set(err, PT_EINVAL, "time not finite");
+  const double t0 = d->time;
+  double *save = malloc(sizeof(double) * (size_t)(2 * m->nq + m->ncoord) + 8);
+  if (!save) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  ptu_copy(save, d->q, m->nq);
+  ptu_copy(save + m->nq, d->qd, m->nq);
+  ptu_copy(save + 2 * m->nq, d->coord_ref, m->ncoord);
+  d->time = t;
+  aim_motions(m, d, t);
+  int rc = pt_set_state(m, d, NULL, 0, NULL, 0, err);
+  if (rc) {
+    d->time = t0;
+    ptu_copy(d->q, save, m->nq);
+    ptu_copy(d->qd, save + m->nq, m->nq);
+    ptu_copy(d->coord_ref, save + 2 * m->nq, m->ncoord);
+    pt_partition_free(d);
+    d->acc_valid = 0;
+    pt_forward(m, d);
+  }
+  free(save);
+  return rc;
+}

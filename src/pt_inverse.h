@@ -1,0 +1,126 @@
+// pt_inverse.h: inverse dynamics and static equilibrium (issue 5; included by partita.h).
+//
+// Conventions (spec/api.md):
+// - The effort of a motion or of a joint actuator is the generalized force the motor applies
+//   to body2 relative to body1 along the joint coordinate: a positive effort drives the
+//   coordinate up (as pt_set_input does for an actuator).
+// - A joint reaction is the force and torque that the joint's constraint rows apply to body2
+//   from body1, in global axes, the torque taken about the joint point on body2. It excludes
+//   the efforts of motions and actuators on that joint (reported as efforts). Rows removed at
+//   load as redundant carry no multiplier: on such mechanisms (a planar four-bar of spatial
+//   revolutes) the split of the reaction between the joints of a loop is one of many valid
+//   ones, while the efforts are unique.
+//
+// Results are allocated once per model (pt_*_result_new) so that repeated requests allocate
+// nothing inside the torque request itself.
+#ifndef PT_INVERSE_H
+#define PT_INVERSE_H
+
+// Result of an inverse-dynamics request. Arrays are sized for the model it was created for.
+typedef struct {
+  double time;              // time of the evaluation
+  int maxreq;               // capacity of the request arrays
+  int nreq;                 // requests answered (torque requests); 0 for kinematic inverse
+  int *req_coord;           // (maxreq) requested coordinate
+  int *req_actuator;        // (maxreq) actuator that produces it (joint torque or force)
+  double *req_effort;       // (maxreq) total effort that actuator must apply
+  int nmotion;
+  double *motion_effort;    // (nmotion) effort of each prescribed motion
+  int ncoord;
+  double *coord;            // (ncoord) coordinate values at the evaluation
+  double *coord_rate;       // (ncoord)
+  double *coord_acc;        // (ncoord) resulting second derivatives
+  int njoint;
+  double *reaction;         // (njoint x 6) force (3) then torque about the joint point (3)
+  // work (sized at creation)
+  double *xdd;              // (nv) body accelerations
+  double *lambda;           // (ncon) multipliers of the active rows
+  double *wrk;              // scratch (nwrk)
+  size_t nwrk;
+  int *iwrk;                // scratch (niwrk)
+  size_t niwrk;
+} pt_inverse_result;
+
+pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
+void pt_inverse_result_free(pt_inverse_result *r);
+
+// Kinematic inverse dynamics (lecture, "Inverse Dynamics: the 3 step approach"). The motions
+// must remove every degree of freedom (pt_model_ndof(m) == 0, else PT_EPRECOND). Starting from
+// d's configuration, on a private copy of d: positions at time t from the constraints alone
+// (Newton), velocities from J x = nu, accelerations from J xdd = gamma (step 1), multipliers
+// from J^T lambda = Q - M xdd (step 2), efforts of the motions and joint reactions from the
+// multipliers (step 3). d is not changed.
+int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inverse_result *res,
+                         pt_error *err);
+
+// Torque request at d's current state (q, qd, time, inputs): the efforts the joint actuators
+// of the requested coordinates must apply so that those coordinates have the requested second
+// derivatives (acc[k].coord, acc[k].value); every other coordinate follows the dynamics,
+// closed loops included. Actuators not requested keep their current inputs. Also gives the
+// resulting accelerations of all coordinates, the motion efforts and the joint reactions.
+// Errors (PT_EINVAL, message names the culprit): an unknown or repeated coordinate, a
+// non-finite value, a coordinate without a joint actuator, one driven by a motion, or one the
+// constraints fix (together with the other requested coordinates). The state of d (q, qd,
+// time, inputs, outputs, accelerations, partition) is never changed; its row, force and W
+// work arrays are re-evaluated at that same state (same values). Allocates nothing.
+int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
+                       pt_inverse_result *res, pt_error *err);
+
+// Moves d to time t: the time-dependent motions are re-assembled (positions, then velocities,
+// as pt_set_state does). For torque requests at a chosen time. Nothing changes on error.
+int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err);
+
+// Joint reactions (njoint x 6, as in pt_inverse_result) of the forward dynamics at d's state:
+// valid after pt_forward or pt_step.
+void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction);
+
+// ---------------------------------------------------------------------------------------------
+// Static equilibrium (lecture, "Equilibrium Analysis"): approach 1, Newton with a line search
+// on [Phi(q) = 0; J(q)^T lambda = Q(q)] at rest, from d's configuration; if it fails,
+// approach 2, damped dynamics on a copy, brings the system close and Newton finishes
+// (approach 4). Newton may land on an unstable equilibrium (an inverted pendulum); that is
+// detected from the inertia of the KKT matrix and, unless allowed, the damped dynamics then
+// look for a stable one from the start. Time-dependent motions are frozen at d's time;
+// actuator inputs are held at d's values (their loads are part of the balance).
+typedef struct {
+  int max_iterations;       // Newton iterations per attempt; 0 = default (50)
+  double tolerance;         // force residual relative to the load scale; 0 = default (1e-11)
+  int max_damped_steps;     // damped-dynamics steps; 0 = default (200000)
+  int no_damped;            // 1: Newton only (approach 1)
+  int allow_unstable;       // 1: accept an unstable equilibrium found by Newton (else the
+                            //    damped dynamics look for a stable one from the start)
+} pt_equilibrium_options;
+
+typedef struct {
+  double time;              // the frozen time
+  int nq;
+  double *q;                // (nq) body positions (r, Euler parameters)
+  int ncoord;
+  double *coord;            // (ncoord) coordinate values at equilibrium
+  int njoint;
+  double *reaction;         // (njoint x 6) as in pt_inverse_result
+  int nmotion;
+  double *motion_effort;    // (nmotion) efforts that hold the (frozen) motions
+  int iterations;           // Newton iterations in all
+  int damped_steps;         // damped-dynamics steps taken (0: Newton alone succeeded)
+  int stable;               // 1 stable, 0 unstable (allow_unstable or no_damped), -1 failed
+  double residual;          // max(residual_position, residual_force)
+  double residual_position; // max |Phi| (with the Euler-parameter normalisation)
+  double residual_force;    // max |J^T lambda - Q|
+  double *lambda;           // (ncon)
+} pt_equilibrium_result;
+
+pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m);
+void pt_equilibrium_result_free(pt_equilibrium_result *r);
+
+// d is not changed (the work is done on a copy). opt may be NULL (defaults).
+// PT_EASSEMBLY when no equilibrium was found (the message says how close it came).
+int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
+                   pt_equilibrium_result *res, pt_error *err);
+
+// Moves d to the equilibrium found (velocities from the constraints at rest, time kept), as
+// the daemon's Equilibrium with apply does. Nothing changes on error.
+int pt_equilibrium_apply(const pt_model *m, pt_data *d, const pt_equilibrium_result *res,
+                         pt_error *err);
+
+#endif

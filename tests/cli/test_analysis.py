@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Tests of `partita inverse` and `partita equilibrium` with a model file.
+
+References are closed forms:
+- the lecture's door (configs/models/door.yaml: m = 30, J' = 2.5, CoM 0.5 m from a vertical
+  hinge, K = 8, C = 1, phi(t) = pi/2 sin(pi t / 4)): motor torque
+  tau = (J' + m d^2) phi'' + C phi' + K phi;
+- a pendulum (rod CoM at d = 0.5 m, m = 10) with a torsion spring k = 25: equilibrium
+  k theta = m g d sin(theta), solved here by a scalar Newton iteration.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+PARTITA = os.environ.get("PARTITA", "partita")
+MODELS = os.environ.get("PARTITA_MODELS", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                        "configs", "models"))
+
+SPRING_PENDULUM = """\
+model: spring_pendulum
+bodies:
+  - {name: rod, mass: 10, inertia: [0.8333333333333334, 0.8333333333333334, 0.01],
+     position: [0, 0, 0.5]}
+joints:
+  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0], axis: [0, 1, 0]}
+forces:
+  - {name: spring, type: torsion_spring, joint: hinge, stiffness: 25, damping: 0, free_angle: 0}
+"""
+
+
+def run(*args):
+    p = subprocess.run([PARTITA] + list(args), capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+class InverseTest(unittest.TestCase):
+    def test_door_motor_torque(self):
+        door = os.path.join(MODELS, "door.yaml")
+        m, d, jp, k, c = 30.0, 0.5, 2.5, 8.0, 1.0
+        for t in (0.3, 1.0, 1.7):
+            rc, out, err = run("inverse", door, "--at", repr(t), "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            w = math.pi / 4
+            phi = math.pi / 2 * math.sin(w * t)
+            phid = math.pi / 2 * w * math.cos(w * t)
+            phidd = -math.pi / 2 * w * w * math.sin(w * t)
+            tau = (jp + m * d * d) * phidd + c * phid + k * phi
+            self.assertAlmostEqual(res["time"], t, places=12)
+            self.assertLess(abs(res["efforts"]["door_motor"] - tau), 1e-9 * max(1, abs(tau)),
+                            (t, res["efforts"], tau))
+            self.assertIn("hinge", res["reactions"])
+            self.assertEqual(len(res["reactions"]["hinge"]["force"]), 3)
+
+    def test_free_model_refused(self):
+        rc, out, err = run("inverse", os.path.join(MODELS, "double_pendulum.yaml"), "--json")
+        self.assertNotEqual(rc, 0)
+        self.assertIn("inverse", err)
+
+
+class EquilibriumTest(unittest.TestCase):
+    def test_spring_pendulum(self):
+        m, g, d, k = 10.0, 9.81, 0.5, 25.0
+        th = 2.0  # the rod starts upright; the stable rest angle solves k th = m g d sin th
+        for _ in range(50):
+            th -= (k * th - m * g * d * math.sin(th)) / (k - m * g * d * math.cos(th))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "sp.yaml")
+            with open(path, "w") as f:
+                f.write(SPRING_PENDULUM)
+            rc, out, err = run("equilibrium", path, "--init", "hinge=1.0", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+        self.assertLess(abs(abs(res["coordinates"]["hinge"]) - th), 1e-9,
+                        (res["coordinates"], th))
+        f = res["reactions"]["hinge"]["force"]
+        self.assertLess(abs(math.hypot(f[0], f[1], f[2]) - m * g), 1e-8, f)
+
+
+if __name__ == "__main__":
+    unittest.main()
