@@ -1,0 +1,528 @@
+// linearize.c: linearization of the constrained equations of motion by augmented
+// sensitivities (seed linearization: Negrut and Ortiz, eq. 23a-k, Table 1, eq. 25b-30).
+//
+// No state-space reduction: the augmented equations
+//   M(q) udot + P(q) lambda - Q(u, q, t) = 0      (23a)   P = J^T, u = x = (rdot, omega)
+//   T(q) qdot - u = 0                             (23b)
+//   Cddot = J udot - gamma(u, q) = 0              (23c)   active rows (joints + motions)
+//   Cdot = J u - nu(t) = 0                        (23d)
+//   C(q, t) = 0                                   (23e)
+//   S - s(q) = 0,  Sdot - W = 0                   (23f, g)
+//   W - sdot(u, q) = 0,  Wdot - sddot = 0         (23h, i)
+//   W = Wbar,  S = Sbar                           (23j, k)
+// are differentiated with respect to (Wbar, Sbar) and the actuator inputs, and the one
+// multiple right-hand-side system A X = B of eq. 25b (assembled dense, linearize_system.c) is
+// solved by a sparse LU (KLU), or by LAPACK's dense dgesv on request
+// (pt_linearize_options.solver). A, B, C, D are read from the sensitivities Sdot_, Wdot_;
+// M = u_Wbar^T M u_Wbar (eq. 30), C and K from eq. 29.
+//
+// Coordinates of the sensitivities: delta q = (delta r, delta pi) per body (6 numbers, pi the
+// global rotation vector: the chart delta A = delta pi~ A), so the Euler-parameter
+// normalisation disappears and C_q = J. In that chart u = T(q) qdot with T = I at the
+// operating point and [T qdot]_q = -omega~ / 2 on the rotation block (left Jacobian of the
+// rotation vector); qdot appears in no other equation, so its sensitivities are not read.
+// Partials: linearize_partials.c (Jacobian derivatives, quadratic terms), linearize_forces.c.
+#include <lapacke.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "linearize_internal.h"
+#include "ptu.h"
+
+#define MAX_ORDER 6000   // the augmented system is assembled dense: 288 MB at most
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+} notes;
+
+static void note(notes *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(notes *n, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+  va_end(ap);
+  if (k < 0) return;
+  size_t l = strlen(line);
+  line[l++] = '\n';
+  if (n->len + l + 1 > n->cap) {
+    size_t cap = (n->cap + l + 1) * 2;
+    char *b = realloc(n->buf, cap);
+    if (!b) return;
+    n->buf = b, n->cap = cap;
+  }
+  memcpy(n->buf + n->len, line, l);
+  n->len += l;
+  n->buf[n->len] = '\0';
+}
+
+void pt_linearization_free(pt_linearization *lin) {
+  if (!lin) return;
+  free(lin->state_name), free(lin->input_name), free(lin->output_name);
+  free(lin->A), free(lin->B), free(lin->C), free(lin->D);
+  free(lin->M), free(lin->Cmat), free(lin->K), free(lin->eig), free(lin->notes);
+  free(lin);
+}
+
+static pt_linearization *result_new(int nz, int nu, int ny) {
+  pt_linearization *r = calloc(1, sizeof(*r));
+  if (!r) return NULL;
+  const size_t n2 = 2 * (size_t)nz, z = (size_t)nz;
+  r->nz = nz, r->nu = nu, r->ny = ny;
+  r->state_name = calloc(n2 + 1, sizeof(*r->state_name));
+  r->input_name = calloc((size_t)nu + 1, sizeof(*r->input_name));
+  r->output_name = calloc((size_t)ny + 1, sizeof(*r->output_name));
+  r->A = calloc(n2 * n2 + 1, sizeof(double));
+  r->B = calloc(n2 * (size_t)nu + 1, sizeof(double));
+  r->C = calloc((size_t)ny * n2 + 1, sizeof(double));
+  r->D = calloc((size_t)ny * (size_t)nu + 1, sizeof(double));
+  r->M = calloc(z * z + 1, sizeof(double));
+  r->Cmat = calloc(z * z + 1, sizeof(double));
+  r->K = calloc(z * z + 1, sizeof(double));
+  r->eig = calloc(n2 + 1, sizeof(pt_eigenvalue));
+  if (!r->state_name || !r->input_name || !r->output_name || !r->A || !r->B || !r->C ||
+      !r->D || !r->M || !r->Cmat || !r->K || !r->eig) {
+    pt_linearization_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Partials of one coordinate (state or output) at the operating point w.
+
+// v^T D (12) scattered into a dense row (nv).
+static void add_vD(double *row, const int b[2], const double v[12], const double D[144]) {
+  for (int s = 0; s < 2; s++) {
+    if (b[s] == PT_GROUND) continue;
+    for (int k = 0; k < 6; k++) {
+      double t = 0;
+      for (int i = 0; i < 12; i++) t += v[i] * D[12 * i + 6 * s + k];
+      row[6 * b[s] + k] += t;
+    }
+  }
+}
+
+static void add12(double *row, const int b[2], const double v[12]) {
+  for (int s = 0; s < 2; s++)
+    if (b[s] != PT_GROUND)
+      for (int k = 0; k < 6; k++) row[6 * b[s] + k] += v[6 * s + k];
+}
+
+// jq, ju: the local differences of this coordinate's Jdot x (measures only).
+static void coord_ptd_grads(const pt_model *m, const pt_data *w, const ptd_coord *c,
+                        const double *jq, const double *ju, ptd_grads *g) {
+  const int nv = m->nv;
+  ptu_zero(g->sdq, nv);
+  ptu_zero(g->sddq, nv);
+  ptu_zero(g->sddu, nv);
+  ptd_coord_jac(m, w, c, g->sq);
+  if (c->meas < 0) {
+    if (c->comp < 3) return;
+    // rotation vector phi of the attitude: phidot = J_l^-1(phi) omega, at phi = 0:
+    // sdot_q = omega~ / 2, sddot_q = omegadot~ / 2 + omega~ omega~ / 6, sddot_u = 0
+    const int k = c->body, i = c->comp - 3;
+    const double *wv = w->x + 6 * k + 3, *wd = w->xdd + 6 * k + 3;
+    double W[9], Wd[9], WW[9];
+    W[0] = 0, W[1] = -wv[2], W[2] = wv[1], W[3] = wv[2], W[4] = 0, W[5] = -wv[0];
+    W[6] = -wv[1], W[7] = wv[0], W[8] = 0;
+    Wd[0] = 0, Wd[1] = -wd[2], Wd[2] = wd[1], Wd[3] = wd[2], Wd[4] = 0, Wd[5] = -wd[0];
+    Wd[6] = -wd[1], Wd[7] = wd[0], Wd[8] = 0;
+    ptu_mul_mat3(WW, W, W);
+    for (int j = 0; j < 3; j++) {
+      g->sdq[6 * k + 3 + j] = 0.5 * W[3 * i + j];
+      g->sddq[6 * k + 3 + j] = 0.5 * Wd[3 * i + j] + WW[3 * i + j] / 6;
+    }
+    return;
+  }
+  const int *b = m->meas_body + 2 * c->meas;
+  double D[144], x[12], xdd[12];
+  ptd_meas_jac_deriv(m, w, c->meas, D);
+  ptd_local12(b, w->x, x);
+  ptd_local12(b, w->xdd, xdd);
+  add_vD(g->sdq, b, x, D);     // sdot = J x
+  add_vD(g->sddq, b, xdd, D);  // sddot = J xdd + Jdot x
+  add12(g->sddq, b, jq);
+  add12(g->sddu, b, ju);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eigenvalues of A (LAPACK dgeev), sorted by frequency then imaginary part.
+
+static int eig_cmp(const void *pa, const void *pb) {
+  const pt_eigenvalue *a = pa, *b = pb;
+  if (a->freq_hz != b->freq_hz) return a->freq_hz < b->freq_hz ? -1 : 1;
+  if (a->im != b->im) return a->im < b->im ? -1 : 1;
+  return (a->re > b->re) - (a->re < b->re);
+}
+
+static int eigenvalues(pt_linearization *r) {
+  const int n = 2 * r->nz;
+  if (n == 0) return PT_OK;
+  double *a = malloc(sizeof(double) * (size_t)(n * n + 2 * n));
+  if (!a) return PT_ENOMEM;
+  double *wr = a + n * n, *wi = wr + n, dummy = 0;
+  ptu_copy(a, r->A, n * n);
+  int info = LAPACKE_dgeev(LAPACK_ROW_MAJOR, 'N', 'N', n, a, n, wr, wi, &dummy, 1, &dummy, 1);
+  if (info == 0)
+    for (int i = 0; i < n; i++) {
+      const double mag = hypot(wr[i], wi[i]);
+      r->eig[i].re = wr[i];
+      r->eig[i].im = wi[i];
+      r->eig[i].freq_hz = mag / (2 * M_PI);
+      r->eig[i].damping_ratio = (mag > 0 ? -wr[i] / mag : 0) + 0.0;  // no -0
+    }
+  free(a);
+  if (info != 0) return PT_ESINGULAR;
+  qsort(r->eig, (size_t)n, sizeof(pt_eigenvalue), eig_cmp);
+  return PT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+typedef struct {
+  ptd_coord c;
+  int kind;   // 0 value, 1 rate, 2 acceleration
+} output;
+
+static int ends_with(const char *s, const char *suf, size_t *stem) {
+  size_t n = strlen(s), k = strlen(suf);
+  if (n <= k || strcmp(s + n - k, suf) != 0) return 0;
+  *stem = n - k;
+  return 1;
+}
+
+static int parse_output(const pt_model *m, const char *name, output *o) {
+  static const char *const suf[3] = {"", ".rate", ".acc"};
+  if (ptd_coord_parse(m, name, &o->c) == 0) {
+    o->kind = 0;
+    return 0;
+  }
+  for (int k = 1; k < 3; k++) {
+    size_t stem;
+    char buf[PT_LIN_NAME_MAX];
+    if (!ends_with(name, suf[k], &stem) || stem >= sizeof(buf)) continue;
+    memcpy(buf, name, stem);
+    buf[stem] = '\0';
+    if (ptd_coord_parse(m, buf, &o->c) == 0) {
+      o->kind = k;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int same_coord(const ptd_coord *a, const ptd_coord *b) {
+  return a->meas == b->meas && a->body == b->body && a->comp == b->comp;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {           // everything pt_linearize allocates
+  pt_data *w;
+  ptd_coord *cand, *states;
+  int *kept, *inputs, *meas;
+  output *outs;
+  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *A, *R;
+  ptd_grads *g;
+  lapack_int *piv;
+  notes nt;
+} work;
+
+static void work_free(work *k) {
+  pt_data_free(k->w);
+  free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
+  free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
+  free(k->jq), free(k->ju), free(k->gbuf), free(k->A), free(k->R), free(k->g), free(k->piv);
+  free(k->nt.buf);
+}
+
+static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, int *ncand,
+                   int *nu, int *ny, pt_error *err) {
+  const int nst = o->nstates > 0 && o->states ? o->nstates : 0;
+  *ncand = nst ? nst : m->njcoord;
+  *nu = o->ninputs > 0 && o->inputs ? o->ninputs : m->ninput;
+  *ny = o->noutputs > 0 && o->outputs ? o->noutputs : 0;
+  const int ncoords = m->ncoord + 6 * m->nbody;  // names there are: more must repeat one
+  if (nst > ncoords || *nu > m->ninput || *ny > 3 * ncoords)
+    return pt_error_set(err, PT_EINVAL, "%d states, %d inputs, %d outputs requested: model "
+                        "\"%s\" has %d coordinates (with internal ones) and %d inputs", nst,
+                        *nu, *ny, m->name, ncoords, m->ninput);
+  k->cand = calloc((size_t)*ncand + 1, sizeof(ptd_coord));
+  k->kept = calloc((size_t)*ncand + 1, sizeof(int));
+  k->inputs = calloc((size_t)*nu + 1, sizeof(int));
+  k->outs = calloc((size_t)*ny + 1, sizeof(output));
+  if (!k->cand || !k->kept || !k->inputs || !k->outs)
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  for (int i = 0; i < *ncand; i++) {
+    if (!nst) {
+      k->cand[i].meas = i, k->cand[i].body = -1, k->cand[i].comp = -1;
+      continue;
+    }
+    const char *nm = o->states[i] ? o->states[i] : "";
+    if (ptd_coord_parse(m, nm, k->cand + i) != 0)
+      return pt_error_set(err, PT_EINVAL,
+                          "model \"%s\" has no coordinate \"%s\" (states are "
+                          "coordinates or BODY.x|y|z|rx|ry|rz)", m->name, nm);
+    for (int j = 0; j < i; j++)
+      if (same_coord(k->cand + j, k->cand + i))
+        return pt_error_set(err, PT_EINVAL, "state \"%s\" given twice", nm);
+  }
+  for (int i = 0; i < *nu; i++) {
+    if (o->ninputs > 0 && o->inputs) {
+      const char *nm = o->inputs[i] ? o->inputs[i] : "";
+      k->inputs[i] = pt_input_index(m, nm);
+      if (k->inputs[i] < 0)
+        return pt_error_set(err, PT_EINVAL, "model \"%s\" has no actuator input "
+                            "\"%s\"", m->name, nm);
+      for (int j = 0; j < i; j++)
+        if (k->inputs[j] == k->inputs[i])
+          return pt_error_set(err, PT_EINVAL, "input \"%s\" given twice", nm);
+    } else {
+      k->inputs[i] = i;
+    }
+  }
+  for (int i = 0; i < *ny; i++) {
+    const char *nm = o->outputs[i] ? o->outputs[i] : "";
+    if (parse_output(m, nm, k->outs + i) != 0)
+      return pt_error_set(err, PT_EINVAL,
+                          "model \"%s\" has no output \"%s\" (a coordinate, "
+                          "NAME.rate or NAME.acc)", m->name, nm);
+  }
+  return PT_OK;
+}
+
+static void make_notes(const pt_model *m, const pt_linearize_options *o, work *k, int ncand,
+                       int z) {
+  char nm[PT_LIN_NAME_MAX];
+  const int given = o->nstates > 0 && o->states;
+  note(&k->nt, "operating point: t = %.17g, %d degrees of freedom", k->w->time, z);
+  if (!given) note(&k->nt, "states: none given, the joint coordinates are the candidates");
+  for (int i = 0; i < ncand; i++)
+    if (!k->kept[i]) {
+      ptd_coord_name(m, k->cand + i, nm, sizeof(nm));
+      note(&k->nt, "dropped %s: fixed by the constraints and the states kept (more candidates "
+           "than degrees of freedom, or a singular choice at this configuration)", nm);
+    }
+  for (int i = 0; i < z; i++) {
+    int from_cand = 0;
+    for (int c = 0; c < ncand; c++) from_cand |= same_coord(k->states + i, k->cand + c);
+    if (from_cand) continue;
+    ptd_coord_name(m, k->states + i, nm, sizeof(nm));
+    note(&k->nt, "added %s: internal coordinate of body \"%s\" (too few independent %s)", nm,
+         m->body_name[k->states[i].body], given ? "states given" : "joint coordinates");
+  }
+}
+
+static void grads_of(const pt_model *m, work *k, const ptd_coord *c, int nmeas, ptd_grads *g) {
+  const double *jq = NULL, *ju = NULL;
+  for (int i = 0; i < nmeas; i++)
+    if (k->meas[i] == c->meas) jq = k->jq + 12 * i, ju = k->ju + 12 * i;
+  coord_ptd_grads(m, k->w, c, jq, ju, g);
+}
+
+// Column col of X, the sensitivities to one of Wbar, Sbar or an input, dotted with a ptd_grads.
+static double dotx(const work *k, const ptd_layout *L, int col, const ptd_grads *g, int kind) {
+  const double *X = k->R + (size_t)col * L->N;
+  const double *gq = kind == 0 ? g->sq : kind == 1 ? g->sdq : g->sddq;
+  const double *gu = kind == 1 ? g->sq : kind == 2 ? g->sddu : NULL;
+  double s = 0;
+  for (int i = 0; i < L->n; i++) {
+    s += gq[i] * X[L->q + i];
+    if (gu) s += gu[i] * X[L->u + i];
+    if (kind == 2) s += g->sq[i] * X[L->ud + i];
+  }
+  return s;
+}
+
+static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_linearization *r) {
+  const int z = L->z, n2 = 2 * z, nu = r->nu, ny = r->ny, N = L->N;
+  const double *X = k->R;
+  char nm[PT_LIN_NAME_MAX];
+  static const char *const suf[3] = {"", ".rate", ".acc"};
+  for (int i = 0; i < z; i++) {
+    ptd_coord_name(m, k->states + i, nm, sizeof(nm));
+    snprintf(r->state_name[i], PT_LIN_NAME_MAX, "%s", nm);
+    snprintf(r->state_name[z + i], PT_LIN_NAME_MAX, "%.70s.rate", nm);
+  }
+  for (int c = 0; c < nu; c++)
+    snprintf(r->input_name[c], PT_LIN_NAME_MAX, "%s", m->input_name[k->inputs[c]]);
+  for (int y = 0; y < ny; y++) {
+    ptd_coord_name(m, &k->outs[y].c, nm, sizeof(nm));
+    snprintf(r->output_name[y], PT_LIN_NAME_MAX, "%.70s%s", nm, suf[k->outs[y].kind]);
+  }
+  // state (S_j, W_j) -> column of X: W_j is column j, S_j column z + j
+  for (int i = 0; i < z; i++)
+    for (int j = 0; j < n2; j++) {
+      const int col = j < z ? z + j : j - z;
+      r->A[(size_t)i * n2 + j] = X[(size_t)col * N + L->Sd + i];
+      r->A[(size_t)(z + i) * n2 + j] = X[(size_t)col * N + L->Wd + i];
+    }
+  for (int i = 0; i < z; i++)
+    for (int c = 0; c < nu; c++) {
+      r->B[(size_t)i * nu + c] = X[(size_t)(n2 + c) * N + L->Sd + i];
+      r->B[(size_t)(z + i) * nu + c] = X[(size_t)(n2 + c) * N + L->Wd + i];
+    }
+  for (int y = 0; y < ny; y++) {
+    const ptd_grads *g = k->g + z + y;
+    for (int j = 0; j < n2; j++)
+      r->C[(size_t)y * n2 + j] = dotx(k, L, j < z ? z + j : j - z, g, k->outs[y].kind);
+    for (int c = 0; c < nu; c++) r->D[(size_t)y * nu + c] = dotx(k, L, n2 + c, g, k->outs[y].kind);
+  }
+  // eq. 30: M = u_Wbar^T M(q) u_Wbar; eq. 29: C = -M Wdot_Wbar, K = -M Wdot_Sbar
+  for (int i = 0; i < z; i++)
+    for (int j = 0; j < z; j++) {
+      const double *ui = X + (size_t)i * N + L->u, *uj = X + (size_t)j * N + L->u;
+      double s = 0;
+      for (int b = 0; b < m->nbody; b++) {
+        const double *Ig = k->w->inertia_g + 9 * b;
+        for (int c = 0; c < 3; c++) {
+          s += m->body_mass[b] * ui[6 * b + c] * uj[6 * b + c];
+          for (int e = 0; e < 3; e++) s += ui[6 * b + 3 + c] * Ig[3 * c + e] * uj[6 * b + 3 + e];
+        }
+      }
+      r->M[(size_t)i * z + j] = s;
+    }
+  for (int i = 0; i < z; i++)
+    for (int j = 0; j < z; j++) {
+      double c = 0, kk = 0;
+      for (int l = 0; l < z; l++) {
+        c -= r->M[(size_t)i * z + l] * X[(size_t)j * N + L->Wd + l];
+        kk -= r->M[(size_t)i * z + l] * X[(size_t)(z + j) * N + L->Wd + l];
+      }
+      r->Cmat[(size_t)i * z + j] = c;
+      r->K[(size_t)i * z + j] = kk;
+    }
+  r->time = k->w->time;
+  r->size = N;
+}
+
+int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
+                 pt_linearization **out, pt_error *err) {
+  static const pt_linearize_options none;
+  work k;
+  memset(&k, 0, sizeof(k));
+  if (!out) return pt_error_set(err, PT_EINVAL, "no result pointer");
+  *out = NULL;
+  if (!opt) opt = &none;
+  if (!m || !d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
+  if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
+  int ncand, nu, ny, rc;
+  const int nv = m->nv, z = m->nv - m->ncon;
+  const ptd_layout L = ptd_layout_of(m, z);
+  if (L.N > MAX_ORDER)
+    return pt_error_set(err, PT_EINVAL, "the augmented system would have order %d "
+                        "(at most %d)", L.N, MAX_ORDER);
+  rc = resolve(m, opt, &k, &ncand, &nu, &ny, err);
+  if (rc) goto done;
+  // the operating point: d's state (consistent after pt_step, pt_forward or pt_set_state),
+  // evaluated on a work data
+  k.w = pt_data_new(m);
+  k.states = calloc((size_t)z + 1, sizeof(ptd_coord));
+  if (!k.w || !k.states) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+    goto done;
+  }
+  // the state alone is copied (no partition is needed here), then evaluated
+  ptu_copy(k.w->q, d->q, m->nq);
+  ptu_copy(k.w->qd, d->qd, m->nq);
+  ptu_copy(k.w->input, d->input, m->ninput);
+  ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
+  k.w->time = d->time;
+  rc = pt_eval(m, k.w);
+  if (rc) {
+    pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));
+    goto done;
+  }
+  rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
+  if (rc) goto done;
+  make_notes(m, opt, &k, ncand, z);
+  if (ny == 0) {  // default outputs: the states and their rates
+    ny = 2 * z;
+    free(k.outs);
+    k.outs = calloc((size_t)ny + 1, sizeof(output));
+    if (!k.outs) {
+      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+      goto done;
+    }
+    for (int i = 0; i < ny; i++) k.outs[i].c = k.states[i % (z ? z : 1)], k.outs[i].kind = i >= z;
+  }
+  // coordinates whose quadratic terms need local differences: the states' and outputs'
+  k.meas = calloc((size_t)(z + ny) + 1, sizeof(int));
+  int nmeas = 0;
+  for (int i = 0; k.meas && i < z + ny; i++) {
+    const int c = i < z ? k.states[i].meas : k.outs[i - z].c.meas;
+    int seen = c < 0;
+    for (int j = 0; j < nmeas && !seen; j++) seen = k.meas[j] == c;
+    if (!seen) k.meas[nmeas++] = c;
+  }
+  const size_t nn = (size_t)nv * nv;
+  k.Qq = calloc(nn, sizeof(double));
+  k.Qu = calloc(nn, sizeof(double));
+  k.Qin = calloc((size_t)nv * nu + 1, sizeof(double));
+  k.gq = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k.gu = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k.jq = calloc(12 * (size_t)nmeas + 1, sizeof(double));
+  k.ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
+  k.g = calloc((size_t)(z + ny) + 1, sizeof(ptd_grads));
+  k.gbuf = calloc(4 * (size_t)nv * (size_t)(z + ny) + 1, sizeof(double));
+  k.A = malloc(sizeof(double) * (size_t)L.N * (size_t)L.N);
+  k.R = malloc(sizeof(double) * (size_t)L.N * (size_t)(2 * z + nu) + 8);
+  k.piv = malloc(sizeof(lapack_int) * (size_t)L.N);
+  if (!k.meas || !k.Qq || !k.Qu || !k.Qin || !k.gq || !k.gu || !k.jq || !k.ju || !k.g ||
+      !k.gbuf || !k.A || !k.R || !k.piv) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)",
+                      L.N);
+    goto done;
+  }
+  // (the work data doubles as the scratch data of the local differences)
+  rc = ptd_force_partials(m, k.w, k.w, k.Qq, k.Qu, k.Qin, k.inputs, nu);
+  if (!rc) rc = ptd_fd_quadratic(m, k.w, k.gq, k.gu, k.meas, nmeas, k.jq, k.ju);
+  if (rc) {
+    pt_error_set(err, rc, "partials failed: %s", pt_strerror(rc));
+    goto done;
+  }
+  for (int i = 0; i < z + ny; i++) {
+    double *b = k.gbuf + 4 * (size_t)nv * i;
+    k.g[i].sq = b, k.g[i].sdq = b + nv, k.g[i].sddq = b + 2 * nv, k.g[i].sddu = b + 3 * nv;
+    grads_of(m, &k, i < z ? k.states + i : &k.outs[i - z].c, nmeas, k.g + i);
+  }
+  ptd_fill_system(m, k.w, &L, k.A, k.R, k.Qq, k.Qu, k.Qin, nu, k.gq, k.gu, k.g);
+  // eq. 25b: one LU factorisation, 2z + nu right-hand sides
+  int info = 0;
+  if (opt->solver == PT_LIN_DENSE)
+    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L.N, 2 * z + nu, k.A, L.N, k.piv, k.R, L.N);
+  else
+    info = ptd_solve_sparse(L.N, k.A, k.R, 2 * z + nu);
+  if (info == PT_ENOMEM) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory (sparse LU of order %d)", L.N);
+    goto done;
+  }
+  if (info != 0) {
+    rc = pt_error_set(err, PT_ESINGULAR,
+                      "the augmented sensitivity system is singular: a lock-up, or the states "
+                      "cannot describe the motion here");
+    goto done;
+  }
+  pt_linearization *r = result_new(z, nu, ny);
+  if (!r) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+    goto done;
+  }
+  read_results(m, &k, &L, r);
+  rc = eigenvalues(r);
+  if (rc) {
+    pt_linearization_free(r);
+    pt_error_set(err, rc, "the eigenvalue computation failed");
+    goto done;
+  }
+  r->notes = k.nt.buf ? k.nt.buf : calloc(1, 1);
+  k.nt.buf = NULL;
+  *out = r;
+done:
+  work_free(&k);
+  return rc;
+}

@@ -1,0 +1,88 @@
+// linearize_internal.h: the partial derivatives the linearizer needs (linearize_partials.c).
+//
+// Position perturbations are delta q = (delta r, delta pi) per body, 6 numbers, pi the global
+// virtual rotation (the engine's Jacobian layout); velocity perturbations delta u = delta x =
+// (delta rdot, delta omega). A row or coordinate Jacobian J (12 numbers over its two bodies,
+// [r1 pi1 r2 pi2]) has the local derivative D (12 x 12, row-major): D[a][b] = dJ_a / dq_b, so
+// that d(J^T lambda)/dq = lambda D and d(J v)/dq = v^T D.
+#ifndef PT_LINEARIZE_INTERNAL_H
+#define PT_LINEARIZE_INTERNAL_H
+
+#include "engine.h"
+
+// D of active constraint row a (joint row or motion row), analytic.
+void ptd_row_jac_deriv(const pt_model *m, const pt_data *d, int a, double D[144]);
+// D of coordinate (measure) c, analytic.
+void ptd_meas_jac_deriv(const pt_model *m, const pt_data *d, int c, double D[144]);
+
+// D += the derivative of the distance |p2 - p1| between points with arms s1, s2
+// (dv = p2 - p1); nothing if the points coincide.
+void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
+                        const double dv[3]);
+
+// Partials of the quadratic-velocity terms by local central differences (one row / one
+// coordinate at a time, its two bodies perturbed): per active row a, dgamma/dq (gq, 12) and
+// dgamma/du (gu, 12); per listed coordinate meas[i], d(jdotx)/dq and d(jdotx)/du (12 each).
+// s is the data at the operating point, used as scratch: its state is restored bit for bit and
+// its kinematics and rows re-evaluated on return (forces, xdd, lambda are not touched).
+int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, const int *meas,
+                     int nmeas, double *jq, double *ju);
+
+// Partials of the applied forces Q(q, u, input) at d's state: Qq, Qu (nv x nv) and Qin
+// (nv x nin, columns = the inputs listed in `inputs`), all row-major, accumulated (+=).
+// Bushings use local central differences of their own force on the scratch data s (which may
+// be d itself: its state is restored bit for bit).
+int ptd_force_partials(const pt_model *m, const pt_data *d, pt_data *s, double *Qq,
+                       double *Qu, double *Qin, const int *inputs, int nin);
+
+// Body k of the scratch data s set to the base state (q0, x0 for every body, 7 / 6 per body)
+// with its local variable v (0-2 r, 3-5 pi, 6-8 rdot, 9-11 omega) moved by h; kinematics
+// (rot, inertia, x) re-evaluated.
+void ptd_perturb(const pt_model *m, pt_data *s, const double *q0, const double *x0, int k,
+                 int v, double h);
+double ptd_fd_step(int v);   // local difference step of variable v
+
+// Scatters a 12 x 12 local block (bodies b[0], b[1]) times `scale` into a dense (nv x nv)
+// row-major matrix; ground slots are skipped.
+void ptd_scatter12(double *G, int nv, const int b[2], const double *L, double scale);
+
+// ---- coordinates of the linearization (linearize_select.c) ---------------------------------
+// An engine coordinate (meas >= 0) or an internal coordinate of a body: comp 0-2 its CoM
+// position, 3-5 the rotation vector of its attitude relative to the operating point.
+typedef struct {
+  int meas;   // coordinate index, or -1
+  int body;   // internal: body index
+  int comp;   // internal: 0..5
+} ptd_coord;
+
+void ptd_coord_name(const pt_model *m, const ptd_coord *c, char *out, size_t cap);
+int ptd_coord_parse(const pt_model *m, const char *name, ptd_coord *out);   // 0 ok, -1 unknown
+void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, double *row);
+// Eq. 21-22: picks the z = nv - ncon states among the candidates (kept[i] says which were
+// kept), completing them with internal coordinates.
+int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand, int ncand,
+                      ptd_coord *states, int *kept, pt_error *err);
+
+// ---- the augmented system (linearize_system.c) ----------------------------------------------
+typedef struct {        // a state or output coordinate's partials (dense, nv each)
+  double *sq;           // s_q (= sdot_u = sddot_udot)
+  double *sdq;          // sdot_q
+  double *sddq;         // sddot_q
+  double *sddu;         // sddot_u
+} ptd_grads;
+
+typedef struct {
+  int n, nc, z, N;                       // nv, active rows, states, order of the system
+  int ud, qd, Wd, Sd, lam, u, q, W, S;   // column offsets of the blocks of X (Table 1)
+} ptd_layout;
+
+ptd_layout ptd_layout_of(const pt_model *m, int z);
+void ptd_local12(const int b[2], const double *v, double out[12]);  // 12 values of 2 bodies
+// Fills A (column-major, N x N) and the right-hand sides R (N x (2z + nu)): Wbar, Sbar, inputs.
+void ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, double *A,
+                     double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
+                     const double *gq, const double *gu, const ptd_grads *st);
+// Solves A X = R in place (R: N x nrhs, column-major) by sparse LU. PT_ESINGULAR, PT_ENOMEM.
+int ptd_solve_sparse(int N, const double *A, double *R, int nrhs);
+
+#endif

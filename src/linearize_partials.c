@@ -1,0 +1,316 @@
+// linearize_partials.c: the partial derivatives of the augmented equations (seed
+// linearization, Table 1): Upsilon_q, Upsilon_u, Cddot_q/u, Cdot_q and the user-state partials.
+//
+// Analytic: the derivative of every constraint-row and coordinate Jacobian (so
+// d(J^T lambda)/dq, d(J xdd)/dq and d(J x)/dq), gravity (none), gyroscopic terms, springs and
+// dampers (TSDA, torsion, joint damping), constant forces and actuators.
+// Local central differences of ONE element's function, at the element's two bodies only:
+//   - the quadratic-velocity terms gamma of each constraint row and Jdot x of each coordinate
+//     (ptd_fd_quadratic), in q and u;
+//   - each bushing's generalized force (its rotation-vector deflection makes the analytic
+//     derivative long), in q and u.
+// A position perturbation of a body is a global rotation delta pi applied to its Euler
+// parameters (p <- exp(delta pi) p) with rdot and omega held fixed: the engine's chart.
+#include <stdlib.h>
+
+#include "linearize_internal.h"
+#include "ptu.h"
+
+#define FD_H_POS 1e-5   // position / rotation step (m, rad) for the local differences
+#define FD_H_VEL 1e-3   // velocity step: gamma and Jdot x are quadratic in u, so exact
+
+// Local block indices in the 12-layout: r1, pi1, r2, pi2.
+enum { R1 = 0, P1 = 1, R2 = 2, P2 = 3 };
+
+static void skew(double M[9], const double v[3]) {
+  M[0] = 0, M[1] = -v[2], M[2] = v[1];
+  M[3] = v[2], M[4] = 0, M[5] = -v[0];
+  M[6] = -v[1], M[7] = v[0], M[8] = 0;
+}
+
+// D[block rb][block cb] += s * M (3x3)
+static void put(double D[144], int rb, int cb, const double M[9], double s) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) D[(3 * rb + i) * 12 + 3 * cb + j] += s * M[3 * i + j];
+}
+
+// D[rb][cb] += s * skew(a) skew(b)
+static void put_ss(double D[144], int rb, int cb, const double a[3], const double b[3],
+                   double s) {
+  double A[9], B[9], AB[9];
+  skew(A, a);
+  skew(B, b);
+  ptu_mul_mat3(AB, A, B);
+  put(D, rb, cb, AB, s);
+}
+
+static void put_s(double D[144], int rb, int cb, const double a[3], double s) {
+  double A[9];
+  skew(A, a);
+  put(D, rb, cb, A, s);
+}
+
+// Dot-1 a1 . a2: J_pi1 = a1 x a2, J_pi2 = -(a1 x a2);
+// delta(a1 x a2) = a2~ a1~ dpi1 - a1~ a2~ dpi2.
+static void deriv_dot1(double D[144], const double a1[3], const double a2[3]) {
+  put_ss(D, P1, P1, a2, a1, 1);
+  put_ss(D, P1, P2, a1, a2, -1);
+  put_ss(D, P2, P1, a2, a1, -1);
+  put_ss(D, P2, P2, a1, a2, 1);
+}
+
+// Dot-2 a1 . d, d = p2 - p1: J = [-a1, a1 x (d + s1), a1, s2 x a1] (a1 on body1).
+static void deriv_dot2(double D[144], const double a1[3], const double s2[3],
+                       const double d[3], const double s1[3]) {
+  double e[3];
+  ptu_add3(e, d, s1);  // r2 + s2 - r1: its change is dr2 - dr1 - s2~ dpi2
+  put_s(D, R1, P1, a1, 1);
+  put_s(D, R2, P1, a1, -1);
+  put_ss(D, P1, P1, e, a1, 1);
+  put_s(D, P1, R2, a1, 1);
+  put_s(D, P1, R1, a1, -1);
+  put_ss(D, P1, P2, a1, s2, -1);
+  put_ss(D, P2, P2, a1, s2, 1);
+  put_ss(D, P2, P1, s2, a1, -1);
+}
+
+// Spherical component k: J_pi1 = e~ s1, J_pi2 = -e~ s2.
+static void deriv_sph(double D[144], int k, const double s1[3], const double s2[3]) {
+  double e[3] = {0, 0, 0};
+  e[k] = 1;
+  put_ss(D, P1, P1, e, s1, -1);
+  put_ss(D, P2, P2, e, s2, 1);
+}
+
+// Angle about h fixed on body slot hb: J_pi1 = -h, J_pi2 = h, delta h = -h~ dpi_hb.
+static void deriv_angle(double D[144], const double h[3], int hb) {
+  const int cb = hb ? P2 : P1;
+  put_s(D, P1, cb, h, 1);
+  put_s(D, P2, cb, h, -1);
+}
+
+// Distance |p2 - p1|: J = [-u, u~ s1, u, s2~ u], du = P (dr2 - dr1 - s2~ dpi2 + s1~ dpi1).
+void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
+                        const double dv[3]) {
+  const double l = ptu_norm3(dv);
+  if (l < 1e-12) return;  // the engine takes the Jacobian as zero there
+  double u[3], P[9], S1[9], S2[9], U[9], Du[4][9], T[9];
+  ptu_scl3(u, dv, 1 / l);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) P[3 * i + j] = ((i == j) - u[i] * u[j]) / l;
+  skew(S1, s1);
+  skew(S2, s2);
+  skew(U, u);
+  for (int i = 0; i < 9; i++) {
+    Du[R1][i] = -P[i];
+    Du[R2][i] = P[i];
+  }
+  ptu_mul_mat3(Du[P1], P, S1);
+  ptu_mul_mat3(Du[P2], P, S2);
+  for (int i = 0; i < 9; i++) Du[P2][i] = -Du[P2][i];
+  for (int cb = 0; cb < 4; cb++) {
+    put(D, R1, cb, Du[cb], -1);
+    put(D, R2, cb, Du[cb], 1);
+    ptu_mul_mat3(T, S1, Du[cb]);
+    put(D, P1, cb, T, -1);
+    ptu_mul_mat3(T, S2, Du[cb]);
+    put(D, P2, cb, T, 1);
+  }
+  put_ss(D, P1, P1, u, s1, -1);
+  put_ss(D, P2, P2, u, s2, 1);
+}
+
+static void world(const pt_data *d, int body, const double *vbar, double out[3]) {
+  if (body == PT_GROUND)
+    ptu_copy(out, vbar, 3);
+  else
+    ptu_mul_mat_vec3(out, d->rot + 9 * body, vbar);
+}
+
+void ptd_meas_jac_deriv(const pt_model *m, const pt_data *d, int c, double D[144]) {
+  const int *body = m->meas_body + 2 * c;
+  const double *g = m->meas_geom + PT_MEAS_GEOM * c;
+  double h[3], p1[3], p2[3], s1[3], s2[3], dv[3];
+  ptu_zero(D, 144);
+  switch ((pt_meas_type)m->meas_type[c]) {
+  case PT_MEAS_ANGLE:
+  case PT_MEAS_UANGLE1:
+    world(d, body[0], g, h);
+    deriv_angle(D, h, 0);
+    return;
+  case PT_MEAS_UANGLE2:
+    world(d, body[1], g, h);
+    deriv_angle(D, h, 1);
+    return;
+  case PT_MEAS_SLIDE:
+    world(d, body[0], g, h);
+    pt_body_point(d, body[0], g + 3, p1, s1);
+    pt_body_point(d, body[1], g + 6, p2, s2);
+    ptu_sub3(dv, p2, p1);
+    deriv_dot2(D, h, s2, dv, s1);
+    return;
+  case PT_MEAS_POINT: {  // J_pi = -e~ s, delta = e~ s~ dpi
+    double e[3] = {0, 0, 0};
+    e[m->meas_comp[c]] = 1;
+    pt_body_point(d, body[0], g, p1, s1);
+    put_ss(D, P1, P1, e, s1, 1);
+    return;
+  }
+  case PT_MEAS_DISTANCE:
+    pt_body_point(d, body[0], g, p1, s1);
+    pt_body_point(d, body[1], g + 3, p2, s2);
+    ptu_sub3(dv, p2, p1);
+    ptd_distance_deriv(D, s1, s2, dv);
+    return;
+  }
+}
+
+// Joint rows follow joint.c's order: the basic constraint each row is, with its vectors.
+void ptd_row_jac_deriv(const pt_model *m, const pt_data *d, int a, double D[144]) {
+  const int r = m->con_row[a];
+  ptu_zero(D, 144);
+  if (r >= m->nrow_joint) {  // motion row: the Jacobian of its coordinate
+    ptd_meas_jac_deriv(m, d, m->motion_coord[r - m->nrow_joint], D);
+    return;
+  }
+  int j = 0;
+  while (j + 1 < m->njoint && m->joint_row_adr[j + 1] <= r) j++;
+  const int k = r - m->joint_row_adr[j];
+  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+  double v[8][3], p1[3], p2[3], s1[3], s2[3], dv[3];
+  for (int i = 2; i < 8; i++) world(d, (i >= 5) ? b2 : b1, g + 3 * i, v[i]);
+  pt_body_point(d, b1, g, p1, s1);
+  pt_body_point(d, b2, g + 3, p2, s2);
+  ptu_sub3(dv, p2, p1);
+  const double *h1 = v[2], *f1 = v[3], *g1 = v[4], *h2 = v[5], *g2 = v[7];
+  switch ((pt_joint_type)m->joint_type[j]) {
+  case PT_JOINT_REVOLUTE:
+    if (k < 3) deriv_sph(D, k, s1, s2);
+    else deriv_dot1(D, k == 3 ? f1 : g1, h2);
+    return;
+  case PT_JOINT_CYLINDRICAL:
+  case PT_JOINT_PRISMATIC:
+    if (k == 0) deriv_dot1(D, f1, h2);
+    else if (k == 1) deriv_dot1(D, g1, h2);
+    else if (k == 2) deriv_dot2(D, f1, s2, dv, s1);
+    else if (k == 3) deriv_dot2(D, g1, s2, dv, s1);
+    else deriv_dot1(D, f1, g2);
+    return;
+  case PT_JOINT_SPHERICAL:
+    deriv_sph(D, k, s1, s2);
+    return;
+  case PT_JOINT_UNIVERSAL:
+    if (k < 3) deriv_sph(D, k, s1, s2);
+    else deriv_dot1(D, h1, h2);
+    return;
+  case PT_JOINT_FIXED:
+    if (k < 3) deriv_sph(D, k, s1, s2);
+    else if (k == 3) deriv_dot1(D, f1, g2);
+    else if (k == 4) deriv_dot1(D, f1, h2);
+    else deriv_dot1(D, g1, h2);
+    return;
+  default:
+    return;
+  }
+}
+
+void ptd_scatter12(double *G, int nv, const int b[2], const double *L, double scale) {
+  for (int s = 0; s < 2; s++) {
+    if (b[s] == PT_GROUND) continue;
+    for (int t = 0; t < 2; t++) {
+      if (b[t] == PT_GROUND) continue;
+      for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 6; k++)
+          G[(size_t)(6 * b[s] + i) * nv + 6 * b[t] + k] += scale * L[(6 * s + i) * 12 + 6 * t + k];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local perturbations of one body on the scratch data.
+
+// p <- exp(h e_c) p: a global rotation of body k by h about axis c.
+static void rotate_body(double *p, int c, double h) {
+  double a0 = cos(h / 2), a[3] = {0, 0, 0}, b0 = p[0], b[3] = {p[1], p[2], p[3]}, t[3];
+  a[c] = sin(h / 2);
+  ptu_cross3(t, a, b);
+  p[0] = a0 * b0 - ptu_dot3(a, b);
+  for (int i = 0; i < 3; i++) p[1 + i] = a0 * b[i] + b0 * a[i] + t[i];
+}
+
+// State of body k perturbed in local variable v (0-2 r, 3-5 pi, 6-8 rdot, 9-11 omega) by h,
+// with the other bodies at the base state (q0, x0); rdot and omega held unless perturbed.
+void ptd_perturb(const pt_model *m, pt_data *s, const double *q0, const double *x0, int k,
+                 int v, double h) {
+  double *q = s->q + 7 * k, *x = s->x + 6 * k, *qd = s->qd + 7 * k;
+  ptu_copy(q, q0 + 7 * k, 7);
+  ptu_copy(x, x0 + 6 * k, 6);
+  if (v < 3) q[v] += h;
+  else if (v < 6) rotate_body(q + 3, v - 3, h);
+  else x[v - 6] += h;
+  double E[12];
+  ptu_quat_E(E, q + 3);
+  ptu_copy(qd, x, 3);
+  for (int c = 0; c < 4; c++) qd[3 + c] = 0.5 * (E[c] * x[3] + E[4 + c] * x[4] + E[8 + c] * x[5]);
+  pt_kin_bodies(m, s);
+}
+
+double ptd_fd_step(int v) { return v < 6 ? FD_H_POS : FD_H_VEL; }
+
+// Slot of body k in a pair, or -1.
+static int slot_of(const int *b, int k) { return b[0] == k ? 0 : (b[1] == k ? 1 : -1); }
+
+int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, const int *meas,
+                     int nmeas, double *jq, double *ju) {
+  const int nb = m->nbody, nc = m->ncon;
+  double *q0 = malloc(sizeof(double) * (size_t)(7 * nb + 7 * nb + 6 * nb + 2 * nc + 2 * nmeas));
+  if (!q0) return PT_ENOMEM;
+  double *qd0 = q0 + 7 * nb, *x0 = qd0 + 7 * nb, *gp = x0 + 6 * nb, *mp = gp + nc;
+  ptu_copy(q0, s->q, 7 * nb);
+  ptu_copy(qd0, s->qd, 7 * nb);
+  ptu_copy(x0, s->x, 6 * nb);
+  ptu_zero(gq, 12 * nc);
+  ptu_zero(gu, 12 * nc);
+  ptu_zero(jq, 12 * nmeas);
+  ptu_zero(ju, 12 * nmeas);
+  for (int k = 0; k < nb; k++) {
+    for (int v = 0; v < 12; v++) {
+      const double h = ptd_fd_step(v);
+      for (int sign = 1; sign >= -1; sign -= 2) {
+        ptd_perturb(m, s, q0, x0, k, v, sign * h);
+        pt_joint_rows(m, s);
+        pt_motion_rows(m, s);
+        for (int a = 0; a < nc; a++) {
+          const int r = m->con_row[a];
+          if (slot_of(m->row_body + 2 * r, k) < 0) continue;
+          if (sign > 0) gp[a] = s->row_gamma[r];
+          else {
+            const int sl = slot_of(m->row_body + 2 * r, k);
+            double *out = v < 6 ? gq + 12 * a + 6 * sl + v : gu + 12 * a + 6 * sl + v - 6;
+            *out = (gp[a] - s->row_gamma[r]) / (2 * h);
+          }
+        }
+        for (int i = 0; i < nmeas; i++) {
+          const int c = meas[i], sl = slot_of(m->meas_body + 2 * c, k);
+          if (sl < 0) continue;
+          double val, jac[12], jdx;
+          pt_measure(m, s, c, &val, jac, &jdx);
+          if (sign > 0) mp[i] = jdx;
+          else {
+            double *out = v < 6 ? jq + 12 * i + 6 * sl + v : ju + 12 * i + 6 * sl + v - 6;
+            *out = (mp[i] - jdx) / (2 * h);
+          }
+        }
+      }
+    }
+    ptu_copy(s->q + 7 * k, q0 + 7 * k, 7);
+    ptu_copy(s->qd + 7 * k, qd0 + 7 * k, 7);
+    ptu_copy(s->x + 6 * k, x0 + 6 * k, 6);
+  }
+  pt_kin_bodies(m, s);
+  pt_joint_rows(m, s);
+  pt_motion_rows(m, s);
+  free(q0);
+  return PT_OK;
+}

@@ -1,0 +1,163 @@
+// linearize_select.c: names of linearization coordinates and the choice of the states S
+// (seed linearization eq. 20-22).
+//
+// A candidate state is an engine coordinate (joint coordinate, point_position, distance) or an
+// internal coordinate of a body ("BODY.x|y|z" its CoM, "BODY.rx|ry|rz" the rotation vector
+// of its attitude relative to the operating point, global axes). The states are picked by
+// Gaussian elimination with full pivoting on eq. 22,
+//   J = [C_q 0; -s_q I],
+// weighted so that the columns of the candidates are pivoted last (the limit of the seed's
+// small diagonal weights): first full pivoting over the q columns only; the rows left then
+// pivot in the candidates' columns, the last-listed first. Pivot columns are dependent; the
+// rest are the states: candidates kept in their order, then internal coordinates promoted.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "linearize_internal.h"
+#include "ptu.h"
+
+#define PIVOT_TOL 1e-9   // a q-pivot below this fraction of max |J| counts as zero
+
+static const char *const internal_suffix[6] = {"x", "y", "z", "rx", "ry", "rz"};
+
+void ptd_coord_name(const pt_model *m, const ptd_coord *c, char *out, size_t cap) {
+  if (c->meas >= 0)
+    snprintf(out, cap, "%s", m->coord_name[c->meas]);
+  else
+    snprintf(out, cap, "%s.%s", m->body_name[c->body], internal_suffix[c->comp]);
+}
+
+int ptd_coord_parse(const pt_model *m, const char *name, ptd_coord *out) {
+  int c = pt_coord_index(m, name);
+  if (c >= 0) {
+    out->meas = c, out->body = -1, out->comp = -1;
+    return 0;
+  }
+  const char *dot = strrchr(name, '.');
+  if (!dot || dot == name) return -1;
+  char body[PT_NAME_MAX];
+  size_t n = (size_t)(dot - name);
+  if (n >= sizeof(body)) return -1;
+  memcpy(body, name, n);
+  body[n] = '\0';
+  int b = pt_body_index(m, body);
+  if (b < 0) return -1;
+  for (int k = 0; k < 6; k++)
+    if (strcmp(dot + 1, internal_suffix[k]) == 0) {
+      out->meas = -1, out->body = b, out->comp = k;
+      return 0;
+    }
+  return -1;
+}
+
+// Dense row (nv) of s_q for a coordinate at d's state.
+void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, double *row) {
+  ptu_zero(row, m->nv);
+  if (c->meas < 0) {
+    row[6 * c->body + c->comp] = 1;
+    return;
+  }
+  double val, jac[12], jdx;
+  const int *b = m->meas_body + 2 * c->meas;
+  pt_measure(m, d, c->meas, &val, jac, &jdx);
+  for (int s = 0; s < 2; s++)
+    if (b[s] != PT_GROUND)
+      for (int k = 0; k < 6; k++) row[6 * b[s] + k] += jac[6 * s + k];
+}
+
+static void eliminate(double *G, int nr, int ncol, const int *done, int pr, int pc) {
+  const double piv = G[(size_t)pr * ncol + pc];
+  for (int i = 0; i < nr; i++) {
+    if (done[i] || i == pr) continue;
+    const double f = G[(size_t)i * ncol + pc] / piv;
+    if (f == 0) continue;
+    for (int j = 0; j < ncol; j++) G[(size_t)i * ncol + j] -= f * G[(size_t)pr * ncol + j];
+  }
+}
+
+int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand, int ncand,
+                      ptd_coord *states, int *kept, pt_error *err) {
+  const int nv = m->nv, nc = m->ncon, nr = nc + ncand, ncol = nv + ncand;
+  const int z = nv - nc;
+  double *G = calloc((size_t)nr * ncol + 1, sizeof(double));
+  int *done = calloc((size_t)nr + 1, sizeof(int));
+  int *dep = calloc((size_t)ncol + 1, sizeof(int));
+  if (!G || !done || !dep) {
+    free(G), free(done), free(dep);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  for (int a = 0; a < nc; a++) {
+    const int r = m->con_row[a];
+    for (int s = 0; s < 2; s++) {
+      const int b = m->row_body[2 * r + s];
+      if (b == PT_GROUND) continue;
+      for (int k = 0; k < 6; k++) G[(size_t)a * ncol + 6 * b + k] += d->row_jac[12 * r + 6 * s + k];
+    }
+  }
+  for (int i = 0; i < ncand; i++) {
+    double *row = G + (size_t)(nc + i) * ncol;
+    ptd_coord_jac(m, d, cand + i, row);
+    for (int j = 0; j < nv; j++) row[j] = -row[j];
+    row[nv + i] = 1;
+  }
+  double gmax = 0;
+  for (size_t i = 0; i < (size_t)nr * ncol; i++) gmax = fmax(gmax, fabs(G[i]));
+  int npiv = 0, rc = PT_OK;
+  // phase 1: full pivoting over the q columns
+  for (;;) {
+    int pr = -1, pc = -1;
+    double best = PIVOT_TOL * gmax;
+    for (int i = 0; i < nr; i++) {
+      if (done[i]) continue;
+      for (int j = 0; j < nv; j++) {
+        double v = fabs(G[(size_t)i * ncol + j]);
+        if (!dep[j] && v > best) best = v, pr = i, pc = j;
+      }
+    }
+    if (pr < 0) break;
+    eliminate(G, nr, ncol, done, pr, pc);
+    done[pr] = 1, dep[pc] = 1, npiv++;
+  }
+  // phase 2: the rows left pivot in the candidates' columns, the last-listed first
+  while (npiv < nr) {
+    int pr = -1, pc = -1;
+    double smax = 0;
+    for (int i = 0; i < nr; i++)
+      if (!done[i])
+        for (int j = nv; j < ncol; j++) smax = fmax(smax, fabs(G[(size_t)i * ncol + j]));
+    for (int j = ncol - 1; j >= nv && pc < 0; j--) {
+      if (dep[j]) continue;
+      double best = 1e-6 * smax;
+      for (int i = 0; i < nr; i++) {
+        double v = fabs(G[(size_t)i * ncol + j]);
+        if (!done[i] && v > best) best = v, pr = i, pc = j;
+      }
+    }
+    if (pc < 0) {
+      rc = pt_error_set(err, PT_ESINGULAR,
+                        "the constraint Jacobian is rank deficient at t = %.17g "
+                        "(a lock-up or singular configuration)", d->time);
+      break;
+    }
+    eliminate(G, nr, ncol, done, pr, pc);
+    done[pr] = 1, dep[pc] = 1, npiv++;
+  }
+  if (!rc) {
+    int nz = 0;
+    for (int i = 0; i < ncand; i++) {
+      kept[i] = !dep[nv + i];
+      if (kept[i] && nz < z) states[nz++] = cand[i];
+    }
+    for (int j = 0; j < nv && nz < z; j++)
+      if (!dep[j]) {
+        states[nz].meas = -1, states[nz].body = j / 6, states[nz].comp = j % 6;
+        nz++;
+      }
+    if (nz != z)
+      rc = pt_error_set(err, PT_ESINGULAR,
+                        "found %d states for %d degrees of freedom (singular "
+                        "constraints at t = %.17g)", nz, z, d->time);
+  }
+  free(G), free(done), free(dep);
+  return rc;
+}

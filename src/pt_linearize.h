@@ -1,0 +1,73 @@
+// pt_linearize.h: linearization of the constrained equations of motion at an operating point
+// (seed: Negrut and Ortiz, linearization by augmented sensitivities, eq. 14-30).
+//
+// The state vector is x = (S, W): z chosen coordinates S then their rates W = S'. The answer
+// is the continuous-time plant
+//   x' = A x + B u,   y = C x + D u
+// (u: actuator inputs, y: named coordinates, rates or accelerations), the second-order form
+// M S'' + C S' + K S = ... of eq. 26-29, and the eigenvalues of A. The operating point is the
+// data's current state at its time (motions frozen there); it need not be an equilibrium.
+// Included by partita.h.
+#ifndef PT_LINEARIZE_H
+#define PT_LINEARIZE_H
+
+#define PT_LIN_NAME_MAX 80   // coordinate names, "body.rx" and ".rate" / ".acc" suffixes
+
+typedef enum {
+  PT_LIN_SPARSE = 0,   // KLU sparse LU of the augmented system (default)
+  PT_LIN_DENSE = 1     // LAPACK dgesv on the dense augmented system
+} pt_lin_solver;
+
+// What to linearize (a zeroed struct, or NULL, asks for the defaults). Any list may be empty:
+//   states:  coordinate names (joint coordinates, point_position, distance, or a body's internal
+//            coordinates "BODY.x|y|z|rx|ry|rz"); empty: every joint coordinate is a candidate.
+//            Too few are completed from internal coordinates, too many are dropped (eq. 21-22);
+//            the result's notes say which and why.
+//   inputs:  actuator input names ("tau", "push.x"); empty: every input.
+//   outputs: "NAME" (value), "NAME.rate" or "NAME.acc" of a coordinate or an internal
+//            coordinate; empty: the chosen states and their rates (C = I, D = 0).
+//   solver:  how the augmented system is factored (same numbers either way).
+typedef struct {
+  const char *const *states;
+  int nstates;
+  const char *const *inputs;
+  int ninputs;
+  const char *const *outputs;
+  int noutputs;
+  pt_lin_solver solver;
+} pt_linearize_options;
+
+typedef struct {
+  double re, im;           // eigenvalue of A (1/s)
+  double freq_hz;          // |lambda| / (2 pi): undamped natural frequency
+  double damping_ratio;    // -re / |lambda|; 0 for a zero eigenvalue
+} pt_eigenvalue;
+
+typedef struct {
+  int nz;                  // chosen coordinates; the state vector has 2 nz entries
+  int nu;                  // inputs
+  int ny;                  // outputs
+  double time;             // of the operating point
+  char (*state_name)[PT_LIN_NAME_MAX];   // (2 nz) coordinates, then "NAME.rate"
+  char (*input_name)[PT_LIN_NAME_MAX];   // (nu)
+  char (*output_name)[PT_LIN_NAME_MAX];  // (ny)
+  double *A;               // (2nz x 2nz) row-major
+  double *B;               // (2nz x nu)
+  double *C;               // (ny x 2nz)
+  double *D;               // (ny x nu)
+  double *M;               // (nz x nz) generalized mass, eq. 28b / 30
+  double *Cmat;            // (nz x nz) damping, eq. 29a
+  double *K;               // (nz x nz) stiffness, eq. 29b
+  pt_eigenvalue *eig;      // (2 nz) sorted by frequency, then imaginary part
+  char *notes;             // '\n'-terminated lines: how the states were chosen, and why
+  int size;                // order of the augmented sensitivity system that was solved
+} pt_linearization;
+
+// Linearizes at d's current state. d is not changed (the work is done on a copy).
+// Errors: PT_EINVAL (unknown or repeated name), PT_EPRECOND (no moving body), PT_ESINGULAR
+// (the augmented system is singular: a lock-up or a singular choice of states), PT_ENOMEM.
+int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
+                 pt_linearization **out, pt_error *err);
+void pt_linearization_free(pt_linearization *lin);
+
+#endif
