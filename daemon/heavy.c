@@ -91,6 +91,13 @@ static int apply(heavy_job *j) {
   }
   cmd->pos = pos;
   cmd->npos = npos;
+  // at rest: every coordinate rate 0 (unless motions prescribe rates at the live time)
+  if (pt_model_nmotion(j->s->m) == 0 && npos > 0 && (cmd->vel = calloc((size_t)npos,
+                                                                       sizeof(pt_assign)))) {
+    for (int i = 0; i < npos; i++)
+      cmd->vel[i] = (pt_assign){pos[i].coord, 0.0};
+    cmd->nvel = npos;
+  }
   cmd->ctx = j;
   cmd->done = on_applied;
   if (sim_submit(j->s, cmd)) {

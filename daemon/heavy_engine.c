@@ -1,29 +1,385 @@
 // heavy_engine.c: the engine calls behind InverseDynamics, Linearize and Equilibrium (see
-// heavy.h). Until the engine offers these computations they answer UNIMPLEMENTED.
+// heavy.h): each builds its reply from malloc'd protobuf parts on a copy of the model's data.
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "heavy.h"
 
+// ---- InverseDynamics and Equilibrium (issue 5): engine results to malloc'd protobuf parts --
+
+// Names to coordinate indices on the request's copy; unknown names and non-finite values are
+// refused (INVALID_ARGUMENT) before anything changes. *out is malloc'd (freed by the caller).
+static int inv_assigns(const pt_model *m, Partita__V1__NamedValue **v, size_t n, const char *what,
+                       pt_assign **out, int *nout, char *msg, size_t msglen) {
+  *out = NULL;
+  *nout = 0;
+  if (n == 0)
+    return PT_OK;
+  if (n > (size_t)pt_model_ncoord(m) + 64) {
+    snprintf(msg, msglen, "%s: %zu values for %d coordinates", what, n, pt_model_ncoord(m));
+    return PT_EINVAL;
+  }
+  pt_assign *a = calloc(n, sizeof(*a));
+  if (!a) {
+    snprintf(msg, msglen, "out of memory");
+    return PT_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const int k = pt_coord_index(m, v[i]->name);
+    if (k < 0 || !isfinite(v[i]->value)) {
+      snprintf(msg, msglen, "%s: %s '%.100s'", what,
+               k < 0 ? "no such coordinate" : "value not finite for", v[i]->name);
+      free(a);
+      return PT_EINVAL;
+    }
+    a[i] = (pt_assign){k, v[i]->value};
+  }
+  *out = a;
+  *nout = (int)n;
+  return PT_OK;
+}
+
+static Partita__V1__NamedValue *inv_named(const char *name, double value) {
+  Partita__V1__NamedValue *nv = malloc(sizeof(*nv));
+  if (!nv)
+    return NULL;
+  partita__v1__named_value__init(nv);
+  nv->name = strdup(name);
+  nv->value = value;
+  if (!nv->name) {
+    free(nv);
+    return NULL;
+  }
+  return nv;
+}
+
+// Reaction messages of every joint (njoint x 6: force, torque). NULL when out of memory.
+static Partita__V1__Reaction **inv_reactions(const pt_model *m, const double *reaction) {
+  const int nj = pt_model_njoint(m);
+  Partita__V1__Reaction **rs = calloc((size_t)nj + 1, sizeof(*rs));
+  if (!rs)
+    return NULL;
+  for (int j = 0; j < nj; j++) {
+    Partita__V1__Reaction *r = malloc(sizeof(*r));
+    if (!r)
+      goto fail;
+    partita__v1__reaction__init(r);
+    rs[j] = r;
+    r->joint = strdup(pt_joint_name(m, j));
+    r->force = malloc(3 * sizeof(double));
+    r->torque = malloc(3 * sizeof(double));
+    if (!r->joint || !r->force || !r->torque)
+      goto fail;
+    r->n_force = r->n_torque = 3;
+    memcpy(r->force, reaction + 6 * j, 3 * sizeof(double));
+    memcpy(r->torque, reaction + 6 * j + 3, 3 * sizeof(double));
+  }
+  return rs;
+fail:
+  for (int j = 0; j < nj; j++)
+    if (rs[j])
+      protobuf_c_message_free_unpacked(&rs[j]->base, NULL);
+  free(rs);
+  return NULL;
+}
+
+// Kinematic inverse dynamics without accelerations, torque requests with them (issue 5), on
+// the request's copy of the data: its state is first set from coordinates/rates (and time).
 int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynamics *rq,
                   Partita__V1__InverseDynamicsReply **out, char *msg, size_t msglen) {
-  (void)m, (void)d, (void)rq;
   *out = NULL;
-  snprintf(msg, msglen, "InverseDynamics is not implemented by this engine build yet");
-  return PT_EUNIMPL;
+  pt_assign *pos = NULL, *vel = NULL, *acc = NULL;
+  int npos = 0, nvel = 0, nacc = 0;
+  pt_inverse_result *res = NULL;
+  Partita__V1__InverseDynamicsReply *r = NULL;
+  pt_error err = {0, {0}};
+  int rc = inv_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
+                       msglen);
+  if (!rc)
+    rc = inv_assigns(m, rq->rates, rq->n_rates, "rates", &vel, &nvel, msg, msglen);
+  if (!rc)
+    rc = inv_assigns(m, rq->accelerations, rq->n_accelerations, "accelerations", &acc, &nacc,
+                     msg, msglen);
+  if (!rc && rq->use_time && !isfinite(rq->time)) {
+    snprintf(msg, msglen, "time is not finite");
+    rc = PT_EINVAL;
+  }
+  if (rc)
+    goto done;
+  res = pt_inverse_result_new(m, nacc);
+  if (!res) {
+    rc = PT_ENOMEM;
+    snprintf(msg, msglen, "out of memory");
+    goto done;
+  }
+  if (nacc > 0 && rq->use_time)
+    rc = pt_inverse_set_time(m, d, rq->time, &err);
+  if (!rc && (npos > 0 || nvel > 0))
+    rc = pt_set_state(m, d, pos, npos, vel, nvel, &err);
+  if (!rc)
+    rc = nacc > 0 ? pt_inverse_request(m, d, acc, nacc, res, &err)
+                  : pt_inverse_kinematic(m, d, rq->use_time ? rq->time : pt_time(d), res, &err);
+  if (rc) {
+    snprintf(msg, msglen, "%.500s", err.msg[0] ? err.msg : pt_strerror(rc));
+    goto done;
+  }
+  r = malloc(sizeof(*r));
+  if (!r)
+    goto nomem;
+  partita__v1__inverse_dynamics_reply__init(r);
+  r->time = res->time;
+  r->efforts = calloc((size_t)(res->nreq + res->nmotion) + 1, sizeof(*r->efforts));
+  if (!r->efforts)
+    goto nomem;
+  for (int k = 0; k < res->nreq + res->nmotion; k++) {
+    const int mo = k - res->nreq;
+    r->efforts[k] = mo < 0 ? inv_named(pt_actuator_name(m, res->req_actuator[k]),
+                                       res->req_effort[k])
+                           : inv_named(pt_motion_name(m, mo), res->motion_effort[mo]);
+    if (!r->efforts[k])
+      goto nomem;
+    r->n_efforts = (size_t)k + 1;
+  }
+  r->reactions = inv_reactions(m, res->reaction);
+  if (!r->reactions)
+    goto nomem;
+  r->n_reactions = (size_t)pt_model_njoint(m);
+  *out = r;
+  r = NULL;
+  goto done;
+nomem:
+  rc = PT_ENOMEM;
+  snprintf(msg, msglen, "out of memory");
+done:
+  if (r)
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+  pt_inverse_result_free(res);
+  free(pos);
+  free(vel);
+  free(acc);
+  return rc;
+}
+
+// ---- Linearize (issue 6): pt_linearize on the copy, the result as malloc'd protobuf parts ----
+
+// The operating point's coordinate values or rates by name; *out malloc'd.
+static int lin_assigns(const pt_model *m, Partita__V1__NamedValue **v, size_t n, pt_assign **out,
+                       int *nout, char *msg, size_t msglen) {
+  *out = NULL;
+  *nout = 0;
+  if (n == 0)
+    return PT_OK;
+  if (n > (size_t)pt_model_ncoord(m)) {
+    snprintf(msg, msglen, "%zu values for %d coordinates", n, pt_model_ncoord(m));
+    return PT_EINVAL;
+  }
+  pt_assign *a = calloc(n, sizeof(*a));
+  if (!a) {
+    snprintf(msg, msglen, "out of memory");
+    return PT_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const int k = pt_coord_index(m, v[i]->name);
+    if (k < 0 || !isfinite(v[i]->value)) {
+      snprintf(msg, msglen, "%s '%.100s'", k < 0 ? "no such coordinate" : "value not finite for",
+               v[i]->name);
+      free(a);
+      return PT_EINVAL;
+    }
+    a[i] = (pt_assign){k, v[i]->value};
+  }
+  *out = a;
+  *nout = (int)n;
+  return PT_OK;
+}
+
+static Partita__V1__Matrix *lin_matrix(const double *a, int rows, int cols) {
+  Partita__V1__Matrix *x = malloc(sizeof(*x));
+  const size_t n = (size_t)rows * (size_t)cols;
+  double *data = malloc(sizeof(double) * (n ? n : 1));
+  if (!x || !data) {
+    free(x);
+    free(data);
+    return NULL;
+  }
+  partita__v1__matrix__init(x);
+  x->rows = (uint32_t)rows;
+  x->cols = (uint32_t)cols;
+  memcpy(data, a, sizeof(double) * n);
+  x->data = data;
+  x->n_data = n;
+  return x;
+}
+
+// A strdup'd copy of n names; NULL when out of memory.
+static char **lin_names(char (*names)[PT_LIN_NAME_MAX], int n) {
+  char **v = calloc((size_t)n + 1, sizeof(char *));
+  for (int i = 0; v && i < n; i++)
+    if (!(v[i] = strdup(names[i]))) {
+      for (int k = 0; k < i; k++)
+        free(v[k]);
+      free(v);
+      v = NULL;
+    }
+  return v;
+}
+
+// The reply; NULL when out of memory (what was built is freed).
+static Partita__V1__LinearizeReply *lin_reply(const pt_linearization *r) {
+  const int n2 = 2 * r->nz;
+  Partita__V1__LinearizeReply *o = malloc(sizeof(*o));
+  if (!o)
+    return NULL;
+  partita__v1__linearize_reply__init(o);
+  if ((o->states = lin_names(r->state_name, n2)))
+    o->n_states = (size_t)n2;
+  if ((o->inputs = lin_names(r->input_name, r->nu)))
+    o->n_inputs = (size_t)r->nu;
+  if ((o->outputs = lin_names(r->output_name, r->ny)))
+    o->n_outputs = (size_t)r->ny;
+  o->a = lin_matrix(r->A, n2, n2);
+  o->b = lin_matrix(r->B, n2, r->nu);
+  o->c = lin_matrix(r->C, r->ny, n2);
+  o->d = lin_matrix(r->D, r->ny, r->nu);
+  if ((o->mck = malloc(sizeof(*o->mck)))) {
+    partita__v1__mck__init(o->mck);
+    o->mck->m = lin_matrix(r->M, r->nz, r->nz);
+    o->mck->c = lin_matrix(r->Cmat, r->nz, r->nz);
+    o->mck->k = lin_matrix(r->K, r->nz, r->nz);
+  }
+  if ((o->eigenvalues = calloc((size_t)n2 + 1, sizeof(*o->eigenvalues)))) {
+    for (int i = 0; i < n2; i++) {
+      Partita__V1__Eigenvalue *e = malloc(sizeof(*e));
+      if (!e)
+        break;
+      partita__v1__eigenvalue__init(e);
+      e->re = r->eig[i].re;
+      e->im = r->eig[i].im;
+      e->freq_hz = r->eig[i].freq_hz;
+      e->damping_ratio = r->eig[i].damping_ratio;
+      o->eigenvalues[o->n_eigenvalues++] = e;
+    }
+  }
+  if (!o->states || !o->inputs || !o->outputs || !o->a || !o->b || !o->c || !o->d || !o->mck ||
+      !o->mck->m || !o->mck->c || !o->mck->k || !o->eigenvalues ||
+      o->n_eigenvalues != (size_t)n2) {
+    protobuf_c_message_free_unpacked(&o->base, NULL);
+    return NULL;
+  }
+  return o;
 }
 
 int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize *rq,
                     Partita__V1__LinearizeReply **out, char *msg, size_t msglen) {
-  (void)m, (void)d, (void)rq;
   *out = NULL;
-  snprintf(msg, msglen, "Linearize is not implemented by this engine build yet");
-  return PT_EUNIMPL;
+  pt_assign *pos = NULL, *vel = NULL;
+  int npos = 0, nvel = 0;
+  int rc = lin_assigns(m, rq->coordinates, rq->n_coordinates, &pos, &npos, msg, msglen);
+  if (!rc)
+    rc = lin_assigns(m, rq->rates, rq->n_rates, &vel, &nvel, msg, msglen);
+  pt_error err = {0, {0}};
+  if (!rc && (npos > 0 || nvel > 0)) {   // a given operating point, assembled on the copy
+    rc = pt_set_state(m, d, pos, npos, vel, nvel, &err);
+    if (rc)
+      snprintf(msg, msglen, "operating point: %.400s", err.msg);
+  }
+  free(pos);
+  free(vel);
+  if (rc)
+    return rc;
+  const size_t lim = (size_t)pt_model_ncoord(m) + (size_t)pt_model_ninput(m) + 6 *
+                     (size_t)pt_model_nbody(m);
+  if (rq->n_states > lim || rq->n_inputs > lim || rq->n_outputs > 3 * lim) {
+    snprintf(msg, msglen, "too many names in the request");
+    return PT_EINVAL;
+  }
+  pt_linearize_options o = {(const char *const *)rq->states, (int)rq->n_states,
+                            (const char *const *)rq->inputs, (int)rq->n_inputs,
+                            (const char *const *)rq->outputs, (int)rq->n_outputs,
+                            PT_LIN_SPARSE};
+  pt_linearization *r = NULL;
+  rc = pt_linearize(m, d, &o, &r, &err);
+  if (rc) {
+    snprintf(msg, msglen, "%.500s", err.msg[0] ? err.msg : pt_strerror(rc));
+    return rc;
+  }
+  *out = lin_reply(r);
+  pt_linearization_free(r);
+  if (!*out) {
+    snprintf(msg, msglen, "out of memory");
+    return PT_ENOMEM;
+  }
+  msg[0] = '\0';
+  return PT_OK;
 }
 
+// Static equilibrium (issue 5) from the copy's state, or from the coordinates given as the
+// initial guess. The glue applies it to the live model when asked (heavy.c).
 int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibrium *rq,
                       Partita__V1__EquilibriumReply **out, char *msg, size_t msglen) {
-  (void)m, (void)d, (void)rq;
   *out = NULL;
-  snprintf(msg, msglen, "Equilibrium is not implemented by this engine build yet");
-  return PT_EUNIMPL;
+  pt_assign *pos = NULL;
+  int npos = 0;
+  pt_equilibrium_result *res = NULL;
+  Partita__V1__EquilibriumReply *r = NULL;
+  pt_error err = {0, {0}};
+  int rc = inv_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
+                       msglen);
+  if (!rc && (!isfinite(rq->tolerance) || rq->tolerance < 0 || rq->max_iterations > 100000)) {
+    snprintf(msg, msglen, "tolerance must be >= 0 and max_iterations <= 100000");
+    rc = PT_EINVAL;
+  }
+  if (rc)
+    goto done;
+  res = pt_equilibrium_result_new(m);
+  if (!res) {
+    rc = PT_ENOMEM;
+    snprintf(msg, msglen, "out of memory");
+    goto done;
+  }
+  if (npos > 0)
+    rc = pt_set_state(m, d, pos, npos, NULL, 0, &err);
+  pt_equilibrium_options o = {0};
+  o.max_iterations = (int)rq->max_iterations;
+  o.tolerance = rq->tolerance;
+  if (!rc)
+    rc = pt_equilibrium(m, d, &o, res, &err);
+  if (rc) {
+    snprintf(msg, msglen, "%.500s", err.msg[0] ? err.msg : pt_strerror(rc));
+    goto done;
+  }
+  r = malloc(sizeof(*r));
+  if (!r)
+    goto nomem;
+  partita__v1__equilibrium_reply__init(r);
+  const int nc = pt_model_ncoord(m);
+  r->coordinates = calloc((size_t)nc + 1, sizeof(*r->coordinates));
+  if (!r->coordinates)
+    goto nomem;
+  for (int i = 0; i < nc; i++) {
+    r->coordinates[i] = inv_named(pt_coord_name(m, i), res->coord[i]);
+    if (!r->coordinates[i])
+      goto nomem;
+    r->n_coordinates = (size_t)i + 1;
+  }
+  r->reactions = inv_reactions(m, res->reaction);
+  if (!r->reactions)
+    goto nomem;
+  r->n_reactions = (size_t)pt_model_njoint(m);
+  r->iterations = res->iterations;
+  r->residual = res->residual;
+  *out = r;
+  r = NULL;
+  goto done;
+nomem:
+  rc = PT_ENOMEM;
+  snprintf(msg, msglen, "out of memory");
+done:
+  if (r)
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+  pt_equilibrium_result_free(res);
+  free(pos);
+  return rc;
 }
