@@ -154,26 +154,30 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
     free(J), free(MJ), free(W), free(b), free(sv);
     return pt_error_set(err, PT_ENOMEM, "assembly: out of memory");
   }
+  double *target = calloc((size_t)n, sizeof(double));
+  if (!target) {
+    free(J), free(MJ), free(W), free(b), free(sv);
+    return pt_error_set(err, PT_ENOMEM, "assembly: out of memory");
+  }
   for (int i = 0; i < n; i++) {
-    double jac[12], target, v, jdx;
+    double jac[12], v, jdx;
     const int *body;
     if (i < m->ncon) {
       const int r = m->con_row[i];
       ptu_copy(jac, d->row_jac + 12 * r, 12);
       body = m->row_body + 2 * r;
-      target = d->row_nu[r];
+      target[i] = d->row_nu[r];
     } else {
       const int c = vel[i - m->ncon].coord;
       pt_measure(m, d, c, &v, jac, &jdx);
       body = m->meas_body + 2 * c;
-      target = vel[i - m->ncon].value;
+      target[i] = vel[i - m->ncon].value;
     }
     for (int s = 0; s < 2; s++) {
       const int bb = body[s];
       if (bb == PT_GROUND) continue;
       for (int c = 0; c < 6; c++) J[(size_t)i * nv + 6 * bb + c] += jac[6 * s + c];
     }
-    b[i] = pt_jac_dot_x(d, body, jac) - target;
   }
   for (int i = 0; i < n; i++)  // MJ = J M^-1 (row by row)
     for (int k = 0; k < m->nbody; k++) {
@@ -182,39 +186,45 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
       for (int c = 0; c < 3; c++) o[c] = Jr[c] / m->body_mass[k];
       ptu_mul_mat_vec3(o + 3, d->inertia_ginv + 9 * k, Jr + 3);
     }
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      double s = 0;
-      for (int c = 0; c < nv; c++) s += MJ[(size_t)i * nv + c] * J[(size_t)j * nv + c];
-      W[(size_t)i * n + j] = s;
-    }
-  lapack_int rank;
-  int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, n, n, 1, W, n, b, 1, sv, 1e-12, &rank);
+  // The projection is repeated on its own residual (iterative refinement): W is badly
+  // conditioned on long chains and one least-squares solve leaves ~cond * eps behind.
   int rc = PT_OK;
-  if (info != 0) {
-    rc = pt_error_set(err, PT_EASSEMBLY, "velocity assembly failed (LAPACK info %d)", info);
-  } else {
-    for (int i = 0; i < n; i++)
-      for (int c = 0; c < nv; c++) d->x[c] -= MJ[(size_t)i * nv + c] * b[i];
-    pt_qd_from_x(m, d);
-    pt_kin_bodies(m, d);
-    // check: the requested rates and the constraints hold
-    double res = 0;
+  double res = INFINITY, vscale = 1;
+  for (int pass = 0; pass < 4; pass++) {
+    res = 0;
+    vscale = 1;
+    for (int c = 0; c < nv; c++) vscale = fmax(vscale, fabs(d->x[c]));
     for (int i = 0; i < n; i++) {
       double s = 0;
       for (int c = 0; c < nv; c++) s += J[(size_t)i * nv + c] * d->x[c];
-      double target = i < m->ncon ? d->row_nu[m->con_row[i]] : vel[i - m->ncon].value;
-      if (i >= m->ncon) {  // coordinate rates include no quadratic term: J x = rate
-        res = fmax(res, fabs(s - target) / fmax(1, fabs(target)));
-      } else {
-        res = fmax(res, fabs(s - target));
-      }
+      b[i] = s - target[i];
+      res = fmax(res, fabs(b[i]));
     }
-    if (!(res < 1e-8))
+    if (res < 1e-12 * vscale) break;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double s = 0;
+        for (int c = 0; c < nv; c++) s += MJ[(size_t)i * nv + c] * J[(size_t)j * nv + c];
+        W[(size_t)i * n + j] = s;
+      }
+    lapack_int rank;
+    int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, n, n, 1, W, n, b, 1, sv, 1e-12, &rank);
+    if (info != 0) {
+      rc = pt_error_set(err, PT_EASSEMBLY, "velocity assembly failed (LAPACK info %d)", info);
+      break;
+    }
+    for (int i = 0; i < n; i++)
+      for (int c = 0; c < nv; c++) d->x[c] -= MJ[(size_t)i * nv + c] * b[i];
+  }
+  if (!rc) {
+    pt_qd_from_x(m, d);
+    pt_kin_bodies(m, d);
+    if (!(res < 1e-8 * vscale))
       rc = pt_error_set(err, PT_EASSEMBLY,
                         "velocity assembly: requested rates are not compatible with the "
                         "constraints (residual %.3g)", res);
   }
+  free(target);
   free(J), free(MJ), free(W), free(b), free(sv);
   return rc;
 }
