@@ -17,6 +17,9 @@
 // Commands. Each takes argv[0] = the command name ("simulate"), argv[1..] its arguments.
 int cli_check_main(int argc, char **argv);      // offline.c
 int cli_simulate_main(int argc, char **argv);   // offline.c
+int cli_inverse_main(int argc, char **argv);    // inverse.c
+int cli_equilibrium_main(int argc, char **argv); // equilibrium.c
+int cli_linearize_main(int argc, char **argv);  // linearize.c
 int cli_remote_main(int argc, char **argv);     // remote.c (builds with PARTITA_HAVE_REMOTE)
 
 // Prints the usage text of one command (main.c). Returns 0, or -1 for an unknown command.

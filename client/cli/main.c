@@ -45,13 +45,21 @@ static const command commands[] = {
    "  --init C=V        start coordinate C at V; the rest is assembled around it\n"
    "  --init-rate C=V   start coordinate C with rate V\n"
    "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"},
-  {"inverse", LATER, NULL,
-   "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--json]",
-   "Inverse dynamics: motion and actuator efforts and joint reactions.\n"},
-  {"linearize", LATER, NULL,
-   "linearize MODEL|--model NAME [--states A,B] [--inputs U,V] [--outputs Y,Z] [--json]",
-   "Linearized state-space model (A, B, C, D), M, C, K and eigenvalues.\n"},
-  {"equilibrium", LATER, NULL, "equilibrium MODEL|--model NAME [--apply] [--json]",
+  {"inverse", LOCAL, cli_inverse_main,
+   "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
+   "                [--init-rate NAME=VALUE ...] [--floating-base] [--json]",
+   "Inverse dynamics. Without --acc: kinematic inverse dynamics (every degree of freedom\n"
+   "prescribed by motions): motion efforts and joint reactions at time T. With --acc: the\n"
+   "actuator efforts that give the named actuated coordinates those accelerations.\n"},
+  {"linearize", LOCAL, cli_linearize_main,
+   "linearize MODEL|--model NAME [--states A,B] [--inputs U,V] [--outputs Y,Z]\n"
+   "                [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...] [--dense]\n"
+   "                [--floating-base] [--json]",
+   "Linearized state-space model (A, B, C, D), M, C, K and eigenvalues, by the augmented\n"
+   "sensitivity method, in the chosen coordinates (default: the partition's independent\n"
+   "coordinates, joint coordinates preferred). Outputs: NAME, NAME.rate or NAME.acc.\n"},
+  {"equilibrium", LOCAL, cli_equilibrium_main, "equilibrium MODEL|--model NAME [--apply] [--init NAME=VALUE ...]\n"
+   "                [--max-iterations N] [--tolerance X] [--newton-only] [--allow-unstable] [--json]",
    "Static equilibrium configuration and reactions.\n"},
   {"models", REMOTE, NULL, "models", "List the models loaded in the daemon.\n"},
   {"load", REMOTE, NULL, "load FILE [--name N]", "Load a model file into the daemon.\n"},
@@ -168,6 +176,8 @@ int main(int argc, char **argv) {
   char **cargv = argv + 1;
   switch (c->kind) {
     case LOCAL:
+      if (!wants_help(cargc, cargv) && has_arg(cargc, cargv, "--model"))
+        return run_remote(cargc, cargv);   // asked of a running daemon
       return c->run(cargc, cargv);   // handles --help itself, in its option loop
     case REMOTE:
 #ifdef PARTITA_HAVE_REMOTE
