@@ -115,8 +115,10 @@ pt_data *pt_data_new(const pt_model *m) {
   d->dt = m->dt;
   d->integrator = m->integrator;
   klu_defaults(&d->klu);
-  d->klu.scale = 0;  // unscaled: pivots keep their size, compared with those at build
   d->klu.tol = 1.0;  // true partial pivoting: the cached pivot order starts from the best rows
+  // unscaled, so pivots keep their size and compare with those at build; no per-refactor
+  // check of a pattern built here
+  d->klu.scale = -1;
   set_initial(m, d);
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {

@@ -199,6 +199,7 @@ struct pt_data {
   double piv_ratio;            // min |pivot| / |pivot at build| at the last factorisation
   double rcond;                // at the last factorisation
   int newton_last;             // Newton iterations at the last solve
+  int lu_current;              // klu_num holds a factor usable for chord Newton steps
   int part_suspect;            // set when the partition looked degraded in the last step
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)

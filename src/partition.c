@@ -146,6 +146,7 @@ void pt_partition_free(pt_data *d) {
   if (d->klu_sym) klu_free_symbolic(&d->klu_sym, &d->klu);
   d->klu_num = NULL;
   d->klu_sym = NULL;
+  d->lu_current = 0;
   d->part_valid = 0;
 }
 
@@ -164,6 +165,7 @@ int pt_partition_build(const pt_model *m, pt_data *d) {
   d->klu_sym = klu_analyze(m->ncq, d->lu_colptr, d->lu_rowind, &d->klu);
   if (!d->klu_sym) return PT_ENOMEM;
   d->klu_num = klu_factor(d->lu_colptr, d->lu_rowind, d->lu_val, d->klu_sym, &d->klu);
+  d->lu_current = d->klu_num != NULL;
   if (!d->klu_num) {
     pt_partition_free(d);
     return PT_ESINGULAR;
@@ -186,6 +188,7 @@ static int refactor(const pt_model *m, pt_data *d) {
     return PT_ESINGULAR;
   klu_rcond(d->klu_sym, d->klu_num, &d->klu);
   d->rcond = d->klu.rcond;
+  d->lu_current = 1;
   if (!(d->rcond > 1e-14)) return PT_ESINGULAR;
   // A pivot that has shrunk much below its size at build means u = g(v) is getting steep
   // (|H| of eq. 15 growing): a better partition exists.
@@ -204,8 +207,12 @@ static double newton_tol(const pt_model *m, const pt_data *d) {
 }
 
 // Eq. (10)/(14): Newton for u with v fixed, Phi_u du = -Phi. Returns iterations or < 0.
+// A chord iteration: Phi_u is the factor of the last velocity solve (one stage back, a
+// configuration O(h) away), refactored here only when the residual does not shrink by 10x per
+// iteration. One refactor per stage (in pt_solve_velocities) instead of one per iteration.
 int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
   const double tol = newton_tol(m, d);
+  double prev = INFINITY;
   for (int it = 0;; it++) {
     eval_rows(m, d);
     double err = 0;
@@ -217,8 +224,12 @@ int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
       return it;
     }
     if (it >= maxit) return PT_EDIVERGED;
-    int rc = refactor(m, d);
-    if (rc) return rc;
+    if (!d->lu_current || err > 0.1 * prev) {
+      int rc = refactor(m, d);
+      if (rc) return rc;
+    }
+    d->lu_current = 1;
+    prev = err;
     for (int i = 0; i < m->ncq; i++) d->rhs[i] = -d->phiF[i];
     if (!klu_solve(d->klu_sym, d->klu_num, m->ncq, 1, d->rhs, &d->klu)) return PT_ESINGULAR;
     for (int i = 0; i < m->ncq; i++) d->q[d->dep[i]] += d->rhs[i];
