@@ -120,6 +120,9 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   ms->udp_inputs = s->udp_inputs;
   ms->stale_inputs = s->stale_inputs;
   ms->subscribers = (uint32_t)s->nsubscribers;
+  ms->partition = t->partition_qr ? "qr" : "lu";
+  ms->qr_switches = t->qr_switches;
+  ms->qr_steps = t->qr_steps;
   return ms;
 }
 

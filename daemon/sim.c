@@ -339,6 +339,9 @@ static void fill_stats(sim *s, sim_stats *st) {
   st->repartitions = c.repartitions;
   st->failures = c.failures;
   st->clipped_inputs = c.clipped_inputs;
+  st->qr_switches = c.qr_switches;
+  st->qr_steps = c.qr_steps;
+  st->partition_qr = pt_partition_method(s->d);
 }
 
 static void run_cmd(sim *s, sim_cmd *c) {

@@ -65,6 +65,8 @@ typedef struct {
   double step_mean, step_p50, step_p99, step_max;   // microseconds
   double late_p50, late_p99, late_max;              // microseconds
   int64_t overruns, dropped_frames, repartitions, failures, clipped_inputs;
+  int64_t qr_switches, qr_steps;
+  int partition_qr;  // 1 while the QR partition is active
 } sim_stats;
 
 typedef struct sim_cmd {

@@ -573,6 +573,10 @@ static int cmd_stats(ctx *x) {
       cli_json_int(&j, ms->dropped_frames);
       cli_json_key(&j, "repartitions");
       cli_json_int(&j, ms->repartitions);
+      cli_json_key(&j, "partition");
+      cli_json_string(&j, ms->partition && ms->partition[0] ? ms->partition : "lu");
+      cli_json_key(&j, "qr_switches");
+      cli_json_int(&j, ms->qr_switches);
       cli_json_key(&j, "subscribers");
       cli_json_int(&j, ms->subscribers);
       cli_json_end_object(&j);
@@ -603,6 +607,9 @@ static int cmd_stats(ctx *x) {
       printf("  overruns %lld  dropped frames %lld  repartitions %lld  subscribers %u\n",
              (long long)ms->overruns, (long long)ms->dropped_frames,
              (long long)ms->repartitions, ms->subscribers);
+      printf("  partition %s  qr switches %lld  qr steps %lld\n",
+             ms->partition && ms->partition[0] ? ms->partition : "lu",
+             (long long)ms->qr_switches, (long long)ms->qr_steps);
     }
     printf("server: %u clients, %llu bytes in, %llu bytes out\n", sv->clients,
            (unsigned long long)sv->bytes_in, (unsigned long long)sv->bytes_out);
