@@ -139,6 +139,8 @@ struct pt_data {
   const pt_model *model;
   double time;
   int64_t nstep;
+  double time_base, dt_base;   // time = time_base + (nstep - nstep_base) dt_base, no drift
+  int64_t nstep_base;
   double dt;
   pt_integrator integrator;
 

@@ -324,8 +324,15 @@ static int attempt(const pt_model *m, pt_data *d, double t0, double h, int *retr
 static int finish_step(const pt_model *m, pt_data *d, double t0, double h) {
   for (int i = 0; i < m->nq; i++)
     if (!isfinite(d->qd[i]) || !isfinite(d->qdd[i])) return PT_EDIVERGED;
-  d->time = t0 + h;
+  // time = base + n h rather than repeated addition (which drifts: 8000 steps of 1 ms gave
+  // 8.0000000000010054); rebase when the step size or the time was changed in between
+  if (d->time_base + (double)(d->nstep - d->nstep_base) * h != t0 || h != d->dt_base) {
+    d->time_base = t0;
+    d->nstep_base = d->nstep;
+    d->dt_base = h;
+  }
   d->nstep++;
+  d->time = d->time_base + (double)(d->nstep - d->nstep_base) * h;
   pt_outputs(m, d);
   return PT_OK;
 }
