@@ -1,5 +1,5 @@
 // cli.h: shared pieces of the `partita` command-line program: command entry points, option
-// parsing helpers and a small streaming JSON writer.
+// parsing helpers, a small streaming JSON writer and what the analysis commands share.
 //
 // Exit codes used by every command: 0 success, 1 the work failed (model refused, a step
 // failed, output could not be written), 2 usage error (unknown option or name, bad value).
@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "partita.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -88,5 +90,46 @@ void cli_json_write_string(FILE *out, const char *s);
 
 // Writes one CSV field, quoted (RFC 4180) only when it holds a comma, quote or line break.
 void cli_csv_field(FILE *out, const char *s);
+
+// ---------------------------------------------------------------------------------------------
+// The analysis commands on a MODEL file: inverse, equilibrium, linearize (analysis.c).
+
+// The options the analysis commands share; the lists hold the NAME=VALUE texts (argc each).
+typedef struct {
+  const char *path;            // MODEL
+  int json;                    // --json
+  pt_load_options lopt;        // --floating-base
+  const char **init;           // --init NAME=VALUE
+  const char **rate;           // --init-rate NAME=VALUE; NULL: the command refuses the option
+  int ninit, nrate;
+} cli_model_args;
+
+// Zeroes *a, sizes the lists for argc arguments (no --init-rate unless with_rate). 0, or -1
+// after printing "out of memory".
+int cli_model_args_init(const char *cmd, cli_model_args *a, int argc, int with_rate);
+void cli_model_args_free(cli_model_args *a);
+// Takes argv[*i] when it is none of the command's own options: a shared option (moving *i past
+// its value), MODEL, or an unknown option. 0 taken, 1 --help printed, -1 error printed.
+int cli_model_arg(const char *cmd, int argc, char **argv, int *i, cli_model_args *a);
+// After the last argument: 0, or -1 after "MODEL file missing (usage: `usage`)".
+int cli_model_args_done(const char *cmd, const cli_model_args *a, const char *usage);
+
+// Loads a->path (printing its warnings) and a pt_data for it. Returns an exit code.
+int cli_analysis_load(const char *cmd, const cli_model_args *a, pt_model **m, pt_data **d);
+// Sets the state given by --init / --init-rate (nothing when neither). Returns an exit code.
+int cli_analysis_state(const char *cmd, const cli_model_args *a, const pt_model *m, pt_data *d);
+// The n "NAME=VALUE" texts of option `opt` to coordinate assignments in out[*nout] (room for n);
+// a name given twice keeps its last value. Returns an exit code.
+int cli_analysis_assign(const char *cmd, const char *opt, const pt_model *m,
+                        const char *const *args, int n, pt_assign *out, int *nout);
+// Prints an engine failure (err's message, else rc's) and returns its exit code: usage for
+// PT_EINVAL (a bad request), failure for the rest.
+int cli_analysis_fail(const char *cmd, int rc, const pt_error *err);
+// Flushes stdout. Returns CLI_EXIT_OK, or CLI_EXIT_FAIL after a message if writing failed.
+int cli_analysis_flush(const char *cmd);
+// Starts the JSON document on stdout: {"model": NAME, "time": time, and the caller goes on.
+void cli_analysis_json_begin(cli_json *j, const pt_model *m, double time);
+// "reactions": {JOINT: {"force": [3], "torque": [3]}} into j, or (j NULL) a text table.
+void cli_analysis_reactions(cli_json *j, const pt_model *m, const double *reaction);
 
 #endif

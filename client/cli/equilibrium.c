@@ -5,24 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "partita.h"
-
-// Defined in inverse.c (shared by the two analysis commands).
-int cli_analysis_load(const char *cmd, const char *path, const pt_load_options *opt,
-                      pt_model **m, pt_data **d);
-int cli_analysis_state(const char *cmd, const pt_model *m, pt_data *d, const char *const *init,
-                       int ninit, const char *const *rate, int nrate);
-void cli_analysis_reactions(cli_json *j, const pt_model *m, const double *reaction);
-int cli_analysis_exit(int rc);
+#include "cli.h"
 
 typedef struct {
-  const char *path;
-  int json;
-  pt_load_options lopt;
+  cli_model_args model;    // MODEL, --json, --floating-base, --init (no --init-rate)
   pt_equilibrium_options eopt;
-  const char **init;  // (argc) NAME=VALUE texts
-  int ninit;
 } eq_options;
 
 static int eq_parse(int argc, char **argv, eq_options *o) {
@@ -31,14 +19,7 @@ static int eq_parse(int argc, char **argv, eq_options *o) {
     const char *a = argv[i], *v = NULL;
     int r;
     long n;
-    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
-      cli_usage(cmd, stdout);
-      return 1;
-    } else if (cli_is_flag(a, "--json")) {
-      o->json = 1;
-    } else if (cli_is_flag(a, "--floating-base")) {
-      o->lopt.floating_base = 1;
-    } else if (cli_is_flag(a, "--newton-only")) {
+    if (cli_is_flag(a, "--newton-only")) {
       o->eopt.no_damped = 1;
     } else if (cli_is_flag(a, "--allow-unstable")) {
       o->eopt.allow_unstable = 1;
@@ -54,37 +35,19 @@ static int eq_parse(int argc, char **argv, eq_options *o) {
         cli_error(cmd, "--tolerance: %s is not positive", v);
         return -1;
       }
-    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--init", &v)) != 0) {
-      if (r < 0) return -1;
-      o->init[o->ninit++] = v;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      cli_error(cmd, "unknown option '%s' (see partita %s --help)", a, cmd);
-      return -1;
-    } else if (o->path) {
-      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", o->path, a);
-      return -1;
-    } else {
-      o->path = a;
+    } else if ((r = cli_model_arg(cmd, argc, argv, &i, &o->model)) != 0) {
+      return r;
     }
   }
-  if (!o->path) {
-    cli_error(cmd, "MODEL file missing (usage: partita equilibrium MODEL [--init NAME=VALUE "
-                   "...] [--json])");
-    return -1;
-  }
-  return 0;
+  return cli_model_args_done(cmd, &o->model,
+                             "partita equilibrium MODEL [--init NAME=VALUE ...] [--json]");
 }
 
 static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json) {
   const int nc = pt_model_ncoord(m);
   if (json) {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "model");
-    cli_json_string(&j, pt_model_name(m));
-    cli_json_key(&j, "time");
-    cli_json_number(&j, r->time);
+    cli_analysis_json_begin(&j, m, r->time);
     cli_json_key(&j, "coordinates");
     cli_json_begin_object(&j);
     for (int i = 0; i < nc; i++) {
@@ -131,7 +94,7 @@ static int eq_run(const eq_options *o) {
   pt_model *m = NULL;
   pt_data *d = NULL;
   pt_equilibrium_result *res = NULL;
-  int code = cli_analysis_load(cmd, o->path, &o->lopt, &m, &d);
+  int code = cli_analysis_load(cmd, &o->model, &m, &d);
   if (code) goto done;
   res = pt_equilibrium_result_new(m);
   if (!res) {
@@ -139,20 +102,16 @@ static int eq_run(const eq_options *o) {
     code = CLI_EXIT_FAIL;
     goto done;
   }
-  code = cli_analysis_state(cmd, m, d, o->init, o->ninit, NULL, 0);
+  code = cli_analysis_state(cmd, &o->model, m, d);
   if (code) goto done;
   pt_error err = {0, {0}};
   int rc = pt_equilibrium(m, d, &o->eopt, res, &err);
   if (rc < 0) {
-    cli_error(cmd, "%s", err.msg[0] ? err.msg : pt_strerror(rc));
-    code = cli_analysis_exit(rc);
+    code = cli_analysis_fail(cmd, rc, &err);
     goto done;
   }
-  eq_print(m, res, o->json);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    cli_error(cmd, "error writing the output");
-    code = CLI_EXIT_FAIL;
-  }
+  eq_print(m, res, o->model.json);
+  code = cli_analysis_flush(cmd);
 done:
   pt_equilibrium_result_free(res);
   pt_data_free(d);
@@ -163,13 +122,9 @@ done:
 int cli_equilibrium_main(int argc, char **argv) {
   eq_options o;
   memset(&o, 0, sizeof(o));
-  o.init = calloc((size_t)argc, sizeof(char *));
-  if (!o.init) {
-    cli_error("equilibrium", "%s", pt_strerror(PT_ENOMEM));
-    return CLI_EXIT_FAIL;
-  }
+  if (cli_model_args_init("equilibrium", &o.model, argc, 0) < 0) return CLI_EXIT_FAIL;
   int r = eq_parse(argc, argv, &o);
   int code = r > 0 ? CLI_EXIT_OK : r < 0 ? CLI_EXIT_USAGE : eq_run(&o);
-  free(o.init);
+  cli_model_args_free(&o.model);
   return code;
 }

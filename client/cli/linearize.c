@@ -14,17 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "partita.h"
+#include "cli.h"
 
 #define MAX_LIST 4096   // names in one comma list
-
-// inverse.c
-int cli_analysis_load(const char *cmd, const char *path, const pt_load_options *opt,
-                      pt_model **m, pt_data **d);
-int cli_analysis_state(const char *cmd, const pt_model *m, pt_data *d, const char *const *init,
-                       int ninit, const char *const *rate, int nrate);
-int cli_analysis_exit(int rc);
 
 typedef struct {
   char *text;              // a copy of the option's value, split in place
@@ -33,12 +26,9 @@ typedef struct {
 } name_list;
 
 typedef struct {
-  const char *path;
-  int json, dense;
-  pt_load_options lopt;
+  cli_model_args model;    // MODEL, --json, --floating-base, --init, --init-rate
+  int dense;
   name_list states, inputs, outputs;
-  const char **init, **rate;   // (argc) each
-  int ninit, nrate;
 } lin_options;
 
 static const char *cmd = "linearize";
@@ -80,16 +70,9 @@ static int split_list(const char *opt, const char *value, name_list *l) {
 
 static int parse(int argc, char **argv, lin_options *o) {
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = NULL;
+    const char *v = NULL;
     int r;
-    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
-      cli_usage(cmd, stdout);
-      return 1;
-    } else if (cli_is_flag(a, "--json")) {
-      o->json = 1;
-    } else if (cli_is_flag(a, "--floating-base")) {
-      o->lopt.floating_base = 1;
-    } else if (cli_is_flag(a, "--dense")) {
+    if (cli_is_flag(argv[i], "--dense")) {
       o->dense = 1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--states", &v)) != 0) {
       if (r < 0 || split_list("--states", v, &o->states) < 0) return -1;
@@ -97,28 +80,13 @@ static int parse(int argc, char **argv, lin_options *o) {
       if (r < 0 || split_list("--inputs", v, &o->inputs) < 0) return -1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--outputs", &v)) != 0) {
       if (r < 0 || split_list("--outputs", v, &o->outputs) < 0) return -1;
-    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--init", &v)) != 0) {
-      if (r < 0) return -1;
-      o->init[o->ninit++] = v;
-    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--init-rate", &v)) != 0) {
-      if (r < 0) return -1;
-      o->rate[o->nrate++] = v;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      cli_error(cmd, "unknown option '%s' (see partita %s --help)", a, cmd);
-      return -1;
-    } else if (o->path) {
-      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", o->path, a);
-      return -1;
-    } else {
-      o->path = a;
+    } else if ((r = cli_model_arg(cmd, argc, argv, &i, &o->model)) != 0) {
+      return r;
     }
   }
-  if (!o->path) {
-    cli_error(cmd, "MODEL file missing (usage: partita linearize MODEL [--states A,B] "
-                   "[--inputs U,V] [--outputs Y,Z] [--init N=V ...] [--json])");
-    return -1;
-  }
-  return 0;
+  return cli_model_args_done(cmd, &o->model,
+                             "partita linearize MODEL [--states A,B] [--inputs U,V] "
+                             "[--outputs Y,Z] [--init N=V ...] [--json]");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,12 +114,7 @@ static void json_matrix(cli_json *j, const char *key, const double *a, int rows,
 static void print_json(const pt_model *m, const pt_linearization *r) {
   const int n2 = 2 * r->nz;
   cli_json j;
-  cli_json_init(&j, stdout);
-  cli_json_begin_object(&j);
-  cli_json_key(&j, "model");
-  cli_json_string(&j, pt_model_name(m));
-  cli_json_key(&j, "time");
-  cli_json_number(&j, r->time);
+  cli_analysis_json_begin(&j, m, r->time);
   json_names(&j, "states", r->state_name, n2);
   json_names(&j, "inputs", r->input_name, r->nu);
   json_names(&j, "outputs", r->output_name, r->ny);
@@ -241,25 +204,19 @@ static void print_text(const pt_model *m, const pt_linearization *r) {
 int cli_linearize_main(int argc, char **argv) {
   lin_options o;
   memset(&o, 0, sizeof(o));
-  o.init = calloc((size_t)argc + 1, sizeof(*o.init));
-  o.rate = calloc((size_t)argc + 1, sizeof(*o.rate));
+  if (cli_model_args_init(cmd, &o.model, argc, 1) < 0) return CLI_EXIT_FAIL;
   pt_model *m = NULL;
   pt_data *d = NULL;
   pt_linearization *r = NULL;
   int code = CLI_EXIT_OK;
-  if (!o.init || !o.rate) {
-    cli_error(cmd, "out of memory");
-    code = CLI_EXIT_FAIL;
-    goto done;
-  }
   int p = parse(argc, argv, &o);
   if (p != 0) {
     code = p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     goto done;
   }
-  code = cli_analysis_load(cmd, o.path, &o.lopt, &m, &d);
+  code = cli_analysis_load(cmd, &o.model, &m, &d);
   if (code) goto done;
-  code = cli_analysis_state(cmd, m, d, o.init, o.ninit, o.rate, o.nrate);
+  code = cli_analysis_state(cmd, &o.model, m, d);
   if (code) goto done;
   pt_linearize_options lo = {o.states.item, o.states.n, o.inputs.item, o.inputs.n,
                              o.outputs.item, o.outputs.n,
@@ -267,22 +224,17 @@ int cli_linearize_main(int argc, char **argv) {
   pt_error err = {0, {0}};
   int rc = pt_linearize(m, d, &lo, &r, &err);
   if (rc) {
-    cli_error(cmd, "%s", err.msg[0] ? err.msg : pt_strerror(rc));
-    code = cli_analysis_exit(rc);
+    code = cli_analysis_fail(cmd, rc, &err);
     goto done;
   }
-  if (o.json) print_json(m, r);
+  if (o.model.json) print_json(m, r);
   else print_text(m, r);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    cli_error(cmd, "error writing the output");
-    code = CLI_EXIT_FAIL;
-  }
+  code = cli_analysis_flush(cmd);
 done:
   pt_linearization_free(r);
   pt_data_free(d);
   pt_model_free(m);
-  free(o.init);
-  free(o.rate);
+  cli_model_args_free(&o.model);
   free(o.states.text), free(o.states.item);
   free(o.inputs.text), free(o.inputs.item);
   free(o.outputs.text), free(o.outputs.item);
