@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "partita.h"
 
-typedef enum { LOCAL, REMOTE, LATER } cmd_kind;
+typedef enum { LOCAL, REMOTE } cmd_kind;
 
 typedef struct {
   const char *name;
@@ -94,7 +94,7 @@ int cli_usage(const char *cmd, FILE *out) {
   if (c->kind == REMOTE) {
     fputs("\nRemote commands talk to a running partitad (--connect HOST:PORT or --socket "
           "PATH).\n", out);
-  } else if (c->kind == LATER) {
+  } else if (strstr(c->synopsis, "--model")) {  // the analyses: local file or daemon
     fputs("\nWith MODEL the embedded engine does the work; with --model NAME a running\n"
           "partitad does (--connect HOST:PORT or --socket PATH).\n", out);
   }
@@ -189,16 +189,6 @@ int main(int argc, char **argv) {
       }
       return run_remote(cargc, cargv);
 #endif
-    case LATER:
-      if (wants_help(cargc, cargv)) {
-        cli_usage(name, stdout);
-        return CLI_EXIT_OK;
-      }
-      if (has_arg(cargc, cargv, "--model")) {
-        return run_remote(cargc, cargv);   // asked of a running daemon
-      }
-      cli_error(name, "not available yet");
-      return CLI_EXIT_USAGE;
   }
   return CLI_EXIT_USAGE;
 }

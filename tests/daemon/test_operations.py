@@ -100,9 +100,7 @@ def test_unknown_model_is_not_found(client):
 
 @pytest.mark.parametrize("op", ["inverse_dynamics", "linearize", "equilibrium"])
 def test_unknown_model_heavy_ops(client, op):
-    # NOT_FOUND is expected; UNIMPLEMENTED is accepted while the engine lacks the operation.
-    code = code_of(getattr(client, op), "no_such_model")
-    assert code in (pb.Status.NOT_FOUND, pb.Status.UNIMPLEMENTED)
+    assert code_of(getattr(client, op), "no_such_model") == pb.Status.NOT_FOUND
 
 
 # -- modes -----------------------------------------------------------------------------------
@@ -308,23 +306,11 @@ def test_stats(client, pendulum):
     assert srv.bytes_in > 0 and srv.bytes_out > 0 and srv.requests > 0
 
 
-# -- heavy requests: OK (checked against closed forms) or UNIMPLEMENTED ----------------------
-
-def ok_or_unimplemented(fn, *args, **kwargs):
-    """The answer, or None when the daemon says UNIMPLEMENTED (the engine lacks it yet)."""
-    try:
-        return fn(*args, **kwargs)
-    except partita.PartitaError as err:
-        assert err.code == pb.Status.UNIMPLEMENTED, str(err)
-        assert err.message
-        return None
+# -- heavy requests, checked against closed forms --------------------------------------------
 
 
 def test_inverse_dynamics_holding_torque(client, pendulum):
-    r = ok_or_unimplemented(client.inverse_dynamics, pendulum,
-                            accelerations={"hinge": 0.0})
-    if r is None:
-        pytest.xfail("InverseDynamics answered UNIMPLEMENTED")
+    r = client.inverse_dynamics(pendulum, accelerations={"hinge": 0.0})
     # Holding the link horizontal at rest takes -M G L (gravity drives the angle up), and the
     # hinge carries the weight.
     assert r["efforts"]["tau_hinge"] == pytest.approx(-M * G * L, rel=1e-6)
@@ -333,10 +319,8 @@ def test_inverse_dynamics_holding_torque(client, pendulum):
 
 
 def test_linearize_hanging_pendulum(client, pendulum):
-    ss = ok_or_unimplemented(client.linearize, pendulum, states=["hinge"],
-                             coordinates={"hinge": math.pi / 2}, rates={"hinge": 0.0})
-    if ss is None:
-        pytest.xfail("Linearize answered UNIMPLEMENTED")
+    ss = client.linearize(pendulum, states=["hinge"], coordinates={"hinge": math.pi / 2},
+                          rates={"hinge": 0.0})
     # Hanging straight down: M = I_hinge, K = M G L, no damping.
     k = M * G * L
     assert ss.states == ["hinge", "hinge.rate"] and ss.inputs == ["tau_hinge"]
@@ -351,10 +335,7 @@ def test_linearize_hanging_pendulum(client, pendulum):
 
 
 def test_equilibrium_hanging(client, pendulum):
-    r = ok_or_unimplemented(client.equilibrium, pendulum, apply=True,
-                            coordinates={"hinge": 1.2})
-    if r is None:
-        pytest.xfail("Equilibrium answered UNIMPLEMENTED")
+    r = client.equilibrium(pendulum, apply=True, coordinates={"hinge": 1.2})
     assert r["coordinates"]["hinge"] == pytest.approx(math.pi / 2, abs=1e-6)
     assert r["reactions"]["hinge"]["force"].tolist() == pytest.approx([0, 0, M * G], abs=1e-6)
     assert r["applied"]
