@@ -843,7 +843,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   ptu_copy(m->gravity, s->gravity, 3);
   m->dt = s->dt > 0 ? s->dt : 1e-3;
   m->integrator = s->integrator;
-  m->switch_back_steps = 5;
+  m->switch_back_steps = s->switch_back_steps > 0 ? s->switch_back_steps : 5;
   m->nbody = s->nbody;
   m->nq = 7 * s->nbody;
   m->nv = 6 * s->nbody;

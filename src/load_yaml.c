@@ -789,7 +789,7 @@ static const char *const integrators[] = {"rk4", "abm4", "euler", NULL};
 
 static int parse_simulation(loader *L) {
   char q[72];
-  int seen_dt = 0, seen_int = 0;
+  int seen_dt = 0, seen_int = 0, seen_sb = 0;
   snprintf(L->entry, sizeof(L->entry), "simulation");
   if (is_null(L)) return 0;
   if (L->ev.type != YAML_MAPPING_START_EVENT)
@@ -799,11 +799,21 @@ static int parse_simulation(loader *L) {
     if (L->ev.type == YAML_MAPPING_END_EVENT) break;
     if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
     int at = line_of(L), is_dt = !strcmp(scalar(L), "dt");
-    if (!is_dt && strcmp(scalar(L), "integrator"))
+    int is_sb = !strcmp(scalar(L), "switch_back_steps");
+    if (!is_dt && !is_sb && strcmp(scalar(L), "integrator"))
       return fail(L, at, "unknown key %s", describe(L, q));
-    if (is_dt ? seen_dt : seen_int) return fail(L, at, "duplicate key %s", describe(L, q));
+    if (is_dt ? seen_dt : is_sb ? seen_sb : seen_int)
+      return fail(L, at, "duplicate key %s", describe(L, q));
     if (next(L)) return -1;
-    if (is_dt) {
+    if (is_sb) {  // hybrid LU/QR partitioning: stable QR steps before LU is tried again
+      double v = 0;
+      seen_sb = 1;
+      if (number_here(L, "switch_back_steps", &v)) return -1;
+      if (!(v >= 1 && v <= 100000 && v == floor(v)))
+        return fail(L, line_of(L), "switch_back_steps: a whole number from 1 to 100000, got %g",
+                    v);
+      L->spec->switch_back_steps = (int)v;
+    } else if (is_dt) {
       seen_dt = 1;
       if (number_here(L, "dt", &L->spec->dt)) return -1;
       if (!(L->spec->dt > 0))

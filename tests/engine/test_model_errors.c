@@ -6,6 +6,7 @@
 #include <dirent.h>
 
 #include "check.h"
+#include "engine.h"
 
 #define MAXF 64
 
@@ -45,6 +46,17 @@ int main(int argc, char **argv) {
   }
   closedir(dp);
   printf("%d malformed models refused\n", n);
+  // and a model option that is valid reaches the model (hybrid partitioning, issue 7)
+  static const char *opt =
+      "model: m\nsimulation: {switch_back_steps: 20}\n"
+      "bodies:\n  - {name: a, mass: 1, inertia: [0.1, 0.1, 0.1], position: [0, 0, -1]}\n";
+  pt_model *m = load_yaml(opt);
+  CHECK(m->switch_back_steps == 20, "switch_back_steps %d", m->switch_back_steps);
+  pt_model_free(m);
+  m = load_yaml("model: m\nbodies:\n  - {name: a, mass: 1, inertia: [0.1, 0.1, 0.1], "
+                "position: [0, 0, -1]}\n");
+  CHECK(m->switch_back_steps == 5, "default switch_back_steps %d", m->switch_back_steps);
+  pt_model_free(m);
   CHECK(n >= 15, "only %d files", n);
   return finish("model_errors");
 }
