@@ -40,7 +40,7 @@ for d in sys.argv[2:]:
         t = json.loads(line)
         res = t.get("result")
         junit = os.path.join(d, "tests", "daemon", "pytest-daemon.xml")
-        if t.get("name") == "pytest-daemon" and os.path.exists(junit):
+        if t.get("name", "").endswith("pytest-daemon") and os.path.exists(junit):
             r = ET.parse(junit).getroot()
             suites = [r] if r.tag == "testsuite" else list(r)
             n = sum(int(s.get("tests", 0)) for s in suites)
