@@ -254,6 +254,7 @@ struct pt_data {
 // ---- stages (each file's header comment says which equations it implements) ---------------
 // kinematics.c
 void pt_kin_bodies(const pt_model *m, pt_data *d);           // rot, inertia_g, x from q, qd
+void pt_kin_positions(const pt_model *m, pt_data *d);        // rot only
 void pt_body_point(const pt_data *d, int body, const double sbar[3], double p[3],
                    double s[3]);                              // global point and arm
 void pt_body_omega(const pt_data *d, int body, double w[3]);

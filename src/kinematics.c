@@ -5,6 +5,11 @@
 #include "engine.h"
 #include "ptu.h"
 
+// Rotation matrices only: what constraint values and Jacobians need (Newton iterations).
+void pt_kin_positions(const pt_model *m, pt_data *d) {
+  for (int i = 0; i < m->nbody; i++) ptu_quat2mat(d->rot + 9 * i, d->q + 7 * i + 3);
+}
+
 void pt_kin_bodies(const pt_model *m, pt_data *d) {
   for (int i = 0; i < m->nbody; i++) {
     // outputs

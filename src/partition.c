@@ -48,8 +48,10 @@ void pt_jq_rows(const pt_model *m, pt_data *d) {
   }
 }
 
+// Constraint values and Jacobians at the current q. Only rotations are refreshed: velocities
+// and global inertias are not needed here (gamma is recomputed by pt_eval before use).
 static void eval_rows(const pt_model *m, pt_data *d) {
-  pt_kin_bodies(m, d);
+  pt_kin_positions(m, d);
   pt_joint_rows(m, d);
   pt_motion_rows(m, d);
   pt_jq_rows(m, d);
