@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include <cblas.h>  // openblas_set_num_threads
+
 #include "log.h"
 #include "server.h"
 
@@ -84,6 +86,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   log_set_level(srv.cfg.log_level);
+  // Dense LAPACK runs inside simulation threads (partition rebuilds, QR steps) and work-pool
+  // threads (linearization): OpenBLAS's own thread pool would compete with them for cores.
+  openblas_set_num_threads(1);
   signal(SIGPIPE, SIG_IGN);   // a peer closing mid-write is an error code, not a signal
   srv.loop = uv_default_loop();
   srv.start_ms = server_now_ms();
