@@ -61,6 +61,7 @@ int pt_w_factor(const pt_model *m, pt_data *d) {
   if (ok != m->ncon) {
     d->w_singular = 1;
     d->w_ratio = 0;
+    d->w_ratio_step = 0;
     return PT_ESINGULAR;
   }
   double dmax = 0, dmin = INFINITY;
@@ -70,6 +71,7 @@ int pt_w_factor(const pt_model *m, pt_data *d) {
     if (a < dmin) dmin = a;
   }
   d->w_ratio = dmax > 0 ? dmin / dmax : 0;
+  if (d->w_ratio < d->w_ratio_step) d->w_ratio_step = d->w_ratio;
   if (!(dmin > W_NEAR_SINGULAR * dmax)) d->w_singular = 1;
   if (!(dmin > 1e-14 * dmax)) return PT_ESINGULAR;
   return PT_OK;

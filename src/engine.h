@@ -243,6 +243,8 @@ struct pt_data {
   double energy_davg;          // running mean of |energy change| per step
   int w_singular;              // W = J M^-1 J^T was (near) singular in the current step
   double w_ratio;              // min / max |LDL pivot| of W at the last factorisation
+  double w_ratio_step;         // smallest w_ratio during the current step
+  double w_healthy;            // largest step-wise w_ratio seen: W's scale for this model
   double rcond_healthy;        // best rcond(Phi_u) of an LU build so far: the model's scale
   int qr_backoff;              // stable QR steps needed = switch_back_steps * this (1..64)
   int64_t lu_back_step;        // step of the last switch back to LU

@@ -5,9 +5,18 @@
 #include "engine.h"
 #include "ptu.h"
 
+// A(p / |p|): during Newton iterations |p| departs from 1 by O(step); the unit-sphere formula
+// would then give a non-orthogonal A whose error the constraint Jacobian does not describe,
+// and Newton would converge only linearly whenever an Euler parameter is independent.
+static void body_rotation(double A[9], const double *p) {
+  const double n = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3]);
+  const double u[4] = {p[0] / n, p[1] / n, p[2] / n, p[3] / n};
+  ptu_quat2mat(A, u);
+}
+
 // Rotation matrices only: what constraint values and Jacobians need (Newton iterations).
 void pt_kin_positions(const pt_model *m, pt_data *d) {
-  for (int i = 0; i < m->nbody; i++) ptu_quat2mat(d->rot + 9 * i, d->q + 7 * i + 3);
+  for (int i = 0; i < m->nbody; i++) body_rotation(d->rot + 9 * i, d->q + 7 * i + 3);
 }
 
 void pt_kin_bodies(const pt_model *m, pt_data *d) {
@@ -22,7 +31,7 @@ void pt_kin_bodies(const pt_model *m, pt_data *d) {
     const double *rd = d->qd + 7 * i;
     const double *pd = d->qd + 7 * i + 3;
 
-    ptu_quat2mat(A, p);
+    body_rotation(A, p);
     ptu_congruence3(Ig, A, m->body_inertia + 9 * i);
     ptu_congruence3(Iginv, A, m->body_inertia_inv + 9 * i);
     double E[12];

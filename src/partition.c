@@ -210,7 +210,7 @@ static double newton_tol(const pt_model *m, const pt_data *d) {
 
 // Eq. (10)/(14): Newton for u with v fixed, Phi_u du = -Phi. Returns iterations or < 0.
 // A chord iteration: Phi_u is the factor of the last velocity solve (one stage back, a
-// configuration O(h) away), refactored here only when the residual does not shrink by 10x per
+// configuration O(h) away), refactored here only when the residual does not shrink by 100x per
 // iteration. One refactor per stage (in pt_solve_velocities) instead of one per iteration.
 int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
   const double tol = newton_tol(m, d);
@@ -226,7 +226,7 @@ int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
       return it;
     }
     if (it >= maxit) return PT_EDIVERGED;
-    if (!d->lu_current || err > 0.1 * prev) {
+    if (!d->lu_current || err > 0.01 * prev) {
       int rc = refactor(m, d);
       if (rc) return rc;
     }
