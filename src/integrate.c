@@ -18,7 +18,7 @@
 #define NEWTON_MAXIT 12
 #define NEWTON_SUSPECT 4       // more iterations than this: rebuild the partition
 #define RCOND_DEGRADED 0.02    // rcond(Phi_u) fallen below this fraction of its build value
-#define PIVOT_DEGRADED 0.7     // a pivot of Phi_u fallen below this fraction of its build value
+#define PIVOT_DEGRADED 0.85    // a pivot of Phi_u fallen below this fraction of its build value
 #define NEWTON_STRUGGLE 8      // more iterations than this: Newton struggles, go QR (hybrid)
 #define SUSPECT_PIVOT 1        // part_suspect bits
 #define SUSPECT_NEWTON 2
