@@ -68,6 +68,27 @@ static int call(ctx *x, pb_req *rq, pb_msg **out) {
   return 0;
 }
 
+// The requests that carry just a model name (unload, state, reset, model info): *out is the
+// reply, as call() leaves it.
+static int call_model(ctx *x, Partita__V1__Request__OpCase op, const char *model, pb_msg **out) {
+  pb_req rq = PARTITA__V1__REQUEST__INIT;
+  Partita__V1__UnloadModel u = PARTITA__V1__UNLOAD_MODEL__INIT;
+  Partita__V1__GetState g = PARTITA__V1__GET_STATE__INIT;
+  Partita__V1__Reset r = PARTITA__V1__RESET__INIT;
+  Partita__V1__GetModelInfo gi = PARTITA__V1__GET_MODEL_INFO__INIT;
+  u.model = g.model = r.model = gi.model = (char *)model;
+  rq.op_case = op;
+  if (op == PARTITA__V1__REQUEST__OP_UNLOAD_MODEL)
+    rq.unload_model = &u;
+  else if (op == PARTITA__V1__REQUEST__OP_GET_STATE)
+    rq.get_state = &g;
+  else if (op == PARTITA__V1__REQUEST__OP_RESET)
+    rq.reset = &r;
+  else
+    rq.get_model_info = &gi;
+  return call(x, &rq, out);
+}
+
 static int connect_server(ctx *x) {
   char err[512];
   const char *sock = x->socket ? x->socket : getenv("PARTITA_SOCKET");
@@ -88,6 +109,41 @@ static int connect_server(ctx *x) {
 // ---------------------------------------------------------------------------------------------
 // Output.
 
+// A document on stdout that is one object; json_close ends it.
+static void json_open(cli_json *j) {
+  cli_json_init(j, stdout);
+  cli_json_begin_object(j);
+}
+
+static void json_close(cli_json *j) {
+  cli_json_end_object(j);
+  cli_json_finish(j);
+}
+
+// "key": value members, the bulk of every object below.
+static void json_num(cli_json *j, const char *key, double v) {
+  cli_json_key(j, key);
+  cli_json_number(j, v);
+}
+
+static void json_int(cli_json *j, const char *key, long long v) {
+  cli_json_key(j, key);
+  cli_json_int(j, v);
+}
+
+static void json_str(cli_json *j, const char *key, const char *s) {
+  cli_json_key(j, key);
+  cli_json_string(j, s);
+}
+
+static void json_numbers(cli_json *j, const char *key, const double *v, size_t n) {
+  cli_json_key(j, key);
+  cli_json_begin_array(j);
+  for (size_t i = 0; i < n; i++)
+    cli_json_number(j, v[i]);
+  cli_json_end_array(j);
+}
+
 static void json_names(cli_json *j, const char *key, char **v, size_t n) {
   cli_json_key(j, key);
   cli_json_begin_array(j);
@@ -99,10 +155,8 @@ static void json_names(cli_json *j, const char *key, char **v, size_t n) {
 static void json_named(cli_json *j, const char *key, char **names, const double *v, size_t n) {
   cli_json_key(j, key);
   cli_json_begin_object(j);
-  for (size_t i = 0; i < n; i++) {
-    cli_json_key(j, names[i]);
-    cli_json_number(j, v[i]);
-  }
+  for (size_t i = 0; i < n; i++)
+    json_num(j, names[i], v[i]);
   cli_json_end_object(j);
 }
 
@@ -110,12 +164,9 @@ static void json_named(cli_json *j, const char *key, char **names, const double 
 static void json_state(cli_json *j, const Partita__V1__StateFrame *f, char **names,
                        size_t nnames) {
   cli_json_begin_object(j);
-  cli_json_key(j, "model");
-  cli_json_string(j, f->model);
-  cli_json_key(j, "time");
-  cli_json_number(j, f->time);
-  cli_json_key(j, "step");
-  cli_json_int(j, f->step);
+  json_str(j, "model", f->model);
+  json_num(j, "time", f->time);
+  json_int(j, "step", f->step);
   if (f->n_coordinates == nnames)
     json_named(j, "coordinates", names, f->coordinates, nnames);
   if (f->n_rates == nnames)
@@ -123,28 +174,21 @@ static void json_state(cli_json *j, const Partita__V1__StateFrame *f, char **nam
   if (f->energy) {
     cli_json_key(j, "energy");
     cli_json_begin_object(j);
-    cli_json_key(j, "kinetic");
-    cli_json_number(j, f->energy->kinetic);
-    cli_json_key(j, "potential");
-    cli_json_number(j, f->energy->potential);
-    cli_json_key(j, "total");
-    cli_json_number(j, f->energy->total);
+    json_num(j, "kinetic", f->energy->kinetic);
+    json_num(j, "potential", f->energy->potential);
+    json_num(j, "total", f->energy->total);
     cli_json_end_object(j);
   }
   if (f->residual) {
     cli_json_key(j, "residual");
     cli_json_begin_object(j);
-    cli_json_key(j, "position");
-    cli_json_number(j, f->residual->position);
-    cli_json_key(j, "velocity");
-    cli_json_number(j, f->residual->velocity);
+    json_num(j, "position", f->residual->position);
+    json_num(j, "velocity", f->residual->velocity);
     cli_json_end_object(j);
   }
   if (f->subscription) {
-    cli_json_key(j, "sequence");
-    cli_json_int(j, (long long)f->sequence);
-    cli_json_key(j, "dropped");
-    cli_json_int(j, (long long)f->dropped);
+    json_int(j, "sequence", (long long)f->sequence);
+    json_int(j, "dropped", (long long)f->dropped);
   }
   cli_json_end_object(j);
 }
@@ -194,31 +238,21 @@ static int print_state(ctx *x, const Partita__V1__StateFrame *f) {
 // check's shape (spec/api.md) plus the live fields, for `load` and `models`.
 static void json_info(cli_json *j, const Partita__V1__ModelInfo *mi) {
   cli_json_begin_object(j);
-  cli_json_key(j, "model");
-  cli_json_string(j, mi->name);
-  cli_json_key(j, "bodies");
-  cli_json_int(j, mi->bodies);
-  cli_json_key(j, "constraints");
-  cli_json_int(j, mi->constraints);
-  cli_json_key(j, "dof");
-  cli_json_int(j, mi->dof);
+  json_str(j, "model", mi->name);
+  json_int(j, "bodies", mi->bodies);
+  json_int(j, "constraints", mi->constraints);
+  json_int(j, "dof", mi->dof);
   json_names(j, "coordinates", mi->coordinates, mi->n_coordinates);
   json_names(j, "actuators", mi->actuators, mi->n_actuators);
   json_names(j, "inputs", mi->inputs, mi->n_inputs);
   json_names(j, "motions", mi->motions, mi->n_motions);
   json_names(j, "independent", mi->independent, mi->n_independent);
-  cli_json_key(j, "integrator");
-  cli_json_string(j, mi->integrator);
-  cli_json_key(j, "dt");
-  cli_json_number(j, mi->dt);
-  cli_json_key(j, "mode");
-  cli_json_string(j, mode_name(mi->mode));
-  cli_json_key(j, "rate");
-  cli_json_number(j, mi->rate);
-  cli_json_key(j, "time");
-  cli_json_number(j, mi->time);
-  cli_json_key(j, "step");
-  cli_json_int(j, mi->step);
+  json_str(j, "integrator", mi->integrator);
+  json_num(j, "dt", mi->dt);
+  json_str(j, "mode", mode_name(mi->mode));
+  json_num(j, "rate", mi->rate);
+  json_num(j, "time", mi->time);
+  json_int(j, "step", mi->step);
   cli_json_end_object(j);
 }
 
@@ -263,15 +297,13 @@ static int cmd_models(ctx *x) {
   size_t n = ml ? ml->n_models : 0;
   if (x->json) {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
+    json_open(&j);
     cli_json_key(&j, "models");
     cli_json_begin_array(&j);
     for (size_t i = 0; i < n; i++)
       json_info(&j, ml->models[i]);
     cli_json_end_array(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    json_close(&j);
   } else {
     if (n == 0)
       printf("no models loaded\n");
@@ -368,10 +400,8 @@ static int cmd_load(ctx *x) {
   return CLI_EXIT_OK;
 }
 
-static int simple_ok(ctx *x, pb_req *rq, const char *what) {
-  pb_msg *m;
-  if (call(x, rq, &m))
-    return CLI_EXIT_FAIL;
+// A reply with nothing to show but success (unload, set); frees it.
+static int ok_reply(ctx *x, pb_msg *m, const char *what) {
   ptc_free(m);
   if (x->json)
     printf("{\"ok\":true}\n");
@@ -383,43 +413,30 @@ static int simple_ok(ctx *x, pb_req *rq, const char *what) {
 static int cmd_unload(ctx *x) {
   if (need_pos(x, 1, 1))
     return CLI_EXIT_USAGE;
-  pb_req rq = PARTITA__V1__REQUEST__INIT;
-  Partita__V1__UnloadModel u = PARTITA__V1__UNLOAD_MODEL__INIT;
-  rq.op_case = PARTITA__V1__REQUEST__OP_UNLOAD_MODEL;
-  rq.unload_model = &u;
-  u.model = (char *)x->pos[0];
-  return simple_ok(x, &rq, "unloaded");
+  pb_msg *m;
+  if (call_model(x, PARTITA__V1__REQUEST__OP_UNLOAD_MODEL, x->pos[0], &m))
+    return CLI_EXIT_FAIL;
+  return ok_reply(x, m, "unloaded");
 }
 
-static int state_call(ctx *x, pb_req *rq) {
-  pb_msg *m;
-  if (call(x, rq, &m))
-    return CLI_EXIT_FAIL;
+// A reply that carries a state (state, reset, step); frees it.
+static int state_reply(ctx *x, pb_msg *m) {
   int rc = print_state(x, m->response->state);
   ptc_free(m);
   return rc;
 }
 
+// `state` and `reset`: both name a model and print the state the server answers.
 static int cmd_state(ctx *x) {
   if (need_pos(x, 1, 1))
     return CLI_EXIT_USAGE;
-  pb_req rq = PARTITA__V1__REQUEST__INIT;
-  Partita__V1__GetState g = PARTITA__V1__GET_STATE__INIT;
-  rq.op_case = PARTITA__V1__REQUEST__OP_GET_STATE;
-  rq.get_state = &g;
-  g.model = (char *)x->pos[0];
-  return state_call(x, &rq);
-}
-
-static int cmd_reset(ctx *x) {
-  if (need_pos(x, 1, 1))
-    return CLI_EXIT_USAGE;
-  pb_req rq = PARTITA__V1__REQUEST__INIT;
-  Partita__V1__Reset r = PARTITA__V1__RESET__INIT;
-  rq.op_case = PARTITA__V1__REQUEST__OP_RESET;
-  rq.reset = &r;
-  r.model = (char *)x->pos[0];
-  return state_call(x, &rq);
+  Partita__V1__Request__OpCase op = strcmp(x->cmd, "reset") == 0
+                                        ? PARTITA__V1__REQUEST__OP_RESET
+                                        : PARTITA__V1__REQUEST__OP_GET_STATE;
+  pb_msg *m;
+  if (call_model(x, op, x->pos[0], &m))
+    return CLI_EXIT_FAIL;
+  return state_reply(x, m);
 }
 
 static int cmd_step(ctx *x) {
@@ -437,9 +454,10 @@ static int cmd_step(ctx *x) {
   // a long lockstep run takes its time: allow about 1 ms per step on top of the timeout
   int saved = x->timeout_ms;
   x->timeout_ms += n > 2000000 ? 2000000 : (int)n;
-  int rc = state_call(x, &rq);
+  pb_msg *m;
+  int rc = call(x, &rq, &m);
   x->timeout_ms = saved;
-  return rc;
+  return rc ? CLI_EXIT_FAIL : state_reply(x, m);
 }
 
 static int cmd_set(ctx *x) {
@@ -469,7 +487,8 @@ static int cmd_set(ctx *x) {
   si.model = (char *)x->pos[0];
   si.n_by_name = (size_t)n;
   si.by_name = pv;
-  rc = simple_ok(x, &rq, "ok");
+  pb_msg *m;
+  rc = call(x, &rq, &m) ? CLI_EXIT_FAIL : ok_reply(x, m, "ok");
 out:
   free(names);
   free(vals);
@@ -521,17 +540,50 @@ static void json_quant(cli_json *j, const char *key, const Partita__V1__Quantile
     q = &zero;
   cli_json_key(j, key);
   cli_json_begin_object(j);
-  if (mean) {
-    cli_json_key(j, "mean");
-    cli_json_number(j, q->mean);
-  }
-  cli_json_key(j, "p50");
-  cli_json_number(j, q->p50);
-  cli_json_key(j, "p99");
-  cli_json_number(j, q->p99);
-  cli_json_key(j, "max");
-  cli_json_number(j, q->max);
+  if (mean)
+    json_num(j, "mean", q->mean);
+  json_num(j, "p50", q->p50);
+  json_num(j, "p99", q->p99);
+  json_num(j, "max", q->max);
   cli_json_end_object(j);
+}
+
+// The partition in use; an empty name is the default LU.
+static const char *partition_name(const Partita__V1__ModelStats *ms) {
+  return ms->partition && ms->partition[0] ? ms->partition : "lu";
+}
+
+static void json_model_stats(cli_json *j, const Partita__V1__ModelStats *ms) {
+  cli_json_key(j, ms->model);
+  cli_json_begin_object(j);
+  json_int(j, "steps", ms->steps);
+  json_num(j, "time", ms->time);
+  json_str(j, "mode", mode_name(ms->mode));
+  json_quant(j, "step_us", ms->step_us, 1);
+  json_quant(j, "late_us", ms->late_us, 0);
+  json_int(j, "overruns", ms->overruns);
+  json_int(j, "dropped_frames", ms->dropped_frames);
+  json_int(j, "repartitions", ms->repartitions);
+  json_str(j, "partition", partition_name(ms));
+  json_int(j, "qr_switches", ms->qr_switches);
+  json_int(j, "subscribers", ms->subscribers);
+  cli_json_end_object(j);
+}
+
+static void text_model_stats(const Partita__V1__ModelStats *ms) {
+  Partita__V1__Quantiles q0 = PARTITA__V1__QUANTILES__INIT;
+  const Partita__V1__Quantiles *s = ms->step_us ? ms->step_us : &q0;
+  const Partita__V1__Quantiles *l = ms->late_us ? ms->late_us : &q0;
+  printf("%s: %s, %lld steps, t = %.6f\n", ms->model, mode_name(ms->mode), (long long)ms->steps,
+         ms->time);
+  printf("  step us: mean %.2f  p50 %.2f  p99 %.2f  max %.2f\n", s->mean, s->p50, s->p99,
+         s->max);
+  printf("  late us: p50 %.2f  p99 %.2f  max %.2f\n", l->p50, l->p99, l->max);
+  printf("  overruns %lld  dropped frames %lld  repartitions %lld  subscribers %u\n",
+         (long long)ms->overruns, (long long)ms->dropped_frames, (long long)ms->repartitions,
+         ms->subscribers);
+  printf("  partition %s  qr switches %lld  qr steps %lld\n", partition_name(ms),
+         (long long)ms->qr_switches, (long long)ms->qr_steps);
 }
 
 static int cmd_stats(ctx *x) {
@@ -551,66 +603,22 @@ static int cmd_stats(ctx *x) {
   size_t n = st ? st->n_models : 0;
   if (x->json) {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
+    json_open(&j);
     cli_json_key(&j, "models");
     cli_json_begin_object(&j);
-    for (size_t i = 0; i < n; i++) {
-      const Partita__V1__ModelStats *ms = st->models[i];
-      cli_json_key(&j, ms->model);
-      cli_json_begin_object(&j);
-      cli_json_key(&j, "steps");
-      cli_json_int(&j, ms->steps);
-      cli_json_key(&j, "time");
-      cli_json_number(&j, ms->time);
-      cli_json_key(&j, "mode");
-      cli_json_string(&j, mode_name(ms->mode));
-      json_quant(&j, "step_us", ms->step_us, 1);
-      json_quant(&j, "late_us", ms->late_us, 0);
-      cli_json_key(&j, "overruns");
-      cli_json_int(&j, ms->overruns);
-      cli_json_key(&j, "dropped_frames");
-      cli_json_int(&j, ms->dropped_frames);
-      cli_json_key(&j, "repartitions");
-      cli_json_int(&j, ms->repartitions);
-      cli_json_key(&j, "partition");
-      cli_json_string(&j, ms->partition && ms->partition[0] ? ms->partition : "lu");
-      cli_json_key(&j, "qr_switches");
-      cli_json_int(&j, ms->qr_switches);
-      cli_json_key(&j, "subscribers");
-      cli_json_int(&j, ms->subscribers);
-      cli_json_end_object(&j);
-    }
+    for (size_t i = 0; i < n; i++)
+      json_model_stats(&j, st->models[i]);
     cli_json_end_object(&j);
     cli_json_key(&j, "server");
     cli_json_begin_object(&j);
-    cli_json_key(&j, "clients");
-    cli_json_int(&j, sv->clients);
-    cli_json_key(&j, "bytes_in");
-    cli_json_int(&j, (long long)sv->bytes_in);
-    cli_json_key(&j, "bytes_out");
-    cli_json_int(&j, (long long)sv->bytes_out);
+    json_int(&j, "clients", sv->clients);
+    json_int(&j, "bytes_in", (long long)sv->bytes_in);
+    json_int(&j, "bytes_out", (long long)sv->bytes_out);
     cli_json_end_object(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    json_close(&j);
   } else {
-    for (size_t i = 0; i < n; i++) {
-      const Partita__V1__ModelStats *ms = st->models[i];
-      Partita__V1__Quantiles q0 = PARTITA__V1__QUANTILES__INIT;
-      const Partita__V1__Quantiles *s = ms->step_us ? ms->step_us : &q0;
-      const Partita__V1__Quantiles *l = ms->late_us ? ms->late_us : &q0;
-      printf("%s: %s, %lld steps, t = %.6f\n", ms->model, mode_name(ms->mode),
-             (long long)ms->steps, ms->time);
-      printf("  step us: mean %.2f  p50 %.2f  p99 %.2f  max %.2f\n", s->mean, s->p50, s->p99,
-             s->max);
-      printf("  late us: p50 %.2f  p99 %.2f  max %.2f\n", l->p50, l->p99, l->max);
-      printf("  overruns %lld  dropped frames %lld  repartitions %lld  subscribers %u\n",
-             (long long)ms->overruns, (long long)ms->dropped_frames,
-             (long long)ms->repartitions, ms->subscribers);
-      printf("  partition %s  qr switches %lld  qr steps %lld\n",
-             ms->partition && ms->partition[0] ? ms->partition : "lu",
-             (long long)ms->qr_switches, (long long)ms->qr_steps);
-    }
+    for (size_t i = 0; i < n; i++)
+      text_model_stats(st->models[i]);
     printf("server: %u clients, %llu bytes in, %llu bytes out\n", sv->clients,
            (unsigned long long)sv->bytes_in, (unsigned long long)sv->bytes_out);
   }
@@ -626,13 +634,8 @@ static int cmd_watch(ctx *x) {
     return CLI_EXIT_USAGE;
   if (x->every && cli_parse_long(x->cmd, "--every", x->every, 1, 1000000000L, &every))
     return CLI_EXIT_USAGE;
-  pb_req rq = PARTITA__V1__REQUEST__INIT;
-  Partita__V1__GetModelInfo gi = PARTITA__V1__GET_MODEL_INFO__INIT;
   pb_msg *info;
-  rq.op_case = PARTITA__V1__REQUEST__OP_GET_MODEL_INFO;
-  rq.get_model_info = &gi;
-  gi.model = (char *)x->pos[0];
-  if (call(x, &rq, &info))
+  if (call_model(x, PARTITA__V1__REQUEST__OP_GET_MODEL_INFO, x->pos[0], &info))
     return CLI_EXIT_FAIL;
   Partita__V1__ModelInfo *mi = info->response->model_info;
   pb_req sq = PARTITA__V1__REQUEST__INIT;
@@ -714,22 +717,30 @@ static void json_matrix(cli_json *j, const char *key, const Partita__V1__Matrix 
   cli_json_end_array(j);
 }
 
+// One eigenvalue object per line, as linearize prints them offline.
+static void json_eigenvalues(cli_json *j, Partita__V1__Eigenvalue **e, size_t n) {
+  cli_json_key(j, "eigenvalues");
+  cli_json_begin_array(j);
+  for (size_t i = 0; i < n; i++) {
+    cli_json_newline(j);
+    cli_json_begin_object(j);
+    json_num(j, "re", e[i]->re);
+    json_num(j, "im", e[i]->im);
+    json_num(j, "freq_hz", e[i]->freq_hz);
+    json_num(j, "damping_ratio", e[i]->damping_ratio);
+    cli_json_end_object(j);
+  }
+  cli_json_end_array(j);
+}
+
 static void json_reactions(cli_json *j, Partita__V1__Reaction **r, size_t n) {
   cli_json_key(j, "reactions");
   cli_json_begin_object(j);
   for (size_t i = 0; i < n; i++) {
     cli_json_key(j, r[i]->joint);
     cli_json_begin_object(j);
-    cli_json_key(j, "force");
-    cli_json_begin_array(j);
-    for (size_t k = 0; k < r[i]->n_force; k++)
-      cli_json_number(j, r[i]->force[k]);
-    cli_json_end_array(j);
-    cli_json_key(j, "torque");
-    cli_json_begin_array(j);
-    for (size_t k = 0; k < r[i]->n_torque; k++)
-      cli_json_number(j, r[i]->torque[k]);
-    cli_json_end_array(j);
+    json_numbers(j, "force", r[i]->force, r[i]->n_force);
+    json_numbers(j, "torque", r[i]->torque, r[i]->n_torque);
     cli_json_end_object(j);
   }
   cli_json_end_object(j);
@@ -746,11 +757,30 @@ static void text_reactions(Partita__V1__Reaction **r, size_t n) {
   }
 }
 
-static void named_values(Partita__V1__NamedValue **v, size_t n, char **names, double *vals) {
-  for (size_t i = 0; i < n; i++) {
-    names[i] = v[i]->name;
-    vals[i] = v[i]->value;
-  }
+// A reply's NamedValue list as {"name": value, ...}.
+static void json_named_values(cli_json *j, const char *key, Partita__V1__NamedValue **v,
+                              size_t n) {
+  cli_json_key(j, key);
+  cli_json_begin_object(j);
+  for (size_t i = 0; i < n; i++)
+    json_num(j, v[i]->name, v[i]->value);
+  cli_json_end_object(j);
+}
+
+// "  name: value" lines, then the reactions: the text shape of inverse and equilibrium.
+static void text_named_reactions(Partita__V1__NamedValue **v, size_t n,
+                                 Partita__V1__Reaction **r, size_t nr) {
+  for (size_t i = 0; i < n; i++)
+    printf("  %s: %.9g\n", v[i]->name, v[i]->value);
+  printf("reactions:\n");
+  text_reactions(r, nr);
+}
+
+// A reply that lacks its result: free it and say so.
+static int no_result(ctx *x, pb_msg *m) {
+  ptc_free(m);
+  cli_error(x->cmd, "the server sent no result");
+  return CLI_EXIT_FAIL;
 }
 
 static int cmd_inverse(ctx *x) {
@@ -780,39 +810,19 @@ static int cmd_inverse(ctx *x) {
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
   Partita__V1__InverseDynamicsReply *r = m->response->inverse_dynamics;
-  if (!r) {
-    ptc_free(m);
-    cli_error(x->cmd, "the server sent no result");
-    return CLI_EXIT_FAIL;
-  }
-  char **names = calloc(r->n_efforts + 1, sizeof(char *));
-  double *vals = calloc(r->n_efforts + 1, sizeof(double));
-  if (!names || !vals) {
-    free(names);
-    free(vals);
-    ptc_free(m);
-    return CLI_EXIT_FAIL;
-  }
-  named_values(r->efforts, r->n_efforts, names, vals);
+  if (!r)
+    return no_result(x, m);
   if (x->json) {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "time");
-    cli_json_number(&j, r->time);
-    json_named(&j, "efforts", names, vals, r->n_efforts);
+    json_open(&j);
+    json_num(&j, "time", r->time);
+    json_named_values(&j, "efforts", r->efforts, r->n_efforts);
     json_reactions(&j, r->reactions, r->n_reactions);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    json_close(&j);
   } else {
     printf("t = %.6f\nefforts:\n", r->time);
-    for (size_t i = 0; i < r->n_efforts; i++)
-      printf("  %s: %.9g\n", names[i], vals[i]);
-    printf("reactions:\n");
-    text_reactions(r->reactions, r->n_reactions);
+    text_named_reactions(r->efforts, r->n_efforts, r->reactions, r->n_reactions);
   }
-  free(names);
-  free(vals);
   ptc_free(m);
   return CLI_EXIT_OK;
 }
@@ -848,14 +858,10 @@ static int cmd_linearize(ctx *x) {
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
   Partita__V1__LinearizeReply *r = m->response->linearize;
-  if (!r) {
-    ptc_free(m);
-    cli_error(x->cmd, "the server sent no result");
-    return CLI_EXIT_FAIL;
-  }
+  if (!r)
+    return no_result(x, m);
   cli_json j;
-  cli_json_init(&j, stdout);
-  cli_json_begin_object(&j);
+  json_open(&j);
   json_names(&j, "states", r->states, r->n_states);
   json_names(&j, "inputs", r->inputs, r->n_inputs);
   json_names(&j, "outputs", r->outputs, r->n_outputs);
@@ -869,27 +875,10 @@ static int cmd_linearize(ctx *x) {
   json_matrix(&j, "C", r->mck ? r->mck->c : NULL);
   json_matrix(&j, "K", r->mck ? r->mck->k : NULL);
   cli_json_end_object(&j);
-  cli_json_key(&j, "eigenvalues");
-  cli_json_begin_array(&j);
-  for (size_t i = 0; i < r->n_eigenvalues; i++) {
-    const Partita__V1__Eigenvalue *e = r->eigenvalues[i];
-    cli_json_newline(&j);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "re");
-    cli_json_number(&j, e->re);
-    cli_json_key(&j, "im");
-    cli_json_number(&j, e->im);
-    cli_json_key(&j, "freq_hz");
-    cli_json_number(&j, e->freq_hz);
-    cli_json_key(&j, "damping_ratio");
-    cli_json_number(&j, e->damping_ratio);
-    cli_json_end_object(&j);
-  }
-  cli_json_end_array(&j);
-  cli_json_end_object(&j);
+  json_eigenvalues(&j, r->eigenvalues, r->n_eigenvalues);
   // text output is the same document: matrices read best as rows anyway
   (void)x->json;
-  cli_json_finish(&j);
+  json_close(&j);
   ptc_free(m);
   return CLI_EXIT_OK;
 }
@@ -907,44 +896,23 @@ static int cmd_equilibrium(ctx *x) {
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
   Partita__V1__EquilibriumReply *r = m->response->equilibrium;
-  if (!r) {
-    ptc_free(m);
-    cli_error(x->cmd, "the server sent no result");
-    return CLI_EXIT_FAIL;
-  }
-  char **names = calloc(r->n_coordinates + 1, sizeof(char *));
-  double *vals = calloc(r->n_coordinates + 1, sizeof(double));
-  if (!names || !vals) {
-    free(names);
-    free(vals);
-    ptc_free(m);
-    return CLI_EXIT_FAIL;
-  }
-  named_values(r->coordinates, r->n_coordinates, names, vals);
+  if (!r)
+    return no_result(x, m);
   if (x->json) {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    json_named(&j, "coordinates", names, vals, r->n_coordinates);
+    json_open(&j);
+    json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
     json_reactions(&j, r->reactions, r->n_reactions);
-    cli_json_key(&j, "iterations");
-    cli_json_int(&j, r->iterations);
-    cli_json_key(&j, "residual");
-    cli_json_number(&j, r->residual);
+    json_int(&j, "iterations", r->iterations);
+    json_num(&j, "residual", r->residual);
     cli_json_key(&j, "applied");
     cli_json_bool(&j, r->applied);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    json_close(&j);
   } else {
     printf("equilibrium after %d iterations, residual %.3g%s\n", r->iterations, r->residual,
            r->applied ? " (applied)" : "");
-    for (size_t i = 0; i < r->n_coordinates; i++)
-      printf("  %s: %.9g\n", names[i], vals[i]);
-    printf("reactions:\n");
-    text_reactions(r->reactions, r->n_reactions);
+    text_named_reactions(r->coordinates, r->n_coordinates, r->reactions, r->n_reactions);
   }
-  free(names);
-  free(vals);
   ptc_free(m);
   return CLI_EXIT_OK;
 }
@@ -960,7 +928,7 @@ typedef struct {
 static const remote_cmd table[] = {
     {"models", cmd_models, 0}, {"load", cmd_load, 0},       {"unload", cmd_unload, 0},
     {"state", cmd_state, 0},   {"watch", cmd_watch, 0},     {"set", cmd_set, 0},
-    {"step", cmd_step, 0},     {"mode", cmd_mode, 0},       {"reset", cmd_reset, 0},
+    {"step", cmd_step, 0},     {"mode", cmd_mode, 0},       {"reset", cmd_state, 0},
     {"stats", cmd_stats, 0},   {"inverse", cmd_inverse, 1}, {"linearize", cmd_linearize, 1},
     {"equilibrium", cmd_equilibrium, 1},
 };
