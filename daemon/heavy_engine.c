@@ -9,10 +9,12 @@
 
 // ---- InverseDynamics and Equilibrium (issue 5): engine results to malloc'd protobuf parts --
 
-// Names to coordinate indices on the request's copy; unknown names and non-finite values are
-// refused (INVALID_ARGUMENT) before anything changes. *out is malloc'd (freed by the caller).
-static int inv_assigns(const pt_model *m, Partita__V1__NamedValue **v, size_t n, const char *what,
-                       pt_assign **out, int *nout, char *msg, size_t msglen) {
+// Names to coordinate indices on the request's copy (all three heavy requests); unknown names
+// and non-finite values are refused (INVALID_ARGUMENT) before anything changes. *out is
+// malloc'd (freed by the caller).
+static int request_assigns(const pt_model *m, Partita__V1__NamedValue **v, size_t n,
+                           const char *what, pt_assign **out, int *nout, char *msg,
+                           size_t msglen) {
   *out = NULL;
   *nout = 0;
   if (n == 0)
@@ -95,12 +97,12 @@ int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynam
   pt_inverse_result *res = NULL;
   Partita__V1__InverseDynamicsReply *r = NULL;
   pt_error err = {0, {0}};
-  int rc = inv_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
+  int rc = request_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
                        msglen);
   if (!rc)
-    rc = inv_assigns(m, rq->rates, rq->n_rates, "rates", &vel, &nvel, msg, msglen);
+    rc = request_assigns(m, rq->rates, rq->n_rates, "rates", &vel, &nvel, msg, msglen);
   if (!rc)
-    rc = inv_assigns(m, rq->accelerations, rq->n_accelerations, "accelerations", &acc, &nacc,
+    rc = request_assigns(m, rq->accelerations, rq->n_accelerations, "accelerations", &acc, &nacc,
                      msg, msglen);
   if (!rc && rq->use_time && !isfinite(rq->time)) {
     snprintf(msg, msglen, "time is not finite");
@@ -163,37 +165,6 @@ done:
 }
 
 // ---- Linearize (issue 6): pt_linearize on the copy, the result as malloc'd protobuf parts ----
-
-// The operating point's coordinate values or rates by name; *out malloc'd.
-static int lin_assigns(const pt_model *m, Partita__V1__NamedValue **v, size_t n, pt_assign **out,
-                       int *nout, char *msg, size_t msglen) {
-  *out = NULL;
-  *nout = 0;
-  if (n == 0)
-    return PT_OK;
-  if (n > (size_t)pt_model_ncoord(m)) {
-    snprintf(msg, msglen, "%zu values for %d coordinates", n, pt_model_ncoord(m));
-    return PT_EINVAL;
-  }
-  pt_assign *a = calloc(n, sizeof(*a));
-  if (!a) {
-    snprintf(msg, msglen, "out of memory");
-    return PT_ENOMEM;
-  }
-  for (size_t i = 0; i < n; i++) {
-    const int k = pt_coord_index(m, v[i]->name);
-    if (k < 0 || !isfinite(v[i]->value)) {
-      snprintf(msg, msglen, "%s '%.100s'", k < 0 ? "no such coordinate" : "value not finite for",
-               v[i]->name);
-      free(a);
-      return PT_EINVAL;
-    }
-    a[i] = (pt_assign){k, v[i]->value};
-  }
-  *out = a;
-  *nout = (int)n;
-  return PT_OK;
-}
 
 static Partita__V1__Matrix *lin_matrix(const double *a, int rows, int cols) {
   Partita__V1__Matrix *x = malloc(sizeof(*x));
@@ -276,9 +247,10 @@ int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize 
   *out = NULL;
   pt_assign *pos = NULL, *vel = NULL;
   int npos = 0, nvel = 0;
-  int rc = lin_assigns(m, rq->coordinates, rq->n_coordinates, &pos, &npos, msg, msglen);
+  int rc = request_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
+                           msglen);
   if (!rc)
-    rc = lin_assigns(m, rq->rates, rq->n_rates, &vel, &nvel, msg, msglen);
+    rc = request_assigns(m, rq->rates, rq->n_rates, "rates", &vel, &nvel, msg, msglen);
   pt_error err = {0, {0}};
   if (!rc && (npos > 0 || nvel > 0)) {   // a given operating point, assembled on the copy
     rc = pt_set_state(m, d, pos, npos, vel, nvel, &err);
@@ -325,7 +297,7 @@ int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibr
   pt_equilibrium_result *res = NULL;
   Partita__V1__EquilibriumReply *r = NULL;
   pt_error err = {0, {0}};
-  int rc = inv_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
+  int rc = request_assigns(m, rq->coordinates, rq->n_coordinates, "coordinates", &pos, &npos, msg,
                        msglen);
   if (!rc && (!isfinite(rq->tolerance) || rq->tolerance < 0 || rq->max_iterations > 100000)) {
     snprintf(msg, msglen, "tolerance must be >= 0 and max_iterations <= 100000");
