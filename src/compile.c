@@ -186,7 +186,7 @@ static void to_body_point(const pt_model *m, int body, const double P[3], double
 static void add_coord(pt_model *m, const char *name, pt_meas_type type, int b1, int b2,
                       int joint) {
   const int i = m->ncoord++;
-  snprintf(m->coord_name[i], PT_NAME_MAX, "%s", name);
+  snprintf(m->coord_name[i], PT_COORD_NAME_MAX, "%s", name);
   m->meas_type[i] = type;
   m->meas_body[2 * i] = b1;
   m->meas_body[2 * i + 1] = b2;
@@ -259,7 +259,7 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
     to_body(m, b2, g, G + 21);
 
     // joint coordinates (zero at t=0)
-    char name[PT_NAME_MAX + 16];
+    char name[PT_COORD_NAME_MAX];
     m->joint_coord_adr[j] = pt_joint_classes[sj->type].ncoord ? m->ncoord : -1;
     const int cyl = sj->type == PT_JOINT_CYLINDRICAL;
     if (sj->type == PT_JOINT_REVOLUTE || cyl) {
@@ -950,18 +950,20 @@ double pt_model_dt(const pt_model *m) { return m->dt; }
 pt_integrator pt_model_integrator(const pt_model *m) { return m->integrator; }
 const double *pt_model_gravity(const pt_model *m) { return m->gravity; }
 
-static const char *name_at(const void *arr, int n, int i) {
-  return (i >= 0 && i < n) ? (const char *)arr + (size_t)i * PT_NAME_MAX : NULL;
+static const char *name_at(const void *arr, int n, int i, size_t width) {
+  return (i >= 0 && i < n) ? (const char *)arr + (size_t)i * width : NULL;
 }
-const char *pt_body_name(const pt_model *m, int i) { return name_at(m->body_name, m->nbody, i); }
-const char *pt_joint_name(const pt_model *m, int i) { return name_at(m->joint_name, m->njoint, i); }
-const char *pt_coord_name(const pt_model *m, int i) { return name_at(m->coord_name, m->ncoord, i); }
-const char *pt_input_name(const pt_model *m, int i) { return name_at(m->input_name, m->ninput, i); }
+// Name arrays differ in width (coordinates carry a suffix), so the width comes from the type.
+#define NAME_AT(arr, count, i) name_at(m->arr, m->count, i, sizeof *m->arr)
+const char *pt_body_name(const pt_model *m, int i) { return NAME_AT(body_name, nbody, i); }
+const char *pt_joint_name(const pt_model *m, int i) { return NAME_AT(joint_name, njoint, i); }
+const char *pt_coord_name(const pt_model *m, int i) { return NAME_AT(coord_name, ncoord, i); }
+const char *pt_input_name(const pt_model *m, int i) { return NAME_AT(input_name, ninput, i); }
 const char *pt_actuator_name(const pt_model *m, int i) {
-  return name_at(m->actuator_name, m->nactuator, i);
+  return NAME_AT(actuator_name, nactuator, i);
 }
 const char *pt_motion_name(const pt_model *m, int i) {
-  return name_at(m->motion_name, m->nmotion, i);
+  return NAME_AT(motion_name, nmotion, i);
 }
 int pt_coord_index(const pt_model *m, const char *name) { return find_coord(m, name); }
 int pt_input_index(const pt_model *m, const char *name) {

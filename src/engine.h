@@ -74,7 +74,7 @@ struct pt_model {
   int *con_row;                // (ncon) all-rows index of each active row
 
   // measures = coordinates: joint coordinates then user coordinates
-  char (*coord_name)[PT_NAME_MAX];
+  char (*coord_name)[PT_COORD_NAME_MAX];
   int *meas_type;              // (ncoord)
   int *meas_body;              // (ncoord x 2)
   int *meas_comp;              // (ncoord) point component

@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 #define PT_NAME_MAX 64
+// A coordinate's name is its joint's name plus a suffix (".angle1", ".slide").
+#define PT_COORD_NAME_MAX (PT_NAME_MAX + 16)
 
 typedef enum {
   PT_JOINT_REVOLUTE = 0,

@@ -23,7 +23,7 @@ run_config() {  # name, build dir, extra `meson test` options, meson setup optio
 export OPENBLAS_NUM_THREADS=1
 # The sanitizer pass skips the `slow` suite (IFToMM A02, 40 four-bar cells for 20 s: minutes
 # of CPU in the normal build already).
-run_config normal "$root/build" "" --buildtype=debugoptimized || status=1
+run_config normal "$root/build" "" --buildtype=release || status=1
 run_config sanitize "$root/build-asan" "--no-suite slow" --buildtype=debug \
   -Db_sanitize=address,undefined -Db_lundef=false || status=1
 /usr/bin/python3 - "$status" "${summaries[@]}" <<'PY'
