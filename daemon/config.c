@@ -1,5 +1,6 @@
 // config.c: a small libyaml document walk; unknown keys are errors so typos are noticed.
 #include "config.h"
+#include "pace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -229,7 +230,7 @@ static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir) {
         if ((cm->mode = config_parse_mode(mode)) < 0)
           return bad(w, v, "mode: paused, realtime, free or lockstep");
       } else if (!strcmp(k, "rate")) {
-        if (get_num(w, v, 1e-6, 1e6, &cm->rate))
+        if (get_num(w, v, PACE_RATE_MIN, PACE_RATE_MAX, &cm->rate))
           return -1;
       } else if (!strcmp(k, "floating_base")) {
         if (get_bool(w, v, &cm->floating_base))

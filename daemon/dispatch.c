@@ -98,7 +98,7 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   *ms = init;
   q[0] = q0;
   q[1] = q0;
-  ms->model = s->name;
+  ms->model = strdup(s->name);   // the reply may go out after the model is unloaded and freed
   ms->steps = t->steps;
   ms->time = t->time;
   ms->mode = (Partita__V1__Mode)t->mode;
@@ -123,13 +123,20 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   ms->partition = t->partition_qr ? "qr" : "lu";
   ms->qr_switches = t->qr_switches;
   ms->qr_steps = t->qr_steps;
+  if (!ms->model) {
+    free(q);
+    free(ms);
+    return NULL;
+  }
   return ms;
 }
 
 static void stats_free(Partita__V1__Stats *st) {
   for (size_t i = 0; i < st->n_models; i++) {
-    if (st->models[i])
+    if (st->models[i]) {
       free(st->models[i]->step_us);   // both quantiles in one block
+      free(st->models[i]->model);
+    }
     free(st->models[i]);
   }
   free(st->models);
@@ -431,8 +438,12 @@ void dispatch(conn *c, pb_request *q) {
                    "FREE_RUN or LOCKSTEP");
       break;
     }
-    if (!isfinite(rq->rate) || rq->rate < 0 || rq->rate > 1e6) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "SetMode: rate must be in (0, 1e6]");
+    // rate 0 keeps the model's rate; whatever rate real time will run at must give
+    // computable deadlines (pace.h)
+    double rate = rq->rate != 0 ? rq->rate : atomic_load(&s->pub_rate);
+    if ((rq->rate != 0 || rq->mode == PARTITA__V1__MODE__REALTIME) &&
+        pace_check(pt_model_dt(s->m), rate, err, sizeof(err))) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "SetMode: %s", err);
       break;
     }
     want = 1;

@@ -37,6 +37,12 @@ int server_add_model(server *srv, const char *name, pt_model *m, int mode, doubl
     snprintf(err, errlen, "a model named '%s' is already loaded", name);
     return STATUS(ALREADY_EXISTS);
   }
+  char why[200];
+  if ((mode == MODE_REALTIME || rate != 1.0) &&
+      pace_check(pt_model_dt(m), rate, why, sizeof(why))) {
+    snprintf(err, errlen, "model '%s': %s", name, why);
+    return STATUS(INVALID_ARGUMENT);
+  }
   if (srv->nmodels >= srv->cfg.limits.max_models) {
     snprintf(err, errlen, "too many models (limit %d)", srv->cfg.limits.max_models);
     return STATUS(RESOURCE_EXHAUSTED);
@@ -189,9 +195,12 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: empty source");
   if (rq->format > PARTITA__V1__MODEL_FORMAT__URDF)
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: unknown format");
-  if ((int)rq->mode < 0 || rq->mode > PARTITA__V1__MODE__LOCKSTEP || !isfinite(rq->rate) ||
-      rq->rate < 0 || rq->rate > 1e6)
-    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: bad mode or rate");
+  if ((int)rq->mode < 0 || rq->mode > PARTITA__V1__MODE__LOCKSTEP)
+    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: unknown mode");
+  if (rq->rate != 0 && (!isfinite(rq->rate) || rq->rate < PACE_RATE_MIN ||
+                        rq->rate > PACE_RATE_MAX))
+    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: rate must be in [%g, %g]",
+                        PACE_RATE_MIN, PACE_RATE_MAX);
   load_job *j = calloc(1, sizeof(*j));
   if (!j || !(j->text = strdup(rq->source))) {
     free(j);

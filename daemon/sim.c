@@ -1,5 +1,6 @@
 // sim.c: the simulation thread of one model: modes, absolute-deadline real-time stepping,
 // commands and inputs at step boundaries, state records and events back to the loop.
+#define _GNU_SOURCE   // sem_clockwait
 #include "sim.h"
 
 #include <errno.h>
@@ -49,13 +50,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->ni = pt_model_ninput(m);
   s->nb = pt_model_nbody(m);
   s->snap_size = sizeof(snap_hdr) + sizeof(double) * (size_t)(3 * s->nc + s->ni + 13 * s->nb);
-  pthread_mutex_init(&s->wake_mu, NULL);
-  pthread_mutex_init(&s->indep_mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&s->wake_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  sem_init(&s->wake, 0, 0);
   s->d = pt_data_new(m);
   s->coord_names = calloc((size_t)s->nc + 1, sizeof(char *));
   s->input_names = calloc((size_t)s->ni + 1, sizeof(char *));
@@ -64,9 +59,10 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   for (int i = 0; s->input_names && i < s->ni; i++)
     s->input_names[i] = pt_input_name(m, i);
   s->subs = calloc((size_t)cfg->limits.max_subscriptions, sizeof(sim_sub));
-  s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
+  s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(*s->indep));
+  s->indep_tmp = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
   size_t in_size = sizeof(input_rec) + sizeof(input_entry) * (size_t)(s->ni + 1);
-  if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep ||
+  if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
       spsc_init(&s->cmdq, sizeof(sim_cmd *), CMDQ_CAP) ||
       spsc_init(&s->inq, in_size, INQ_CAP) ||
       spsc_init(&s->doneq, sizeof(sim_cmd *), CMDQ_CAP) ||
@@ -96,10 +92,9 @@ void sim_free(sim *s) {
     pt_data_free(s->d);
   if (s->m)
     pt_model_free(s->m);
-  pthread_mutex_destroy(&s->wake_mu);
-  pthread_mutex_destroy(&s->indep_mu);
-  pthread_cond_destroy(&s->wake_cv);
+  sem_destroy(&s->wake);
   free(s->indep);
+  free(s->indep_tmp);
   free(s->subs);
   free(s->coord_names);
   free(s->input_names);
@@ -129,6 +124,7 @@ sim_cmd *sim_cmd_new(sim *s, cmd_kind kind) {
   }
   c->kind = kind;
   c->owner = s;
+  sim_ref(s);   // a command keeps its model alive until its completion has run
   c->fields = FIELD_DEFAULT;
   return c;
 }
@@ -136,6 +132,7 @@ sim_cmd *sim_cmd_new(sim *s, cmd_kind kind) {
 void sim_cmd_free(sim_cmd *c) {
   if (!c)
     return;
+  sim_unref(c->owner);
   free(c->snap);
   free(c->pos);
   free(c->vel);
@@ -143,12 +140,7 @@ void sim_cmd_free(sim_cmd *c) {
   free(c);
 }
 
-static void wake(sim *s) {
-  pthread_mutex_lock(&s->wake_mu);
-  s->wake_flag = 1;
-  pthread_cond_signal(&s->wake_cv);
-  pthread_mutex_unlock(&s->wake_mu);
-}
+static void wake(sim *s) { sem_post(&s->wake); }
 
 int sim_submit(sim *s, sim_cmd *c) {
   if (s->unloading || s->outstanding >= CMDQ_CAP || spsc_push(&s->cmdq, &c))
@@ -189,12 +181,35 @@ static void publish(sim *s) {
   atomic_store_explicit(&s->pub_step, pt_nstep(s->d), memory_order_relaxed);
 }
 
+// A sequence lock: the writer makes the counter odd, writes, makes it even; a reader retries
+// when it saw an odd counter or a different one after reading.
 static void publish_indep(sim *s) {
-  pthread_mutex_lock(&s->indep_mu);
-  s->nindep = pt_independent(s->m, s->d, s->indep, pt_model_ndof(s->m));
-  if (s->nindep < 0)
-    s->nindep = 0;
-  pthread_mutex_unlock(&s->indep_mu);
+  int n = pt_independent(s->m, s->d, s->indep_tmp, pt_model_ndof(s->m));
+  if (n < 0)
+    n = 0;
+  atomic_fetch_add_explicit(&s->indep_seq, 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  for (int i = 0; i < n; i++)
+    atomic_store_explicit(&s->indep[i], s->indep_tmp[i], memory_order_relaxed);
+  atomic_store_explicit(&s->nindep, n, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->indep_seq, 1, memory_order_release);
+}
+
+int sim_read_indep(sim *s, const char **out, int cap) {
+  for (int tries = 0; tries < 1000; tries++) {
+    unsigned s1 = atomic_load_explicit(&s->indep_seq, memory_order_acquire);
+    if (s1 & 1u)
+      continue;
+    int n = atomic_load_explicit(&s->nindep, memory_order_relaxed);
+    if (n > cap)
+      n = cap;
+    for (int i = 0; i < n; i++)
+      out[i] = atomic_load_explicit(&s->indep[i], memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&s->indep_seq, memory_order_relaxed) == s1)
+      return n;
+  }
+  return 0;   // the writer kept rewriting; leave the list out rather than wait
 }
 
 static void event(sim *s, int kind, int code, const char *msg) {
@@ -304,9 +319,7 @@ static int do_step(sim *s) {
 }
 
 static void rt_resync(sim *s) {
-  clock_gettime(CLOCK_MONOTONIC, &s->rt_t0);
-  s->rt_k = 0;
-  s->late_run = 0;
+  pace_start(&s->pc, now_ns(), pt_model_dt(s->m) / s->rate * 1e9);
 }
 
 static void set_mode(sim *s, int mode, double rate) {
@@ -334,7 +347,7 @@ static void fill_stats(sim *s, sim_stats *st) {
   st->late_p50 = hist_quantile(&s->h_late, 0.5) / 1e3;
   st->late_p99 = hist_quantile(&s->h_late, 0.99) / 1e3;
   st->late_max = (double)s->h_late.max / 1e3;
-  st->overruns = s->overruns;
+  st->overruns = s->pc.overruns;
   st->dropped_frames = s->dropped;
   st->repartitions = c.repartitions;
   st->failures = c.failures;
@@ -414,63 +427,53 @@ static void run_cmds(sim *s) {
 }
 
 // Sleep until woken by a command or until the absolute monotonic deadline (0: no deadline).
+// Any error of the wait (a deadline the kernel refuses) ends it: the caller's loop decides
+// again, so the thread can never spin inside here.
 static void wait_wake(sim *s, int64_t deadline) {
-  pthread_mutex_lock(&s->wake_mu);
-  while (!s->wake_flag && !atomic_load(&s->stop)) {
-    if (!deadline) {
-      pthread_cond_wait(&s->wake_cv, &s->wake_mu);
-    } else {
-      struct timespec ts = ns_ts(deadline);
-      if (pthread_cond_timedwait(&s->wake_cv, &s->wake_mu, &ts) == ETIMEDOUT)
-        break;
+  if (atomic_load(&s->stop))
+    return;
+  if (!deadline) {
+    while (sem_wait(&s->wake) != 0 && errno == EINTR) {
+    }
+  } else {
+    struct timespec ts = ns_ts(deadline);
+    while (sem_clockwait(&s->wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR) {
     }
   }
-  s->wake_flag = 0;
-  pthread_mutex_unlock(&s->wake_mu);
+  while (sem_trywait(&s->wake) == 0) {   // one wake-up serves every post made meanwhile
+  }
 }
 
-// One real-time step at the absolute deadline t0 + (k+1) dt / rate. Long waits are split so
-// commands are served meanwhile; the final approach is one clock_nanosleep(TIMER_ABSTIME).
+// One real-time step at the absolute deadline of its schedule (pace.h). Long waits are split
+// so commands are served meanwhile; the final approach is one clock_nanosleep(TIMER_ABSTIME).
 static void realtime_tick(sim *s) {
-  double period = pt_model_dt(s->m) / s->rate * 1e9;
-  int64_t deadline = ts_ns(&s->rt_t0) + (int64_t)llround((double)(s->rt_k + 1) * period);
-  int64_t now = now_ns();
-  if (deadline - now > 3 * WAIT_SLICE_NS / 2) {
-    wait_wake(s, deadline - WAIT_SLICE_NS);
+  int64_t coarse = pace_coarse_wait(&s->pc, now_ns(), WAIT_SLICE_NS);
+  if (coarse) {
+    wait_wake(s, coarse);
     return;
   }
-  if (deadline > now) {
-    struct timespec ts = ns_ts(deadline);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-    }
+  int64_t deadline = pace_deadline(&s->pc);
+  struct timespec ts = ns_ts(deadline);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
   }
   int64_t woke = now_ns();
   hist_add(&s->h_late, (uint64_t)(woke > deadline ? woke - deadline : 0));
   drain_inputs(s);
   if (do_step(s) < 0)
     return;
-  s->rt_k++;
-  // Behind schedule, the next steps run back to back until the model has caught up, so a
-  // hiccup costs no simulated time. Only a lag beyond max_lag_ms is given up (resync).
-  int64_t next = ts_ns(&s->rt_t0) + (int64_t)llround((double)(s->rt_k + 1) * period);
-  int64_t end = now_ns();
-  if (end > next) {
-    s->overruns++;
-    if (++s->late_run == s->cfg->realtime.overrun_burst) {
-      char msg[200];
-      snprintf(msg, sizeof(msg), "%d deadlines missed in a row (%.3f ms behind)", s->late_run,
-               (double)(end - next) / 1e6);
-      event(s, EV_OVERRUN_BURST, 0, msg);
-    }
-    if (end - next > (int64_t)s->cfg->realtime.max_lag_ms * 1000000) {
-      char msg[200];
-      snprintf(msg, sizeof(msg), "%.1f ms behind the wall clock; schedule restarted from now",
-               (double)(end - next) / 1e6);
-      event(s, EV_OVERRUN_BURST, 0, msg);
-      rt_resync(s);
-    }
-  } else {
-    s->late_run = 0;
+  int64_t behind;
+  int flags = pace_step_done(&s->pc, now_ns(), s->cfg->realtime.overrun_burst,
+                             (int64_t)s->cfg->realtime.max_lag_ms * 1000000, &behind);
+  char msg[200];
+  if (flags & PACE_BURST) {
+    snprintf(msg, sizeof(msg), "%d deadlines missed in a row (%.3f ms behind)",
+             s->cfg->realtime.overrun_burst, (double)behind / 1e6);
+    event(s, EV_OVERRUN_BURST, 0, msg);
+  }
+  if (flags & PACE_RESYNC) {
+    snprintf(msg, sizeof(msg), "%.1f ms behind the wall clock; schedule restarted from now",
+             (double)behind / 1e6);
+    event(s, EV_OVERRUN_BURST, 0, msg);
   }
 }
 

@@ -9,12 +9,14 @@
 #define PD_SIM_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "config.h"
 #include "hist.h"
+#include "pace.h"
 #include "partita.h"
 #include "spsc.h"
 
@@ -123,9 +125,7 @@ struct sim {
   pthread_t thread;
   int started;
   atomic_int stop;
-  pthread_mutex_t wake_mu;
-  pthread_cond_t wake_cv;           // CLOCK_MONOTONIC
-  int wake_flag;
+  sem_t wake;                       // posted by the loop thread: never blocks it
 
   spsc cmdq;                        // sim_cmd *, loop -> sim
   spsc inq;                         // input_rec records, loop -> sim
@@ -141,18 +141,19 @@ struct sim {
   _Atomic double pub_rate;
   _Atomic double pub_time;
   _Atomic int64_t pub_step;
-  pthread_mutex_t indep_mu;         // guards indep
-  const char **indep;               // (ndof) independent coordinate names
-  int nindep;
+  // independent coordinate names (ndof), published under a sequence counter (odd while
+  // written), so neither thread ever waits for the other
+  atomic_uint indep_seq;
+  _Atomic(const char *) *indep;     // (ndof)
+  atomic_int nindep;
+  const char **indep_tmp;           // (ndof) simulation thread's scratch
 
   // simulation thread only
   int mode;
   double rate;
-  int64_t rt_k;                     // steps since the realtime origin
-  struct timespec rt_t0;
-  int late_run;                     // deadlines missed in a row
+  pace pc;                          // real-time schedule
   hist h_step, h_late;
-  int64_t overruns, dropped, last_repartitions;
+  int64_t dropped, last_repartitions;
   int last_method;                  // partition method after the last step: 0 LU, 1 QR
   sim_sub *subs;                    // (cfg max_subscriptions) decimation table
   int nsubs;
@@ -189,6 +190,9 @@ int sim_submit(sim *s, sim_cmd *c);
 int sim_input(sim *s, const int32_t *index, const double *value, int n);
 // Drain finished commands (calls done), used by the loop-side async handler.
 void sim_drain_done(sim *s);
+// Copies the independent coordinate names last published into out (cap entries); returns
+// how many. Never waits for the simulation thread.
+int sim_read_indep(sim *s, const char **out, int cap);
 
 // Offsets into a state record.
 static inline double *snap_q(snap_hdr *h) { return (double *)(h + 1); }

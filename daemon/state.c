@@ -117,14 +117,10 @@ Partita__V1__ModelInfo *model_info_new(sim *s) {
   mi->body_names = names(pt_model_nbody(m), pt_body_name, m);
   mi->n_joint_names = (size_t)pt_model_njoint(m);
   mi->joint_names = names(pt_model_njoint(m), pt_joint_name, m);
-  pthread_mutex_lock(&s->indep_mu);
-  mi->independent = calloc((size_t)s->nindep + 1, sizeof(char *));
-  if (mi->independent) {
-    for (int i = 0; i < s->nindep; i++)
-      mi->independent[i] = (char *)s->indep[i];
-    mi->n_independent = (size_t)s->nindep;
-  }
-  pthread_mutex_unlock(&s->indep_mu);
+  int ndof = pt_model_ndof(m);
+  mi->independent = calloc((size_t)ndof + 1, sizeof(char *));
+  if (mi->independent)
+    mi->n_independent = (size_t)sim_read_indep(s, (const char **)mi->independent, ndof);
   mi->integrator = (char *)pt_integrator_name(pt_model_integrator(m));
   mi->dt = pt_model_dt(m);
   mi->mode = (Partita__V1__Mode)atomic_load(&s->pub_mode);

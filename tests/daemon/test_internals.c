@@ -1,5 +1,6 @@
 // test_internals.c: daemon modules without sockets: the SPSC ring between two threads, the
-// latency histogram against exact quantiles, and the config file and option parser.
+// latency histogram against exact quantiles, the real-time schedule on an injected clock, and
+// the config file and option parser.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "config.h"
 #include "hist.h"
+#include "pace.h"
 #include "spsc.h"
 
 static int failures;
@@ -184,9 +186,122 @@ static void test_config(void) {
   rmdir(dir);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The real-time schedule (pace.c) on a made-up clock: a thread that sleeps exactly to each
+// deadline and whose steps cost what the test says, so every count below is exact.
+#define MS 1000000LL
+#define US 1000LL
+
+typedef struct {
+  pace p;
+  int64_t now;
+  int overruns, bursts, resyncs;
+} rig;
+
+// One iteration of the simulation thread's real-time loop (sim.c realtime_tick): coarse waits
+// until the deadline is near, a sleep to it (no time passes if it is behind), the step.
+static int rig_tick(rig *r, int64_t cost, int burst, int64_t max_lag) {
+  int64_t coarse;
+  while ((coarse = pace_coarse_wait(&r->p, r->now, MS)) != 0)
+    r->now = coarse;
+  int64_t deadline = pace_deadline(&r->p);
+  if (r->now < deadline)
+    r->now = deadline;
+  r->now += cost;
+  int64_t behind;
+  int f = pace_step_done(&r->p, r->now, burst, max_lag, &behind);
+  r->overruns += (f & PACE_OVERRUN) != 0;
+  r->bursts += (f & PACE_BURST) != 0;
+  r->resyncs += (f & PACE_RESYNC) != 0;
+  CHECK(((f & PACE_OVERRUN) != 0) == (behind > 0), "behind %lld with flags %d",
+        (long long)behind, f);
+  return f;
+}
+
+static void test_pace(void) {
+  char err[256];
+  // Rates that would overflow the deadline arithmetic, spin the thread, or are not numbers.
+  const double bad[] = {1e-13, 1e-300, 0.0, -1.0, 1e5, 1e6, 1.0 / 0.0, 0.0 / 0.0};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    CHECK(pace_check(1e-3, bad[i], err, sizeof(err)) == -1 && strstr(err, "rate"),
+          "rate %g refused (%s)", bad[i], err);
+  CHECK(pace_check(1e-3, 1.0, err, sizeof(err)) == 0, "1 kHz at rate 1");
+  CHECK(pace_check(1e-3, 100.0, err, sizeof(err)) == 0, "10 us per step is the limit");
+  CHECK(pace_check(1e-3, 101.0, err, sizeof(err)) == -1 && strstr(err, "100"),
+        "under 10 us per step refused, naming the largest rate: %s", err);
+  CHECK(pace_check(1e-6, 1.0, err, sizeof(err)) == -1, "dt 1 us cannot run in real time");
+  CHECK(pace_check(1.0, 1e-3, err, sizeof(err)) == 0, "1000 s per step is allowed");
+  CHECK(pace_check(10.0, 1e-3, err, sizeof(err)) == -1, "over an hour per step refused");
+
+  // Steps of 100 us at 1 kHz: every deadline met, deadlines exactly k ms from the origin.
+  rig r = {.now = 5 * MS};
+  pace_start(&r.p, r.now, 1e6);
+  for (int k = 0; k < 1000; k++) {
+    CHECK(pace_deadline(&r.p) == 5 * MS + (int64_t)(k + 1) * MS, "deadline of step %d", k);
+    rig_tick(&r, 100 * US, 3, 50 * MS);
+  }
+  CHECK(r.overruns == 0 && r.p.overruns == 0 && r.p.k == 1000, "on time: %d overruns",
+        r.overruns);
+  CHECK(r.now == 5 * MS + 1000 * MS + 100 * US, "the clock followed the schedule");
+
+  // One step of 3.5 ms: it and the two steps run back to back after it miss their deadlines
+  // (2.5, 1.6 and 0.7 ms behind); the third catches up. No simulated time is lost.
+  int64_t k0 = r.p.k;
+  rig_tick(&r, 3500 * US, 3, 50 * MS);
+  for (int i = 0; i < 10; i++)
+    rig_tick(&r, 100 * US, 3, 50 * MS);
+  CHECK(r.overruns == 3 && r.p.overruns == 3, "a 3.5 ms hiccup costs 3 overruns, not %d",
+        r.overruns);
+  CHECK(r.bursts == 1, "three in a row make one burst (%d)", r.bursts);
+  CHECK(r.resyncs == 0 && r.p.k == k0 + 11, "no resync, every step taken");
+  CHECK(r.p.late_run == 0, "back on schedule");
+
+  // A step of 60 ms with max_lag 50 ms: the schedule restarts from the end of that step.
+  rig_tick(&r, 60 * MS, 3, 50 * MS);
+  CHECK(r.resyncs == 1 && r.p.resyncs == 1 && r.p.k == 0, "a 59 ms lag resyncs");
+  CHECK(pace_deadline(&r.p) == r.now + MS, "the next deadline is one period after the resync");
+  int64_t before = r.overruns;
+  for (int i = 0; i < 100; i++)
+    rig_tick(&r, 100 * US, 3, 50 * MS);
+  CHECK(r.overruns == before, "on time again after the resync");
+
+  // A step that costs more than its period every time: each one overruns; bursts are reported
+  // once per run of misses, and resyncs keep the lag bounded.
+  rig slow = {.now = 0};
+  pace_start(&slow.p, 0, 1e6);
+  for (int i = 0; i < 1000; i++)
+    rig_tick(&slow, 2 * MS, 5, 50 * MS);
+  CHECK(slow.overruns == 1000, "every slow step overruns (%d)", slow.overruns);
+  CHECK(slow.resyncs == 19, "lag grows 1 ms a step: a resync every 51 steps (%d)",
+        slow.resyncs);
+  CHECK(slow.bursts == slow.resyncs + 1, "one burst per run of misses (%d)", slow.bursts);
+
+  // Rate 3 on dt 1 ms: a period of 1/3 ms that is no whole number of nanoseconds; deadlines
+  // come from the step count, so they do not drift (within 1 ns after 3 million steps).
+  pace p3;
+  pace_start(&p3, 0, 1e-3 / 3.0 * 1e9);
+  p3.k = 3000000 - 1;
+  CHECK(pace_deadline(&p3) == 1000000000000LL, "deadline %lld", (long long)pace_deadline(&p3));
+
+  // The slowest schedule allowed (an hour a step) stays representable for two centuries.
+  pace ph;
+  pace_start(&ph, 0, PACE_PERIOD_MAX_NS);
+  ph.k = 24 * 365 * 200;
+  CHECK(pace_deadline(&ph) > 0 && pace_deadline(&ph) == (int64_t)(ph.k + 1) * 3600000000000LL,
+        "hourly deadlines after 200 years");
+
+  // Coarse waits: far from the deadline, wait until one slice before it; near it, none.
+  pace pc;
+  pace_start(&pc, 0, 10e6);
+  CHECK(pace_coarse_wait(&pc, 0, MS) == 9 * MS, "coarse wait ends a slice early");
+  CHECK(pace_coarse_wait(&pc, 9 * MS, MS) == 0, "within 1.5 slices: sleep to the deadline");
+  CHECK(pace_coarse_wait(&pc, 20 * MS, MS) == 0, "behind: no wait");
+}
+
 int main(void) {
   test_spsc();
   test_hist();
+  test_pace();
   test_config();
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);

@@ -1,0 +1,113 @@
+"""Requests that once hung the daemon or made it use freed memory (issue: reliability).
+
+Each case reproduces the defect as a client would trigger it and checks the daemon refuses it
+or survives it, still answering every client. Under the sanitizer build (PARTITAD built with
+ASan/UBSan) the module's daemon fixture also fails on any sanitizer report at exit.
+"""
+
+import math
+import time
+
+import pytest
+
+import partita
+from conftest import pendulum_yaml, unique
+from partita import pb
+
+FAST = 2.0    # seconds: a daemon whose loop thread is free answers these at once
+
+
+def send(client, op, msg):
+    """Send one request without waiting; answers its id."""
+    rid = client._next_id
+    client._next_id += 1
+    req = pb.Request(id=rid)
+    getattr(req, op).CopyFrom(msg)
+    client._send(req)
+    return rid
+
+
+def collect(client, ids, timeout=30.0):
+    """The responses to ids, waiting for all of them."""
+    deadline = time.monotonic() + timeout
+    while not all(i in client._responses for i in ids):
+        assert time.monotonic() < deadline, "responses missing after %.0f s" % timeout
+        client._read_some(deadline)
+    return [client._responses.pop(i) for i in ids]
+
+
+def load(client, mode="lockstep"):
+    name = unique("abuse")
+    client.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode=mode)
+    return name
+
+
+@pytest.mark.parametrize("rate", [1e-13, 1e-300, 1e5, 1e6, -1.0, math.inf, math.nan])
+def test_realtime_rate_out_of_range_is_refused(daemon, client, rate):
+    # SetMode(REALTIME, rate=1e-13) used to overflow the deadline arithmetic and spin the model
+    # thread holding a lock the loop thread then waited for: no client was answered again.
+    name = load(client)
+    try:
+        with pytest.raises(partita.PartitaError) as e:
+            client.set_mode(name, "realtime", rate=rate)
+        assert e.value.code == pb.Status.INVALID_ARGUMENT
+        assert "rate" in e.value.message
+        info = client.model_info(name)
+        assert info.mode == pb.LOCKSTEP and info.rate == 1.0      # nothing changed
+        with daemon.client(timeout=FAST) as other:
+            assert any(m.name == name for m in other.list_models())
+            assert other.get_state(name).step == 0
+    finally:
+        client.unload_model(name)
+
+
+def test_slowest_and_fastest_rates_run(daemon, client):
+    # The ends of the accepted range: rate 1e-3 (one step a second) and 10 us per step
+    # (rate 100 at dt 1 ms, where the pendulum cannot keep up and overruns are counted).
+    name = load(client)
+    try:
+        for rate in (1e-3, 100.0):
+            client.set_mode(name, "realtime", rate=rate)
+            with daemon.client(timeout=FAST) as other:
+                assert other.model_info(name).rate == rate
+                other.get_state(name)
+            client.set_mode(name, "paused")
+        with pytest.raises(partita.PartitaError):
+            client.set_mode(name, "realtime", rate=101.0)    # under 10 us per step
+    finally:
+        client.unload_model(name)
+
+
+def test_load_with_out_of_range_rate_is_refused(client):
+    with pytest.raises(partita.PartitaError) as e:
+        client.load_model(pendulum_yaml(), name=unique("abuse"), format=pb.YAML,
+                          mode="realtime", rate=1e-13)
+    assert e.value.code == pb.Status.INVALID_ARGUMENT and "rate" in e.value.message
+
+
+def test_unload_racing_heavy_request_and_stats(daemon, client):
+    # GetStats over every model gathers one answer per model. The answer of model A used to
+    # point at A's name; when A was unloaded (a Linearize on A holding its last reference)
+    # before the slow model B answered, the reply read A's freed memory.
+    busy = load(client)
+    before = {m.name for m in client.list_models()}
+    with daemon.client() as other:
+        for _ in range(3):
+            a = load(client)
+            step = send(other, "step", pb.Step(model=busy, n=20000))   # keeps B busy
+            stats = send(client, "get_stats", pb.GetStats())
+            # A's commands run in order: once this Linearize is answered, A has answered its
+            # part of the stats, which now wait for B.
+            first = send(client, "linearize", pb.Linearize(model=a))
+            assert collect(client, [first])[0].status.code == pb.Status.OK
+            lin = send(client, "linearize", pb.Linearize(model=a))
+            unload = send(client, "unload_model", pb.UnloadModel(model=a))
+            r_stats, r_lin, r_unload = collect(client, [stats, lin, unload])
+            assert r_unload.status.code == pb.Status.OK
+            assert r_lin.status.code in (pb.Status.OK, pb.Status.FAILED_PRECONDITION)
+            assert r_stats.status.code == pb.Status.OK
+            names = [m.model for m in r_stats.stats.models]
+            assert busy in names and a in names and set(names) <= before | {a}, names
+            assert collect(other, [step])[0].status.code == pb.Status.OK
+            assert a not in {m.name for m in client.list_models()}
+    client.unload_model(busy)
