@@ -642,6 +642,31 @@ static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_s
   return rc;
 }
 
+// libxml2 reports some errors (encoding conversion, I/O) through its global handlers, which
+// print to stderr by default: a client's model text would write into the daemon's log. While a
+// document is parsed, this thread's handlers keep the first message for the loader's own
+// error instead.
+typedef struct {
+  char msg[256];
+  int line;
+} xml_first_error;
+
+static void xml_keep_error(void *ctx, xmlErrorPtr e) {
+  xml_first_error *f = ctx;
+  if (f->msg[0] || !e || !e->message) return;
+  snprintf(f->msg, sizeof(f->msg), "%s", e->message);
+  size_t n = strlen(f->msg);
+  while (n > 0 && (f->msg[n - 1] == '\n' || f->msg[n - 1] == ' ')) f->msg[--n] = '\0';
+  for (char *c = f->msg; *c; c++)
+    if (*c == '\n') *c = ' ';   // one line per message
+  f->line = e->line;
+}
+
+static void xml_silent(void *ctx, const char *fmt, ...) {
+  (void)ctx;
+  (void)fmt;
+}
+
 int pt_spec_from_urdf(const char *text, size_t len, const char *source,
                       const pt_load_options *opt, pt_spec **out, pt_error *err) {
   urdf u = {.source = source ? source : "<string>", .err = err};
@@ -660,18 +685,23 @@ int pt_spec_from_urdf(const char *text, size_t len, const char *source,
   snprintf(s->source, sizeof(s->source), "%s", u.source);
   // No network, no entity substitution, no DTD loading; errors come back, not on stderr.
   int flags = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
+  xml_first_error first = {{0}, 0};
+  xmlSetGenericErrorFunc(NULL, xml_silent);
+  xmlSetStructuredErrorFunc(&first, xml_keep_error);
   xmlDoc *doc = xmlCtxtReadMemory(ctxt, text, (int)len, NULL, NULL, flags);
+  xmlSetStructuredErrorFunc(NULL, NULL);
+  xmlSetGenericErrorFunc(NULL, NULL);
   int rc;
   if (!doc) {
+    xml_first_error last = {"unknown error", 0};
     const xmlError *e = xmlCtxtGetLastError(ctxt);
-    char msg[512] = "unknown error";
-    int line = 0;
     if (e && e->message) {
-      snprintf(msg, sizeof(msg), "%s", e->message);
-      size_t n = strlen(msg);
-      while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = '\0';
-      line = e->line;
+      last.msg[0] = '\0';
+      xml_keep_error(&last, (xmlErrorPtr)e);
     }
+    // the first error says what went wrong (an encoding error before the parser gives up)
+    const char *msg = first.msg[0] ? first.msg : last.msg;
+    int line = first.line ? first.line : last.line;
     rc = fail(&u, PT_EPARSE, line, "robot", NULL, "not well-formed XML: %s", msg);
   } else {
     rc = parse_document(&u, doc, opt, s);

@@ -60,6 +60,8 @@ static ptc_frame_status fail(ptc_frame_decoder *d, const char *why, uint64_t len
 
 // Parse the header of the pending message. Returns OK with *hdr/*len, INCOMPLETE or ERROR.
 static ptc_frame_status header(ptc_frame_decoder *d, size_t *hdr, uint64_t *len) {
+  if (d->end == d->start)
+    return PTC_FRAME_INCOMPLETE;   // nothing buffered (buf may still be NULL)
   int used = ptc_varint_decode(d->buf + d->start, d->end - d->start, len);
   if (used < 0)
     return fail(d, "malformed length prefix", 0);
@@ -118,7 +120,8 @@ ptc_frame_status ptc_frame_feed(ptc_frame_decoder *d, const void *data, size_t n
     if (want == 0) {
       // Whole messages are waiting. Buffer the rest too (the caller drains after this feed),
       // but never more than one maximal frame of look-ahead.
-      if (d->end - d->start + n > d->max_frame + 2 * PTC_FRAME_HEADER_MAX)
+      size_t unit = d->max_frame > PTC_FRAME_READ_MAX ? d->max_frame : PTC_FRAME_READ_MAX;
+      if (d->end - d->start + n > 2 * (unit + PTC_FRAME_HEADER_MAX))
         return fail(d, "input not drained", (uint64_t)(d->end - d->start + n));
       want = n;
     }

@@ -9,6 +9,10 @@
 
 #define PTC_FRAME_HEADER_MAX 10                 // bytes of the longest varint
 #define PTC_FRAME_MAX_DEFAULT (16u << 20)       // 16 MiB
+// Callers feed at most this many bytes at once (one socket read). While whole messages wait
+// to be taken, a decoder buffers up to twice the larger of this and max_frame: the rest of a
+// read that ended a large frame and carried pipelined requests after it always fits.
+#define PTC_FRAME_READ_MAX (64u << 10)
 
 typedef enum {
   PTC_FRAME_OK = 0,           // a whole message is available

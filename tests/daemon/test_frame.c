@@ -247,7 +247,75 @@ static void test_fuzz(void) {
     free(bodies[i]);
 }
 
+// A decoder that has been fed nothing has no buffer yet: asking it for a message is
+// INCOMPLETE, with no pointer arithmetic on the missing buffer (UBSan reported an offset
+// applied to a null pointer here), and so is feeding it zero bytes.
+static void test_empty(void) {
+  ptc_frame_decoder d;
+  ptc_frame_decoder_init(&d, 1 << 20);
+  const uint8_t *m = NULL;
+  size_t n = 0;
+  CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_INCOMPLETE, "empty decoder");
+  CHECK(ptc_frame_feed(&d, "", 0) != PTC_FRAME_ERROR, "zero bytes fed");
+  CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_INCOMPLETE, "still empty");
+  ptc_frame_decoder_free(&d);
+}
+
+// Clients within every limit are not cut off: a 64 KiB read of many small frames against a
+// 1 KiB frame limit, and a frame just under the limit whose last read also carries pipelined
+// requests, both decode in full (they used to fail with "input not drained").
+static void feed_and_count(ptc_frame_decoder *d, const uint8_t *data, size_t n, size_t chunk,
+                           size_t *count, size_t *bytes) {
+  for (size_t off = 0; off < n; off += chunk) {
+    size_t k = n - off < chunk ? n - off : chunk;
+    CHECK(ptc_frame_feed(d, data + off, k) == PTC_FRAME_OK, "feed at %zu: %s", off, d->error);
+    const uint8_t *m;
+    size_t len;
+    while (ptc_frame_next(d, &m, &len) == PTC_FRAME_OK) {
+      (*count)++;
+      *bytes += len;
+    }
+  }
+}
+
+static void test_pipelined(void) {
+  enum { SMALL = 100, NSMALL = PTC_FRAME_READ_MAX / (SMALL + 1) };
+  uint8_t *stream = malloc((size_t)NSMALL * (SMALL + 1));
+  for (int i = 0; i < NSMALL; i++) {
+    stream[i * (SMALL + 1)] = SMALL;   // one-byte varint
+    memset(stream + i * (SMALL + 1) + 1, i & 0xff, SMALL);
+  }
+  ptc_frame_decoder d;
+  ptc_frame_decoder_init(&d, 1024);
+  size_t count = 0, bytes = 0;
+  feed_and_count(&d, stream, (size_t)NSMALL * (SMALL + 1), PTC_FRAME_READ_MAX, &count, &bytes);
+  CHECK(count == NSMALL && bytes == (size_t)NSMALL * SMALL, "%zu of %d small frames", count,
+        NSMALL);
+  ptc_frame_decoder_free(&d);
+  free(stream);
+
+  size_t big = PTC_FRAME_MAX_DEFAULT - 64, n = 0;
+  uint8_t *s2 = malloc(big + 16 + 20 * (SMALL + 1));
+  n += ptc_varint_encode(big, s2);
+  memset(s2 + n, 7, big);
+  n += big;
+  for (int i = 0; i < 20; i++) {
+    s2[n++] = SMALL;
+    memset(s2 + n, 9, SMALL);
+    n += SMALL;
+  }
+  ptc_frame_decoder_init(&d, PTC_FRAME_MAX_DEFAULT);
+  count = bytes = 0;
+  feed_and_count(&d, s2, n, PTC_FRAME_READ_MAX, &count, &bytes);
+  CHECK(count == 21 && bytes == big + 20 * SMALL, "big frame then pipelined: %zu frames",
+        count);
+  ptc_frame_decoder_free(&d);
+  free(s2);
+}
+
 int main(void) {
+  test_empty();
+  test_pipelined();
   test_splits();
   test_oversize();
   test_garbage();

@@ -4,6 +4,7 @@
 // two files may give the same message. argv[2]: a good URDF, loaded whole (must succeed),
 // cut at every byte and with bytes overwritten (must never crash; run under ASan/valgrind).
 #include <dirent.h>
+#include <unistd.h>
 
 #include "partita.h"
 #include "urdf_test.h"
@@ -118,6 +119,47 @@ static void check_damaged(const char *path) {
   free(text);
 }
 
+// libxml2 reports an encoding conversion failure through its global error handler, which
+// prints to stderr unless the loader takes it: a client's model text must not write into the
+// daemon's log. stderr goes to a temporary file while the documents are loaded.
+static void check_nothing_on_stderr(void) {
+  static const char *docs[] = {
+      "<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?>\n<robot name=\"a\x1b$B\xff\xff\">\n"
+      "</robot>\n",
+      "<?xml version=\"1.0\"?>\n<robot name=\"a\xff\xfe\xc3\">\n</robot>\n",
+      "<?xml version=\"1.0\" encoding=\"no-such-encoding\"?>\n<robot name=\"a\"/>\n",
+  };
+  static const char *expect[] = {"input conversion failed", "not proper UTF-8", "encoding"};
+  FILE *tmp = tmpfile();
+  CHECK(tmp != NULL, "tmpfile");
+  if (!tmp) return;
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fileno(tmp), 2);
+  pt_error errs[3];
+  int rcs[3];
+  for (int i = 0; i < 3; i++) {
+    pt_spec *s = NULL;
+    rcs[i] = pt_spec_from_urdf(docs[i], strlen(docs[i]), "enc.urdf", NULL, &s, &errs[i]);
+    pt_spec_free(s);
+  }
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  long printed = ftell(tmp) < 0 ? -1 : (fseek(tmp, 0, SEEK_END), ftell(tmp));
+  char head[200] = "";
+  rewind(tmp);
+  size_t got = fread(head, 1, sizeof(head) - 1, tmp);
+  head[got] = '\0';
+  fclose(tmp);
+  CHECK(printed == 0, "libxml2 wrote %ld bytes to stderr: %s", printed, head);
+  for (int i = 0; i < 3; i++) {
+    CHECK(rcs[i] == PT_EPARSE, "document %d: rc %d", i, rcs[i]);
+    CHECK(strstr(errs[i].msg, expect[i]) && !strchr(errs[i].msg, '\n'),
+          "document %d: one-line message naming the problem: %s", i, errs[i].msg);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s BAD_DIR GOOD.urdf\n", argv[0]);
@@ -126,6 +168,7 @@ int main(int argc, char **argv) {
   int n = check_bad_dir(argv[1]);
   CHECK(n >= 10, "only %d malformed documents in %s", n, argv[1]);
   check_damaged(argv[2]);
+  check_nothing_on_stderr();
   if (nfail) fprintf(stderr, "%d check(s) failed\n", nfail);
   else printf("urdf bad documents: %d refused with distinct messages\n", n);
   return nfail ? 1 : 0;
