@@ -7,6 +7,10 @@
 #define CFG_MAX_MODELS 64
 #define CFG_STR 256
 
+// Coordinates and rates a client may set (SetState, operating points): a model whose state
+// is 1e300 rad or m is not a model, and assembling around it only produces noise.
+#define PD_MAX_ABS_STATE 1e6
+
 enum { MODE_PAUSED = 1, MODE_REALTIME = 2, MODE_FREE_RUN = 3, MODE_LOCKSTEP = 4 };  // = proto
 
 typedef struct {

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "text.h"
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 
@@ -28,11 +29,15 @@ int status_from_pt(int rc) {
 void reply(conn *c, uint64_t id, pb_response *r) {
   Partita__V1__Status ok = PARTITA__V1__STATUS__INIT;
   pb_server_message sm = PARTITA__V1__SERVER_MESSAGE__INIT;
+  char clean[1024];
   if (c->closing)
     return;
   r->id = id;
   if (!r->status)
     r->status = &ok;
+  // Messages quote what clients sent (names, model text): proto3 strings must be UTF-8.
+  if (r->status->message && !text_is_utf8(r->status->message))
+    r->status->message = (char *)text_sanitize(clean, sizeof(clean), r->status->message);
   sm.msg_case = PARTITA__V1__SERVER_MESSAGE__MSG_RESPONSE;
   sm.response = r;
   conn_send_msg(c, &sm.base);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "heavy.h"
 
 // ---- InverseDynamics and Equilibrium (issue 5): engine results to malloc'd protobuf parts --
@@ -30,9 +31,10 @@ static int request_assigns(const pt_model *m, Partita__V1__NamedValue **v, size_
   }
   for (size_t i = 0; i < n; i++) {
     const int k = pt_coord_index(m, v[i]->name);
-    if (k < 0 || !isfinite(v[i]->value)) {
+    if (k < 0 || !isfinite(v[i]->value) || fabs(v[i]->value) > PD_MAX_ABS_STATE) {
       snprintf(msg, msglen, "%s: %s '%.100s'", what,
-               k < 0 ? "no such coordinate" : "value not finite for", v[i]->name);
+               k < 0 ? "no such coordinate" : "value not finite or beyond +-1e6 for",
+               v[i]->name);
       free(a);
       return PT_EINVAL;
     }

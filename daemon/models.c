@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "text.h"
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 
@@ -19,10 +20,10 @@ sim *server_find_model(server *srv, const char *name) {
 
 static int valid_name(const char *n) {
   size_t len = strlen(n);
-  if (len == 0 || len >= SIM_NAME)
+  if (len == 0 || len >= SIM_NAME || !text_is_clean(n))
     return 0;
   for (size_t i = 0; i < len; i++)
-    if ((unsigned char)n[i] <= ' ' || n[i] == 0x7f)
+    if (n[i] == ' ')
       return 0;
   return 1;
 }
@@ -30,7 +31,8 @@ static int valid_name(const char *n) {
 int server_add_model(server *srv, const char *name, pt_model *m, int mode, double rate,
                      sim **out, char *err, size_t errlen) {
   if (!valid_name(name)) {
-    snprintf(err, errlen, "invalid model name '%.64s' (1-127 characters, no spaces)", name);
+    snprintf(err, errlen, "invalid model name (1-127 bytes of UTF-8, no spaces or control "
+             "characters)");
     return STATUS(INVALID_ARGUMENT);
   }
   if (server_find_model(srv, name)) {
@@ -103,8 +105,9 @@ int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out
       free(a);
       return -1;
     }
-    if (!isfinite(v[i]->value)) {
-      snprintf(err, errlen, "coordinate '%.100s': value is not finite", v[i]->name);
+    if (!isfinite(v[i]->value) || fabs(v[i]->value) > PD_MAX_ABS_STATE) {
+      snprintf(err, errlen, "coordinate '%.100s': value %g is not finite or beyond +-%g",
+               v[i]->name, v[i]->value, PD_MAX_ABS_STATE);
       free(a);
       return -1;
     }
@@ -184,7 +187,8 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   server *srv = c->srv;
   if (rq->name[0] && !valid_name(rq->name))
     return reply_status(c, id, STATUS(INVALID_ARGUMENT),
-                        "invalid model name (1-127 characters, no spaces)");
+                        "invalid model name (1-127 bytes of UTF-8, no spaces or control "
+                        "characters)");
   if (rq->name[0] && server_find_model(srv, rq->name))
     return reply_status(c, id, STATUS(ALREADY_EXISTS), "a model named '%s' is already loaded",
                         rq->name);

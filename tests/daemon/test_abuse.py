@@ -11,7 +11,7 @@ import time
 import pytest
 
 import partita
-from conftest import pendulum_yaml, unique
+from conftest import pendulum_yaml, raw_connect, unique
 from partita import pb
 
 FAST = 2.0    # seconds: a daemon whose loop thread is free answers these at once
@@ -111,3 +111,89 @@ def test_unload_racing_heavy_request_and_stats(daemon, client):
             assert collect(other, [step])[0].status.code == pb.Status.OK
             assert a not in {m.name for m in client.list_models()}
     client.unload_model(busy)
+
+
+def raw_request(daemon, req_bytes, timeout=5.0):
+    """Send one framed request on a fresh connection and answer the decoded Response."""
+    sock = raw_connect(daemon.tcp, timeout=timeout)
+    try:
+        sock.sendall(partita.encode_frame(req_bytes))
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            assert chunk, "the daemon closed the connection"
+            buf += chunk
+            n, used = 0, 0
+            for shift in range(0, 70, 7):        # varint length prefix
+                b = buf[used] if used < len(buf) else None
+                if b is None:
+                    break
+                n |= (b & 0x7f) << shift
+                used += 1
+                if not b & 0x80:
+                    break
+            if used and len(buf) >= used + n:
+                msg = pb.ServerMessage()
+                msg.ParseFromString(buf[used:used + n])   # fails on invalid UTF-8 strings
+                return msg.response
+        raise AssertionError("no response")
+    finally:
+        sock.close()
+
+
+def test_invalid_utf8_is_never_echoed(daemon):
+    # A model name of invalid UTF-8 (bytes a client can send; proto3 parsers of other
+    # languages do not check) used to be copied into the error message, and Python's protobuf
+    # could not decode the reply.
+    req = pb.Request(id=7)
+    req.get_state.model = "QQQQQQ"
+    raw = req.SerializeToString().replace(b"QQQQQQ", b"\xff\xfe\xc3\x28\xed\xa0")
+    r = raw_request(daemon, raw)
+    assert r.id == 7 and r.status.code == pb.Status.NOT_FOUND
+    assert "no model named" in r.status.message
+
+
+def test_name_cut_inside_a_character_is_repaired(client):
+    # A valid name whose quote is cut at 100 bytes in the middle of a two-byte character.
+    name = "a" + "\u00e9" * 100
+    with pytest.raises(partita.PartitaError) as e:
+        client.get_state(name)
+    assert e.value.code == pb.Status.NOT_FOUND
+    assert "\u00e9" * 49 in e.value.message
+
+
+def test_model_names_must_be_clean_utf8(daemon, client):
+    with pytest.raises(partita.PartitaError) as e:
+        client.load_model(pendulum_yaml(), name="tab\tname", format=pb.YAML)
+    assert e.value.code == pb.Status.INVALID_ARGUMENT and "UTF-8" in e.value.message
+    req = pb.Request(id=9)
+    req.load_model.name = "QQQQ"
+    req.load_model.source = pendulum_yaml()
+    req.load_model.format = pb.YAML
+    r = raw_request(daemon, req.SerializeToString().replace(b"QQQQ", b"\xc0\xaf\xff\xfe"))
+    assert r.status.code == pb.Status.INVALID_ARGUMENT
+    assert not any(m.name.startswith("\ufffd") for m in client.list_models())
+
+
+@pytest.mark.parametrize("value", [1e300, -1e7])
+def test_state_values_out_of_range_are_refused(client, value):
+    # SetState accepted a coordinate of 1e300 and answered a state at that angle.
+    name = load(client)
+    try:
+        before = client.get_state(name)
+        with pytest.raises(partita.PartitaError) as e:
+            client.set_state(name, coordinates={"hinge": value})
+        assert e.value.code == pb.Status.INVALID_ARGUMENT and "beyond" in e.value.message
+        with pytest.raises(partita.PartitaError) as e:
+            client.set_state(name, rates={"hinge": value})
+        assert e.value.code == pb.Status.INVALID_ARGUMENT
+        with pytest.raises(partita.PartitaError) as e:
+            client.linearize(name, coordinates={"hinge": value})
+        assert e.value.code == pb.Status.INVALID_ARGUMENT
+        after = client.get_state(name)
+        assert after.coordinates.tolist() == before.coordinates.tolist()    # nothing changed
+        client.set_state(name, coordinates={"hinge": 0.25})                # in range: fine
+        assert client.get_state(name).coordinate("hinge") == pytest.approx(0.25, abs=1e-9)
+    finally:
+        client.unload_model(name)

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "hist.h"
 #include "pace.h"
+#include "text.h"
 #include "spsc.h"
 
 static int failures;
@@ -298,10 +299,34 @@ static void test_pace(void) {
   CHECK(pace_coarse_wait(&pc, 20 * MS, MS) == 0, "behind: no wait");
 }
 
+// ---------------------------------------------------------------------------------------------
+// UTF-8 checks and repairs of client text, against the definitions of RFC 3629.
+static void test_text(void) {
+  CHECK(text_utf8_len("a") == 1 && text_utf8_len("\xc3\xa9") == 2, "ASCII, U+00E9");
+  CHECK(text_utf8_len("\xe2\x82\xac") == 3 && text_utf8_len("\xf0\x9f\x98\x80") == 4,
+        "U+20AC, U+1F600");
+  CHECK(text_utf8_len("\xc0\xaf") == 0 && text_utf8_len("\xe0\x80\xaf") == 0, "overlong");
+  CHECK(text_utf8_len("\xed\xa0\x80") == 0, "surrogate U+D800");
+  CHECK(text_utf8_len("\xf4\x90\x80\x80") == 0, "beyond U+10FFFF");
+  CHECK(text_utf8_len("\xc3") == 0 && text_utf8_len("\xe2\x82") == 0, "cut short");
+  CHECK(text_utf8_len("\x80") == 0 && text_utf8_len("\xff") == 0, "stray bytes");
+  CHECK(text_is_utf8("abc\xc3\xa9\n") && !text_is_utf8("ab\xff"), "is_utf8");
+  CHECK(text_is_clean("r\xc3\xa9sum\xc3\xa9") && !text_is_clean("a\tb") &&
+            !text_is_clean("a\x7f"), "is_clean");
+  char out[16];
+  CHECK(!strcmp(text_sanitize(out, sizeof(out), "a\xff\xc3\xa9\xc3"), "a?\xc3\xa9?"),
+        "repaired: %s", out);
+  // never a character cut by the capacity: 7 x U+00E9 (14 bytes) in 10 bytes keeps 4
+  CHECK(!strcmp(text_sanitize(out, 10, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"),
+                "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"), "cut at a character boundary");
+  CHECK(text_is_utf8(out), "the repair is valid UTF-8");
+}
+
 int main(void) {
   test_spsc();
   test_hist();
   test_pace();
+  test_text();
   test_config();
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
