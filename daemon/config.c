@@ -23,6 +23,7 @@ void config_defaults(config *c) {
   c->limits.slow_timeout_ms = 5000;
   c->limits.backlog_hard_bytes = 8u << 20;
   c->limits.max_step_count = 10000000;
+  c->limits.hello_timeout_ms = 10000;
   c->realtime.sched_fifo = 1;
   c->realtime.priority = 80;
   c->realtime.mlockall = 1;
@@ -154,6 +155,8 @@ static int load_limits(walk *w, config *c, yaml_node_t *map) {
       c->limits.backlog_hard_bytes = (size_t)x;
     else if (!strcmp(k, "max_step_count") && !num_key(w, v, 1, 1e12, &x))
       c->limits.max_step_count = (long long)x;
+    else if (!strcmp(k, "hello_timeout_ms") && !num_key(w, v, 100, 3600000, &x))
+      c->limits.hello_timeout_ms = (int)x;
     else if (!w->err[0])
       return bad(w, v, "unknown key in limits");
     else
@@ -379,6 +382,30 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
     if (rc)
       return -1;
     i++;
+  }
+  return 0;
+}
+
+// 1 when addr ("HOST:PORT") names a loopback host.
+static int loopback(const char *addr) {
+  char host[128];
+  int port;
+  if (config_split_addr(addr, host, sizeof(host), &port))
+    return 0;
+  return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+         strcmp(host, "localhost") == 0;
+}
+
+int config_check(const config *c, char *err, size_t errlen) {
+  const char *open = c->listen[0] && !loopback(c->listen) ? c->listen
+                     : c->udp[0] && !loopback(c->udp)     ? c->udp
+                                                           : NULL;
+  if (open && !c->auth_token[0]) {
+    snprintf(err, errlen,
+             "refusing to listen on %s without a token: anyone who can reach it could load "
+             "models and drive them. Set auth_token in the config file (clients then send it "
+             "in Hello), or listen on 127.0.0.1 or a Unix socket.", open);
+    return -1;
   }
   return 0;
 }

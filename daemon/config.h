@@ -39,6 +39,7 @@ typedef struct {
     int slow_timeout_ms;
     size_t backlog_hard_bytes;
     long long max_step_count;
+    int hello_timeout_ms;       // a connection without a first request is closed after this
   } limits;
   struct {
     int sched_fifo;
@@ -58,5 +59,7 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
 // "HOST:PORT" (host may be [v6]); -1 on error.
 int config_split_addr(const char *addr, char *host, size_t hostlen, int *port);
 int config_parse_mode(const char *s);   // MODE_* or -1
+// Settings that are each valid but unsafe together (a non-loopback address without a token).
+int config_check(const config *c, char *err, size_t errlen);
 
 #endif

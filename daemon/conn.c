@@ -221,6 +221,8 @@ static void process(conn *c) {
     }
     c->srv->requests++;
     dispatch(c, req);
+    if (c->authed)
+      c->identified = 1;
   }
   // Too many requests in flight: stop reading until some complete (backpressure).
   if (!c->closing && c->reading && c->inflight >= c->srv->cfg.limits.max_in_flight) {
@@ -261,6 +263,22 @@ void conn_resume(conn *c) {
     c->reading = 1;
 }
 
+// At the client limit, the oldest connection that has not sent a first request (or, with a
+// token, completed Hello) makes room: idle sockets cannot lock real clients out.
+static int evict_idle(server *srv) {
+  conn *oldest = NULL;
+  for (conn *c = srv->conns; c; c = c->next)
+    if (!c->closing && !c->identified && c->inflight == 0 &&
+        (!oldest || c->accepted_ms <= oldest->accepted_ms))
+      oldest = c;
+  if (oldest && oldest != srv->conns) {   // srv->conns is the one just accepted
+    srv->disconnects_idle++;
+    conn_close(oldest, "no request yet; room made for a new client");
+    return 1;   // counted in nclients until its close callback has run
+  }
+  return 0;
+}
+
 static void on_connection(uv_stream_t *listener, int status) {
   server *srv = listener->data;
   if (status < 0) {
@@ -272,7 +290,11 @@ static void on_connection(uv_stream_t *listener, int status) {
     return;
   c->srv = srv;
   c->id = ++srv->next_conn_id;
-  ptc_frame_decoder_init(&c->dec, srv->cfg.limits.max_frame_bytes);
+  c->accepted_ms = server_now_ms();
+  c->authed = srv->cfg.auth_token[0] == 0;
+  // a stranger's frames are not unpacked beyond a few KiB until Hello succeeds
+  ptc_frame_decoder_init(&c->dec, c->authed ? srv->cfg.limits.max_frame_bytes
+                                            : PD_UNAUTH_FRAME_BYTES);
   int rc = listener == (uv_stream_t *)&srv->tcp ? uv_tcp_init(srv->loop, &c->h.tcp)
                                                  : uv_pipe_init(srv->loop, &c->h.pipe, 0);
   if (rc < 0) {
@@ -296,6 +318,7 @@ static void on_connection(uv_stream_t *listener, int status) {
     char ip[48] = "?";
     uv_tcp_nodelay(&c->h.tcp, 1);   // small responses must not wait for Nagle
     if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+      c->addr = ss;
       if (ss.ss_family == AF_INET6) {
         uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof(ip));
         snprintf(c->peer, sizeof(c->peer), "#%llu [%s]:%d", (unsigned long long)c->id, ip,
@@ -307,7 +330,10 @@ static void on_connection(uv_stream_t *listener, int status) {
       }
     }
   }
-  if (srv->stopping || srv->nclients > srv->cfg.limits.max_clients) {
+  int full = srv->nclients > srv->cfg.limits.max_clients;
+  if (full && !srv->stopping && evict_idle(srv))
+    full = 0;
+  if (srv->stopping || full) {
     srv->refused_clients++;
     reply_status(c, 0, PARTITA__V1__STATUS__CODE__RESOURCE_EXHAUSTED,
                  srv->stopping ? "server shutting down" : "too many clients (limit %d)",
@@ -317,7 +343,6 @@ static void on_connection(uv_stream_t *listener, int status) {
       conn_close(c, "refused");
     return;
   }
-  c->authed = srv->cfg.auth_token[0] == 0;
   log_debug("client %s: connected", c->peer);
   conn_resume(c);
 }
@@ -403,9 +428,17 @@ void server_tick(server *srv) {
       else if (now - c->soft_since > (uint64_t)srv->cfg.limits.slow_timeout_ms) {
         srv->disconnects_slow++;
         conn_close(c, "output backlog over the soft limit for too long");
+        continue;
       }
     } else {
       c->soft_since = 0;
+    }
+    if (!c->identified && !srv->stopping &&
+        now - c->accepted_ms > (uint64_t)srv->cfg.limits.hello_timeout_ms) {
+      srv->disconnects_idle++;
+      conn_close(c, srv->cfg.auth_token[0] ? "no Hello with the token in time"
+                                           : "no request in time");
+      continue;
     }
     // at shutdown, give in-flight answers 1.5 s to drain, then close regardless
     if (srv->stopping && (now - srv->stop_ms > 1500 ||

@@ -163,6 +163,11 @@ static void reply_stats(req_ctx *x) {
     st->server->models = (uint32_t)srv->nmodels;
     st->server->uptime_s = (double)(server_now_ms() - srv->start_ms) / 1e3;
     st->server->requests = srv->requests;
+    st->server->refused_clients = srv->refused_clients;
+    st->server->disconnects_idle = srv->disconnects_idle;
+    st->server->disconnects_slow = srv->disconnects_slow;
+    st->server->disconnects_protocol = srv->disconnects_protocol;
+    st->server->auth_failures = srv->auth_failures;
   }
   // models whose thread did not answer (unloaded meanwhile) are left out
   size_t k = 0;
@@ -234,6 +239,16 @@ int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Compares a presented token with the configured one in time that depends only on the
+// configured token's length, so response times do not reveal how much of a guess was right.
+static int token_equal(const char *given, const char *secret) {
+  size_t n = strlen(secret), g = strlen(given);
+  unsigned diff = (unsigned)(g != n);
+  for (size_t i = 0; i < n; i++)
+    diff |= (unsigned char)secret[i] ^ (unsigned char)(i < g ? given[i] : 0);
+  return diff == 0;
+}
+
 static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   server *srv = c->srv;
   if (rq->protocol_version > PD_PROTOCOL_VERSION)
@@ -241,11 +256,21 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
                         "protocol version %u not supported (server speaks %d)",
                         rq->protocol_version, PD_PROTOCOL_VERSION);
   if (srv->cfg.auth_token[0]) {
-    if (strcmp(rq->token, srv->cfg.auth_token) != 0) {
+    if (!token_equal(rq->token, srv->cfg.auth_token)) {
+      // one try per connection: counted, logged, and the connection closed after the answer
+      srv->auth_failures++;
+      log_warn("client %s: Hello with a wrong or missing token (%llu failures so far)",
+               c->peer, (unsigned long long)srv->auth_failures);
       c->authed = 0;
-      return reply_status(c, id, STATUS(UNAUTHENTICATED), "bad or missing token");
+      reply_status(c, id, STATUS(UNAUTHENTICATED), "bad or missing token; closing");
+      c->close_when_flushed = 1;
+      if (c->reading)
+        uv_read_stop(&c->h.stream);
+      c->reading = 0;
+      return 0;
     }
     c->authed = 1;
+    c->dec.max_frame = srv->cfg.limits.max_frame_bytes;
   }
   Partita__V1__HelloReply h = PARTITA__V1__HELLO_REPLY__INIT;
   pb_response r = PARTITA__V1__RESPONSE__INIT;

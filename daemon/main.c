@@ -103,6 +103,8 @@ int main(int argc, char **argv) {
   int rc = config_from_args(&srv.cfg, argc, argv, err, sizeof(err));
   if (rc > 0)
     return 0;
+  if (rc == 0)
+    rc = config_check(&srv.cfg, err, sizeof(err));
   if (rc < 0) {
     fprintf(stderr, "partitad: %s\n", err);
     return 2;

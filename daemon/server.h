@@ -12,6 +12,9 @@
 
 #define PD_PROTOCOL_VERSION 1
 #define PD_READ_CHUNK 65536
+// Frames a connection may send before Hello succeeds, when a token is configured: nothing is
+// unpacked for a stranger beyond this.
+#define PD_UNAUTH_FRAME_BYTES 4096
 
 typedef Partita__V1__Request pb_request;
 typedef Partita__V1__Response pb_response;
@@ -32,6 +35,7 @@ typedef struct conn {
   server *srv;
   uint64_t id;
   char peer[64];
+  struct sockaddr_storage addr;   // remote address (TCP); family AF_UNSPEC on a Unix socket
   struct conn *prev, *next;
   ptc_frame_decoder dec;
   uint8_t *obuf;              // bytes not yet handed to uv_write (olen of ocap)
@@ -43,6 +47,8 @@ typedef struct conn {
   int inflight;               // requests waiting for a model thread or the work pool
   int reading;                // uv_read_start active
   int authed;
+  int identified;             // a first request was served (with a token: Hello succeeded)
+  uint64_t accepted_ms;
   int closing;                // uv_close called
   int closed;                 // close callback ran
   int close_when_flushed;     // after an error message or at shutdown
@@ -78,7 +84,8 @@ struct server {
   int nmodels;
   int loading;                // LoadModel jobs in the work pool
   uint64_t bytes_in, bytes_out, requests;
-  uint64_t disconnects_slow, disconnects_protocol, refused_clients;
+  uint64_t disconnects_slow, disconnects_protocol, refused_clients, disconnects_idle;
+  uint64_t auth_failures;
   uint64_t next_sub_id, next_conn_id, event_mark;
   uint64_t start_ms, stop_ms;
   int stopping;

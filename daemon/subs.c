@@ -67,6 +67,32 @@ static int parse_peer(const char *addr, struct sockaddr_storage *ss) {
   return uv_ip4_addr(host, port, (struct sockaddr_in *)ss) ? -1 : 0;
 }
 
+static int is_loopback(const struct sockaddr_storage *a) {
+  if (a->ss_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+  if (a->ss_family == AF_INET6) {
+    static const unsigned char one[16] = {[15] = 1};
+    return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, one, 16) == 0;
+  }
+  return 0;
+}
+
+// A UDP stream may go only to the host the subscribing connection comes from (loopback for a
+// Unix socket): otherwise anyone who can reach the daemon could aim its frames at a third
+// party.
+static int own_host(const conn *c, const struct sockaddr_storage *peer) {
+  const struct sockaddr_storage *a = &c->addr;
+  if (a->ss_family == AF_UNSPEC)
+    return is_loopback(peer);
+  if (a->ss_family != peer->ss_family)
+    return 0;
+  if (a->ss_family == AF_INET)
+    return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+           ((const struct sockaddr_in *)peer)->sin_addr.s_addr;
+  return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                &((const struct sockaddr_in6 *)peer)->sin6_addr, 16) == 0;
+}
+
 int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char *err,
              size_t errlen) {
   server *srv = c->srv;
@@ -111,6 +137,12 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
     if (parse_peer(rq->udp_peer, &b->peer)) {
       free(b);
       snprintf(err, errlen, "Subscribe: bad udp_peer '%.64s' (HOST:PORT)", rq->udp_peer);
+      return STATUS(INVALID_ARGUMENT);
+    }
+    if (!own_host(c, &b->peer)) {
+      free(b);
+      snprintf(err, errlen, "Subscribe: udp_peer '%.64s' is not this client's own host "
+               "(frames go only to the address the request came from)", rq->udp_peer);
       return STATUS(INVALID_ARGUMENT);
     }
     b->udp = 1;

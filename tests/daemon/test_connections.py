@@ -10,7 +10,7 @@ import time
 import pytest
 
 import partita
-from conftest import (Daemon, model_stats, pendulum_yaml, raw_connect, read_until_eof,
+from conftest import (PARTITAD, Daemon, model_stats, pendulum_yaml, raw_connect, read_until_eof,
                       send_request, unique, wait_until)
 from partita import pb
 
@@ -226,15 +226,22 @@ def test_auth_token(workdir):
             with pytest.raises(partita.PartitaError) as err:
                 c.list_models()
             assert err.value.code == pb.Status.UNAUTHENTICATED
+            # A wrong token is answered, counted, and ends the connection: one guess each.
             with pytest.raises(partita.PartitaError) as err:
                 c.hello(token="wrong")
             assert err.value.code == pb.Status.UNAUTHENTICATED
-            with pytest.raises(partita.PartitaError) as err:
+            with pytest.raises((partita.ConnectionClosed, OSError)):
                 c.list_models()
-            assert err.value.code == pb.Status.UNAUTHENTICATED
+        with d.client(timeout=5.0) as c:
+            with pytest.raises(partita.PartitaError):
+                c.hello(token=token[:-1])            # a prefix of the token is no token
+        with d.client(timeout=5.0) as c:
             c.hello(token=token)
+            assert c.stats().server.auth_failures == 2
+            # Past Hello the full frame limit applies: a 20 kB model text loads.
             name = unique("auth")
-            c.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
+            c.load_model(pendulum_yaml() + "#" * 20000 + "\n", name=name, format=pb.YAML,
+                         mode="lockstep")
             # UDP inputs need the token too.
             with partita.UdpInputSender(d.udp, name) as tx:
                 tx.send([1.0])
@@ -245,5 +252,50 @@ def test_auth_token(workdir):
             assert model_stats(c, name).udp_inputs == 1
             c.step(name, 1)
             assert c.get_state(name, fields=partita.FIELD_INPUTS).inputs.tolist() == [2.0]
+        # Before Hello a stranger's frame is not unpacked beyond a few KiB: a 20 kB
+        # LoadModel is a protocol error and the connection closes.
+        raw = raw_connect(d.tcp)
+        try:
+            req = pb.Request(id=1)
+            req.load_model.source = "#" * 20000
+            send_request(raw, req)
+            assert read_until_eof(raw, 5.0)
+        finally:
+            raw.close()
     finally:
+        d.check_clean_exit()
+
+
+def test_non_loopback_address_needs_a_token(workdir):
+    # The daemon refuses to start (before binding anything) rather than listen openly.
+    for opt in (["--listen", "0.0.0.0:1"], ["--udp", "0.0.0.0:1", "--listen", ""]):
+        p = subprocess.run([PARTITAD] + opt, capture_output=True, text=True, timeout=10)
+        assert p.returncode == 2, p
+        assert "without a token" in p.stderr and "auth_token" in p.stderr, p.stderr
+
+
+IDLE_CONFIG = """\
+limits:
+  max_clients: 4
+  hello_timeout_ms: 600
+"""
+
+
+def test_idle_connections_cannot_lock_clients_out(workdir):
+    d = Daemon(workdir, config=IDLE_CONFIG)
+    idle = []
+    try:
+        idle = [raw_connect(d.tcp) for _ in range(4)]     # every slot, and never a byte
+        time.sleep(0.1)
+        # A real client still gets in: the oldest idle connection makes room.
+        with d.client(timeout=5.0) as c:
+            assert c.list_models() == []
+            # The idle ones are closed once the timeout passes.
+            assert all(read_until_eof(s, 5.0) for s in idle)
+            st = c.stats().server
+            assert st.disconnects_idle >= 4 and st.refused_clients == 0
+            assert c.list_models() == []                   # an identified client stays
+    finally:
+        for s in idle:
+            s.close()
         d.check_clean_exit()

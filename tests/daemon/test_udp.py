@@ -101,3 +101,26 @@ def test_udp_state_frames_to_peer(client, twins):
         assert all(f.subscription == sub.subscription for f in frames)
         assert frames[-1].coordinates.tolist() == final.coordinates.tolist()
         client.unsubscribe(sub.subscription)
+
+
+def test_udp_peer_must_be_the_clients_own_host(daemon, client, twins):
+    # A Subscribe naming any udp_peer made the daemon stream to that address: anyone who
+    # could reach it could aim it at a third party. Only the client's own host is accepted.
+    udp_model, _ref = twins
+    with pytest.raises(partita.PartitaError) as e:
+        client.subscribe(udp_model, every_k=1, udp_peer="127.0.0.2:9")
+    assert e.value.code == pb.Status.INVALID_ARGUMENT and "own host" in e.value.message
+    assert model_stats(client, udp_model).subscribers == 0
+
+
+def test_udp_stream_stops_with_its_connection(daemon, client, twins):
+    udp_model, _ref = twins
+    with partita.UdpStateReceiver() as rx:
+        with daemon.client() as other:
+            other.subscribe(udp_model, every_k=1, udp_peer=rx.peer)
+            client.step(udp_model, 2)
+            assert rx.recv(2.0) is not None and rx.recv(2.0) is not None
+        # the subscribing connection is gone: so is its stream
+        assert wait_until(lambda: model_stats(client, udp_model).subscribers == 0, 3.0)
+        client.step(udp_model, 5)
+        assert rx.recv(0.3) is None
