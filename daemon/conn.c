@@ -38,6 +38,7 @@ void conn_close(conn *c, const char *why) {
   if (c->closing)
     return;
   c->closing = 1;
+  atomic_store(&c->gone, 1);
   if (why)   // an ordinary goodbye is not news; anything else is
     log_msg(strcmp(why, "peer closed") ? LOG_INFO : LOG_DEBUG, "client %s: closed: %s", c->peer,
             why);

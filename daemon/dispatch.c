@@ -75,6 +75,16 @@ static void reply_state(req_ctx *x, sim_cmd *cmd, int names) {
   state_release(&sm);
 }
 
+static void reply_latest(conn *c, uint64_t id, sim *s, uint32_t fields) {
+  state_msg sm;
+  pb_response r = PARTITA__V1__RESPONSE__INIT;
+  state_build(&sm, s, (snap_hdr *)sim_latest(s), fields, 1);
+  r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_STATE;
+  r.state = &sm.f;
+  reply(c, id, &r);
+  state_release(&sm);
+}
+
 void reply_info(req_ctx *x, sim *s, int code, const char *msg) {
   pb_response r = PARTITA__V1__RESPONSE__INIT;
   Partita__V1__Status st = PARTITA__V1__STATUS__INIT;
@@ -228,6 +238,7 @@ int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd) {
   x->op = op;
   cmd->ctx = x;
   cmd->done = cmd_done;
+  cmd->cancel = &c->gone;
   if (sim_submit(s, cmd)) {
     free(x);
     sim_cmd_free(cmd);
@@ -284,6 +295,10 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
 }
 
 static int do_set_inputs(conn *c, uint64_t id, sim *s, const Partita__V1__SetInputs *rq) {
+  if (atomic_load(&s->pub_failed))
+    return reply_status(c, id, STATUS(FAILED_PRECONDITION),
+                        "model %s is paused after a failed step; Reset it (or SetState) first",
+                        s->name);
   int32_t idx[1024];
   double val[1024];
   int n = 0;
@@ -534,6 +549,16 @@ void dispatch(conn *c, pb_request *q) {
   case PARTITA__V1__REQUEST__OP_GET_STATE:
     if (!check_fields(&q->get_state->fields)) {
       reply_status(c, id, STATUS(INVALID_ARGUMENT), "GetState: unknown field bits");
+      break;
+    }
+    // A model that steps on its own (real time, free run) or is inside a long Step answers
+    // at once from its latest published step. An idle one answers through its queue in
+    // microseconds, after the inputs sent before; and behind a request of the same connection
+    // still in flight it queues too, so a pipelined Step then GetState sees the Step's result.
+    if (c->inflight == 0 && (atomic_load(&s->pub_busy) ||
+                             atomic_load(&s->pub_mode) == MODE_REALTIME ||
+                             atomic_load(&s->pub_mode) == MODE_FREE_RUN)) {
+      reply_latest(c, id, s, q->get_state->fields);
       break;
     }
     want = 1;

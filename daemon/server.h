@@ -2,6 +2,7 @@
 #ifndef PD_SERVER_H
 #define PD_SERVER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -51,6 +52,7 @@ typedef struct conn {
   uint64_t accepted_ms;
   int closing;                // uv_close called
   int closed;                 // close callback ran
+  atomic_int gone;            // set at close: model threads drop its remaining work
   int close_when_flushed;     // after an error message or at shutdown
   uint64_t soft_since;        // ms when the backlog went over the soft limit (0: under)
   uint64_t event_mark;        // dedupes model events for connections with several subs

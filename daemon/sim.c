@@ -19,6 +19,7 @@
 #define FRAMEQ_CAP 256
 #define EVENTQ_CAP 64
 #define WAIT_SLICE_NS 1000000    // cond-wait until this close to a deadline, then nanosleep
+#define LATEST_FRESH 4u          // latest_mid: the middle buffer holds a state not yet read
 
 enum { EV_REPARTITIONED = 1, EV_PAUSED_ON_ERROR = 2, EV_OVERRUN_BURST = 3, EV_QR_SWITCH = 4 };
 
@@ -38,6 +39,8 @@ static int64_t now_ns(void) {
 }
 
 size_t sim_snap_size(const sim *s) { return s->snap_size; }
+
+static void fill_snap(sim *s, snap_hdr *h, uint32_t fields);
 
 sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   sim *s = calloc(1, sizeof(*s));
@@ -62,7 +65,15 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(*s->indep));
   s->indep_tmp = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
   size_t in_size = sizeof(input_rec) + sizeof(input_entry) * (size_t)(s->ni + 1);
+  for (int i = 0; i < 3; i++)
+    s->latest[i] = calloc(1, s->snap_size);
+  s->latest_back = 0;
+  atomic_init(&s->latest_mid, 1);
+  s->latest_front = 2;
+  for (int i = 0; i < 3 && s->latest[i] && s->d; i++)
+    fill_snap(s, s->latest[i], FIELD_ALL);
   if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
+      !s->latest[0] || !s->latest[1] || !s->latest[2] ||
       spsc_init(&s->cmdq, sizeof(sim_cmd *), CMDQ_CAP) ||
       spsc_init(&s->inq, in_size, INQ_CAP) ||
       spsc_init(&s->doneq, sizeof(sim_cmd *), CMDQ_CAP) ||
@@ -79,6 +90,8 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   hist_reset(&s->h_late);
   atomic_init(&s->stop, 0);
   atomic_init(&s->pub_mode, MODE_PAUSED);
+  atomic_init(&s->pub_busy, 0);
+  atomic_init(&s->pub_failed, 0);
   atomic_init(&s->pub_rate, 1.0);
   atomic_init(&s->pub_time, pt_time(s->d));
   atomic_init(&s->pub_step, pt_nstep(s->d));
@@ -93,6 +106,8 @@ void sim_free(sim *s) {
   if (s->m)
     pt_model_free(s->m);
   sem_destroy(&s->wake);
+  for (int i = 0; i < 3; i++)
+    free(s->latest[i]);
   free(s->indep);
   free(s->indep_tmp);
   free(s->subs);
@@ -179,6 +194,19 @@ void sim_drain_done(sim *s) {
 static void publish(sim *s) {
   atomic_store_explicit(&s->pub_time, pt_time(s->d), memory_order_relaxed);
   atomic_store_explicit(&s->pub_step, pt_nstep(s->d), memory_order_relaxed);
+  fill_snap(s, s->latest[s->latest_back], FIELD_ALL);
+  unsigned prev = atomic_exchange_explicit(&s->latest_mid, s->latest_back | LATEST_FRESH,
+                                           memory_order_acq_rel);
+  s->latest_back = prev & ~LATEST_FRESH;
+}
+
+const snap_hdr *sim_latest(sim *s) {
+  if (atomic_load_explicit(&s->latest_mid, memory_order_relaxed) & LATEST_FRESH) {
+    unsigned prev = atomic_exchange_explicit(&s->latest_mid, s->latest_front,
+                                             memory_order_acq_rel);
+    s->latest_front = prev & ~LATEST_FRESH;
+  }
+  return s->latest[s->latest_front];
 }
 
 // A sequence lock: the writer makes the counter odd, writes, makes it even; a reader retries
@@ -297,6 +325,7 @@ static int do_step(sim *s) {
       set_sched(s, 0);
     s->mode = MODE_PAUSED;
     atomic_store(&s->pub_mode, MODE_PAUSED);
+    atomic_store(&s->pub_failed, 1);
     event(s, EV_PAUSED_ON_ERROR, rc, msg);
     return rc;
   }
@@ -331,6 +360,7 @@ static void set_mode(sim *s, int mode, double rate) {
   rt_resync(s);
   atomic_store(&s->pub_mode, mode);
   atomic_store(&s->pub_rate, s->rate);
+  publish(s);
 }
 
 static void fill_stats(sim *s, sim_stats *st) {
@@ -357,10 +387,49 @@ static void fill_stats(sim *s, sim_stats *st) {
   st->partition_qr = pt_partition_method(s->d);
 }
 
+static int cancelled(const sim_cmd *c) {
+  return c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed);
+}
+
+// A Step command: n steps, ending early (with a status that says so) when a step fails, the
+// requesting connection is gone, or the model is being unloaded.
+static void run_steps(sim *s, sim_cmd *c) {
+  int64_t i = 0;
+  for (; i < c->n; i++) {
+    if (atomic_load(&s->stop)) {
+      c->status = PT_EPRECOND;
+      snprintf(c->msg, sizeof(c->msg), "model unloaded after %lld of %lld steps",
+               (long long)i, (long long)c->n);
+      return;
+    }
+    if ((i & 255) == 255 && cancelled(c)) {
+      c->status = PT_EPRECOND;
+      snprintf(c->msg, sizeof(c->msg), "cancelled after %lld steps: the connection closed",
+               (long long)i);
+      return;
+    }
+    drain_inputs(s);
+    int rc = do_step(s);
+    if (rc < 0) {
+      c->status = rc;
+      snprintf(c->msg, sizeof(c->msg), "step %lld of %lld failed: %s; model paused",
+               (long long)i + 1, (long long)c->n, pt_strerror(rc));
+      return;
+    }
+  }
+}
+
 static void run_cmd(sim *s, sim_cmd *c) {
   pt_error err = {0};
   c->status = PT_OK;
   drain_inputs(s);   // inputs sent before this command take effect before it
+  if (cancelled(c)) {   // nobody is waiting for the answer: do not do the work
+    c->status = PT_EPRECOND;
+    snprintf(c->msg, sizeof(c->msg), "cancelled: the connection closed");
+    spsc_push(&s->doneq, &c);
+    uv_async_send(&s->async);
+    return;
+  }
   switch (c->kind) {
   case CMD_GET_STATE:
     break;
@@ -370,19 +439,14 @@ static void run_cmd(sim *s, sim_cmd *c) {
       snprintf(c->msg, sizeof(c->msg), "Step needs lockstep or paused mode");
       break;
     }
-    for (int64_t i = 0; i < c->n && !atomic_load(&s->stop); i++) {
-      drain_inputs(s);
-      int rc = do_step(s);
-      if (rc < 0) {
-        c->status = rc;
-        snprintf(c->msg, sizeof(c->msg), "step failed: %s; model paused", pt_strerror(rc));
-        break;
-      }
-    }
+    atomic_store_explicit(&s->pub_busy, 1, memory_order_relaxed);
+    run_steps(s, c);
+    atomic_store_explicit(&s->pub_busy, 0, memory_order_relaxed);
     break;
   case CMD_RESET:
     pt_data_reset(s->m, s->d);
     c->status = pt_forward(s->m, s->d);
+    atomic_store(&s->pub_failed, c->status < 0);
     if (c->status < 0)
       snprintf(c->msg, sizeof(c->msg), "reset: %s", pt_strerror(c->status));
     publish(s);
@@ -391,6 +455,8 @@ static void run_cmd(sim *s, sim_cmd *c) {
     break;
   case CMD_SET_STATE:
     c->status = pt_set_state(s->m, s->d, c->pos, c->npos, c->vel, c->nvel, &err);
+    if (c->status == PT_OK)
+      atomic_store(&s->pub_failed, 0);
     if (c->status < 0)
       snprintf(c->msg, sizeof(c->msg), "%s", err.msg[0] ? err.msg : pt_strerror(c->status));
     publish(s);

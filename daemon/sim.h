@@ -83,6 +83,7 @@ typedef struct sim_cmd {
   sim_sub *subs;
   int nsubs;
   pt_data *copy;
+  const atomic_int *cancel;   // set when the requesting connection is gone (NULL: never)
   // result (set by the simulation thread)
   int status;                 // PT_OK or a negative pt_status
   char msg[1024];
@@ -136,8 +137,18 @@ struct sim {
   void (*on_async)(sim *s);         // loop thread handler
   void *server;                     // loop-side owner
 
+  // The latest state, every field, published by the simulation thread after each step and
+  // state change through a triple buffer: the writer fills its own buffer and swaps it with
+  // the middle one; the reader (loop thread) takes the middle one when it is newer. Neither
+  // waits, and GetState is answered at once in every mode.
+  snap_hdr *latest[3];
+  atomic_uint latest_mid;           // index of the middle buffer | LATEST_FRESH
+  unsigned latest_back;             // simulation thread's buffer
+  unsigned latest_front;            // loop thread's buffer
   // published by the simulation thread for cheap reads on the loop thread
   atomic_int pub_mode;
+  atomic_int pub_busy;              // 1 while a Step command runs (it may take seconds)
+  atomic_int pub_failed;            // 1 while paused on a failed step (until Reset/SetState)
   _Atomic double pub_rate;
   _Atomic double pub_time;
   _Atomic int64_t pub_step;
@@ -190,6 +201,8 @@ int sim_submit(sim *s, sim_cmd *c);
 int sim_input(sim *s, const int32_t *index, const double *value, int n);
 // Drain finished commands (calls done), used by the loop-side async handler.
 void sim_drain_done(sim *s);
+// The latest published state (all fields). Loop thread only; valid until the next call.
+const snap_hdr *sim_latest(sim *s);
 // Copies the independent coordinate names last published into out (cap entries); returns
 // how many. Never waits for the simulation thread.
 int sim_read_indep(sim *s, const char **out, int cap);

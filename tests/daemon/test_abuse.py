@@ -6,6 +6,7 @@ ASan/UBSan) the module's daemon fixture also fails on any sanitizer report at ex
 """
 
 import math
+import os
 import time
 
 import pytest
@@ -197,3 +198,77 @@ def test_state_values_out_of_range_are_refused(client, value):
         assert client.get_state(name).coordinate("hinge") == pytest.approx(0.25, abs=1e-9)
     finally:
         client.unload_model(name)
+
+
+# pendulum steps: a second or more of work in a release build (the sanitizer build is slower)
+LONG = 50000 if os.environ.get("PARTITA_SANITIZED") == "1" else 200000
+
+
+def test_get_state_is_not_starved_by_a_long_step(daemon, client):
+    # A Step of 10^7 on one model left GetState on that model unanswered for seconds.
+    name = load(client)
+    try:
+        with daemon.client() as other:
+            step = send(other, "step", pb.Step(model=name, n=LONG, fields=1))
+            deadline = time.monotonic() + 10
+            s = None
+            while time.monotonic() < deadline:     # the first states come from the Step's start
+                s = client.get_state(name)
+                if s.step > 0:
+                    break
+            assert s is not None and 0 < s.step < LONG
+            assert step not in other._responses, "answered only after the Step"
+            assert collect(other, [step], timeout=120)[0].state.step == LONG
+            assert client.get_state(name).step == LONG
+    finally:
+        client.unload_model(name)
+
+
+def test_pipelined_step_then_get_state_sees_the_step(client):
+    name = load(client)
+    try:
+        step = send(client, "step", pb.Step(model=name, n=5000))
+        get = send(client, "get_state", pb.GetState(model=name))
+        r_step, r_get = collect(client, [step, get], timeout=60)
+        assert r_step.state.step == 5000 and r_get.state.step == 5000
+    finally:
+        client.unload_model(name)
+
+
+def test_work_of_a_closed_connection_is_cancelled(daemon, client):
+    # 64 Steps of 10^5 queued by a client that then disconnects kept the model busy.
+    name = load(client)
+    try:
+        with daemon.client() as gone:
+            for _ in range(20):
+                send(gone, "step", pb.Step(model=name, n=LONG))
+            wait_until_moving = time.monotonic() + 10
+            while client.get_state(name).step == 0:
+                assert time.monotonic() < wait_until_moving
+        # closed: the running Step stops within 256 steps, the queued ones never start
+        last, deadline = -1, time.monotonic() + 20
+        while time.monotonic() < deadline:
+            now = client.get_state(name).step
+            if now == last:
+                break
+            last = now
+            time.sleep(0.3)
+        assert now == last, "still stepping"
+        assert now < 2 * LONG, now
+        # the model is free for others at once
+        assert client.step(name, 3).step == now + 3
+    finally:
+        client.unload_model(name)
+
+
+def test_step_cut_short_by_unload_is_not_ok(daemon, client):
+    name = load(client)
+    with daemon.client() as other:
+        step = send(other, "step", pb.Step(model=name, n=50 * LONG))
+        deadline = time.monotonic() + 10
+        while client.get_state(name).step == 0:
+            assert time.monotonic() < deadline
+        client.unload_model(name)
+        r = collect(other, [step], timeout=30)[0]
+        assert r.status.code == pb.Status.FAILED_PRECONDITION
+        assert "unloaded" in r.status.message

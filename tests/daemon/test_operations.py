@@ -412,9 +412,16 @@ def test_failing_model_pauses_with_event(daemon, client, pendulum, tau):
             t0 = client.get_state(other).step
             time.sleep(0.1)
             assert client.get_state(other).step > t0
-            # Recoverable: reset and go on.
-            client.set_inputs(pendulum, {"tau_hinge": 0.0})
+            # Inputs to a model paused on error are refused: they would apply to nothing.
+            with pytest.raises(partita.PartitaError) as err:
+                client.set_inputs(pendulum, {"tau_hinge": 0.0})
+            assert err.value.code == pb.Status.FAILED_PRECONDITION and "Reset" in \
+                err.value.message
+            # Recoverable: reset (inputs back to zero) and go on.
             client.reset(pendulum)
+            assert client.get_state(pendulum, fields=partita.FIELD_INPUTS).inputs.tolist() \
+                == [0.0]
+            client.set_inputs(pendulum, {"tau_hinge": 0.0})
             client.set_mode(pendulum, "lockstep")
             assert client.step(pendulum, 2).coordinates.tolist() == good.coordinates.tolist()
     finally:
