@@ -58,6 +58,29 @@ static void bench_roundtrip(const char *label, ptc_client *c) {
   printf("| GetState round trip, %-6s | p50 %8.1f us | p99 %8.1f us |\n", label, p50, p99);
 }
 
+// GetState on a paused model and on a 7-DOF arm stepping at 1 kHz in real time, interleaved
+// in blocks so both see the same machine: the real-time one is answered from the latest
+// published step, not after the next step boundary.
+static void bench_roundtrip_realtime(ptc_client *c) {
+  enum { BLOCK = 250, NBLOCK = 20, N = BLOCK * NBLOCK };
+  static double paused[N], rt[N];
+  const char *names[2] = {"p", "arm"};
+  double *out[2] = {paused, rt};
+  for (int b = 0; b < NBLOCK; b++)
+    for (int w = 0; w < 2; w++)
+      for (int i = 0; i < BLOCK; i++) {
+        double t0 = now_s();
+        ptc_free(td_get_state(c, names[w], 0));
+        out[w][b * BLOCK + i] = (now_s() - t0) * 1e6;
+      }
+  double p50p = quantile(paused, N, 0.5), p99p = quantile(paused, N, 0.99);
+  double p50r = quantile(rt, N, 0.5), p99r = quantile(rt, N, 0.99);
+  printf("| GetState, paused pendulum        | p50 %8.1f us | p99 %8.1f us |\n", p50p, p99p);
+  printf("| GetState, Panda at 1 kHz realtime| p50 %8.1f us | p99 %8.1f us |\n", p50r, p99r);
+  printf("| ratio realtime / paused          | p50 %8.2f    | p99 %8.2f    |\n", p50r / p50p,
+         p99r / p99p);
+}
+
 static int64_t steps_of(ptc_client *c) {
   Partita__V1__ServerMessage *m = td_get_state(c, "p", PARTITA__V1__FIELD__FIELD_COORDINATES);
   int64_t n = m && m->response->state ? m->response->state->step : 0;
@@ -200,6 +223,10 @@ int main(int argc, char **argv) {
          sysconf(_SC_NPROCESSORS_ONLN));
   bench_roundtrip("TCP", tcp_c);
   bench_roundtrip("Unix", unix_c);
+  ptc_free(td_load(unix_c, "panda.urdf", "arm"));
+  ptc_free(td_set_mode(unix_c, "arm", MODE(REALTIME), 1.0));
+  bench_roundtrip_realtime(tcp_c);
+  ptc_free(td_set_mode(unix_c, "arm", MODE(PAUSED), 0));
   int counts[] = {1, 10, 100};
   for (int i = 0; i < 3; i++)
     bench_fanout(&d, unix_c, counts[i]);
