@@ -134,6 +134,9 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   ms->clipped_inputs = t->clipped_inputs;
   ms->udp_inputs = s->udp_inputs;
   ms->stale_inputs = s->stale_inputs;
+  ms->malformed_inputs = s->malformed_inputs;
+  ms->unauthorized_inputs = s->unauthorized_inputs;
+  ms->dropped_inputs = s->dropped_inputs;
   ms->subscribers = (uint32_t)s->nsubscribers;
   ms->partition = t->partition_qr ? "qr" : "lu";
   ms->qr_switches = t->qr_switches;
@@ -178,6 +181,8 @@ static void reply_stats(req_ctx *x) {
     st->server->disconnects_slow = srv->disconnects_slow;
     st->server->disconnects_protocol = srv->disconnects_protocol;
     st->server->auth_failures = srv->auth_failures;
+    st->server->udp_malformed = srv->udp_malformed;
+    st->server->udp_unknown_model = srv->udp_unknown_model;
   }
   // models whose thread did not answer (unloaded meanwhile) are left out
   size_t k = 0;
@@ -250,16 +255,6 @@ int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Compares a presented token with the configured one in time that depends only on the
-// configured token's length, so response times do not reveal how much of a guess was right.
-static int token_equal(const char *given, const char *secret) {
-  size_t n = strlen(secret), g = strlen(given);
-  unsigned diff = (unsigned)(g != n);
-  for (size_t i = 0; i < n; i++)
-    diff |= (unsigned char)secret[i] ^ (unsigned char)(i < g ? given[i] : 0);
-  return diff == 0;
-}
-
 static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   server *srv = c->srv;
   if (rq->protocol_version > PD_PROTOCOL_VERSION)
@@ -267,7 +262,7 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
                         "protocol version %u not supported (server speaks %d)",
                         rq->protocol_version, PD_PROTOCOL_VERSION);
   if (srv->cfg.auth_token[0]) {
-    if (!token_equal(rq->token, srv->cfg.auth_token)) {
+    if (!text_equal_secret(rq->token, srv->cfg.auth_token)) {
       // one try per connection: counted, logged, and the connection closed after the answer
       srv->auth_failures++;
       log_warn("client %s: Hello with a wrong or missing token (%llu failures so far)",
@@ -492,6 +487,7 @@ void dispatch(conn *c, pb_request *q) {
       break;
     }
     want = 1;
+    s->udp_open = 0;   // a new mode, a new UDP input session
     if ((cmd = sim_cmd_new(s, CMD_SET_MODE))) {
       cmd->mode = (int)rq->mode;
       cmd->rate = rq->rate;
@@ -516,6 +512,7 @@ void dispatch(conn *c, pb_request *q) {
     break;
   case PARTITA__V1__REQUEST__OP_RESET:
     want = 1;
+    s->udp_open = 0;
     cmd = sim_cmd_new(s, CMD_RESET);
     break;
   case PARTITA__V1__REQUEST__OP_SET_STATE: {

@@ -88,6 +88,7 @@ struct server {
   uint64_t bytes_in, bytes_out, requests;
   uint64_t disconnects_slow, disconnects_protocol, refused_clients, disconnects_idle;
   uint64_t auth_failures;
+  uint64_t udp_malformed, udp_unknown_model;
   uint64_t next_sub_id, next_conn_id, event_mark;
   uint64_t start_ms, stop_ms;
   int stopping;

@@ -173,8 +173,9 @@ struct sim {
   int refs;                         // registry + heavy jobs in flight
   int outstanding;                  // commands submitted, not yet completed
   int unloading;
-  uint64_t udp_seq;
-  int64_t udp_inputs, stale_inputs;
+  uint64_t udp_session, udp_seq;    // the current UDP input session and its last sequence
+  int udp_open;                     // a session is current (cleared by Reset and SetMode)
+  int64_t udp_inputs, stale_inputs, malformed_inputs, unauthorized_inputs, dropped_inputs;
   int64_t dropped_loop;             // frames dropped for slow subscribers
   int nsubscribers;
   void *subs_head;                  // loop-side subscription list (subs.c)

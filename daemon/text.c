@@ -62,3 +62,11 @@ const char *text_sanitize(char *out, size_t cap, const char *s) {
   out[o] = '\0';
   return out;
 }
+
+int text_equal_secret(const char *given, const char *secret) {
+  size_t n = strlen(secret), g = strnlen(given, n + 1);
+  unsigned diff = (unsigned)(g != n);
+  for (size_t i = 0; i < n; i++)
+    diff |= (unsigned char)secret[i] ^ (unsigned char)(i < g ? given[i] : 0);
+  return diff == 0;
+}

@@ -17,4 +17,8 @@ int text_is_clean(const char *s);
 // valid character replaced by '?'. Returns out.
 const char *text_sanitize(char *out, size_t cap, const char *s);
 
+// 1 when given equals secret, in time that depends only on the secret's length, so response
+// times do not reveal how much of a guess was right.
+int text_equal_secret(const char *given, const char *secret);
+
 #endif

@@ -1,10 +1,12 @@
-// udp.c: the UDP fast path. InputFrame datagrams in (per model: a sequence number not above the
-// last accepted one is stale and dropped, the latest wins), StateFrame datagrams out.
+// udp.c: the UDP fast path. InputFrame datagrams in (per model and sender session, sequence
+// numbers only go up: an older one is stale and dropped, the latest wins), StateFrame
+// datagrams out.
 #include <math.h>
 #include <string.h>
 
 #include "log.h"
 #include "server.h"
+#include "text.h"
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   server *srv = h->data;
@@ -12,6 +14,56 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   *buf = uv_buf_init(srv->rbuf, sizeof(srv->rbuf));
 }
 
+// Sequence numbers a session may jump ahead by; and the highest first sequence of a new
+// session (a sender that restarts begins again near 1). Frames beyond either are dropped, not
+// adopted, so one forged number cannot make every later input stale.
+#define UDP_WINDOW 65536u
+
+typedef enum { UDP_APPLY, UDP_STALE } udp_order;
+
+// The ordering of one model's UDP inputs: per session, sequence numbers only go up.
+static udp_order order(sim *s, const Partita__V1__InputFrame *f) {
+  if (s->udp_open && f->session == s->udp_session) {
+    if (f->sequence <= s->udp_seq || f->sequence - s->udp_seq > UDP_WINDOW)
+      return UDP_STALE;
+  } else if (f->sequence > UDP_WINDOW) {
+    return UDP_STALE;   // a new session starts low
+  }
+  s->udp_open = 1;
+  s->udp_session = f->session;
+  s->udp_seq = f->sequence;
+  return UDP_APPLY;
+}
+
+// Checks the values of f against the model; NULL when they can be applied. Fills idx/val
+// with the last value given for each index.
+static const char *check_values(sim *s, const Partita__V1__InputFrame *f, int32_t *idx,
+                                double *val, int *m) {
+  size_t nv = f->n_values;
+  if (nv > (size_t)s->ni || nv > 1024 || (f->n_index && f->n_index != nv))
+    return "wrong number of values";
+  for (size_t i = 0; i < nv; i++) {
+    idx[i] = f->n_index ? (int32_t)f->index[i] : (int32_t)i;
+    val[i] = f->values[i];
+    if (f->n_index && f->index[i] >= (uint32_t)s->ni)
+      return "input index out of range";
+    if (!isfinite(val[i]))
+      return "non-finite value";
+  }
+  *m = 0;
+  for (size_t i = 0; i < nv; i++) {
+    int dup = 0;
+    for (size_t j = i + 1; j < nv && !dup; j++)
+      dup = idx[j] == idx[i];
+    if (!dup) {
+      idx[*m] = idx[i];
+      val[(*m)++] = val[i];
+    }
+  }
+  return NULL;
+}
+
+// Every datagram is either applied or counted by why it was not (stats): nothing vanishes.
 static void on_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct sockaddr *from,
                     unsigned flags) {
   server *srv = u->data;
@@ -22,51 +74,34 @@ static void on_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct so
   Partita__V1__InputFrame *f =
       partita__v1__input_frame__unpack(NULL, (size_t)n, (const uint8_t *)buf->base);
   if (!f) {
+    srv->udp_malformed++;
     log_debug("udp: malformed InputFrame (%zd bytes) dropped", n);
     return;
   }
   sim *s = server_find_model(srv, f->model);
-  const char *why = NULL;
   int32_t idx[1024];
   double val[1024];
-  size_t nv = f->n_values;
-  if (srv->cfg.auth_token[0] && strcmp(f->token, srv->cfg.auth_token) != 0)
-    why = "bad token";
-  else if (!s)
+  int m = 0;
+  const char *why = NULL;
+  if (!s) {
+    srv->udp_unknown_model++;
     why = "unknown model";
-  else if (nv > (size_t)s->ni || nv > 1024 || (f->n_index && f->n_index != nv))
-    why = "wrong number of values";
-  for (size_t i = 0; !why && i < nv; i++) {
-    idx[i] = f->n_index ? (int32_t)f->index[i] : (int32_t)i;
-    val[i] = f->values[i];
-    if (f->n_index && f->index[i] >= (uint32_t)s->ni)
-      why = "input index out of range";
-    else if (!isfinite(val[i]))
-      why = "non-finite value";
-  }
-  if (!why && f->sequence <= s->udp_seq && s->udp_inputs + s->stale_inputs > 0) {
+  } else if (srv->cfg.auth_token[0] && !text_equal_secret(f->token, srv->cfg.auth_token)) {
+    s->unauthorized_inputs++;
+    why = "bad token";
+  } else if ((why = check_values(s, f, idx, val, &m))) {
+    s->malformed_inputs++;
+  } else if (order(s, f) == UDP_STALE) {
     s->stale_inputs++;
-    why = NULL;
-  } else if (!why) {
-    s->udp_seq = f->sequence;
-    // duplicates of an index within one frame: the last one wins
-    int m = 0;
-    for (size_t i = 0; i < nv; i++) {
-      int dup = 0;
-      for (size_t j = i + 1; j < nv && !dup; j++)
-        dup = idx[j] == idx[i];
-      if (!dup) {
-        idx[m] = idx[i];
-        val[m++] = val[i];
-      }
-    }
-    if (m > 0 && sim_input(s, idx, val, m))
-      why = "input queue full";
-    else
-      s->udp_inputs++;
+    why = "stale or out-of-window sequence";
+  } else if (m > 0 && sim_input(s, idx, val, m)) {
+    s->dropped_inputs++;
+    why = "input queue full";
+  } else {
+    s->udp_inputs++;
   }
   if (why)
-    log_debug("udp: InputFrame for '%.64s' dropped: %s", f->model, why);
+    log_debug("udp: InputFrame dropped: %s", why);
   partita__v1__input_frame__free_unpacked(f, NULL);
 }
 

@@ -170,12 +170,12 @@ ptc_client *ptc_connect_unix(const char *path, int timeout_ms, char *err, size_t
   return c;
 }
 
-ptc_client *ptc_connect_addr(const char *hostport, int timeout_ms, char *err, size_t errlen) {
-  char host[256];
+int ptc_split_addr(const char *hostport, char *host, size_t hostlen, int *port, char *err,
+                   size_t errlen) {
   const char *colon = strrchr(hostport, ':');
-  if (!colon || colon == hostport || (size_t)(colon - hostport) >= sizeof(host) || !colon[1]) {
+  if (!colon || colon == hostport || (size_t)(colon - hostport) >= hostlen || !colon[1]) {
     snprintf(err, errlen, "bad address '%s' (expected HOST:PORT)", hostport);
-    return NULL;
+    return PTC_ERR_ARG;
   }
   const char *h = hostport;
   size_t n = (size_t)(colon - hostport);
@@ -184,12 +184,21 @@ ptc_client *ptc_connect_addr(const char *hostport, int timeout_ms, char *err, si
   memcpy(host, h, n);
   host[n] = 0;
   char *end;
-  long port = strtol(colon + 1, &end, 10);
-  if (*end || port <= 0 || port > 65535) {
+  long p = strtol(colon + 1, &end, 10);
+  if (*end || p <= 0 || p > 65535) {
     snprintf(err, errlen, "bad port in '%s'", hostport);
-    return NULL;
+    return PTC_ERR_ARG;
   }
-  return ptc_connect_tcp(host, (int)port, timeout_ms, err, errlen);
+  *port = (int)p;
+  return PTC_OK;
+}
+
+ptc_client *ptc_connect_addr(const char *hostport, int timeout_ms, char *err, size_t errlen) {
+  char host[256];
+  int port;
+  if (ptc_split_addr(hostport, host, sizeof(host), &port, err, errlen))
+    return NULL;
+  return ptc_connect_tcp(host, port, timeout_ms, err, errlen);
 }
 
 void ptc_close(ptc_client *c) {

@@ -43,6 +43,10 @@ ptc_client *ptc_connect_unix(const char *path, int timeout_ms, char *err, size_t
 // "HOST:PORT" ("[v6]:PORT" too) over TCP.
 ptc_client *ptc_connect_addr(const char *hostport, int timeout_ms, char *err, size_t errlen);
 void ptc_close(ptc_client *c);
+// Splits "HOST:PORT" ("[v6]:PORT") into host (hostlen bytes) and port; PTC_ERR_ARG with a
+// message in err when it is not one.
+int ptc_split_addr(const char *hostport, char *host, size_t hostlen, int *port, char *err,
+                   size_t errlen);
 
 int ptc_fd(const ptc_client *c);
 const char *ptc_error(const ptc_client *c);          // text of the last failure
@@ -58,6 +62,18 @@ int ptc_call(ptc_client *c, Partita__V1__Request *req, Partita__V1__ServerMessag
 // The next event (*out->event is set).
 int ptc_next_event(ptc_client *c, Partita__V1__ServerMessage **out, int timeout_ms);
 void ptc_free(Partita__V1__ServerMessage *m);
+
+// UDP inputs (docs/protocol.md, "UDP fast path"): one sender is one session, with a random
+// 64-bit id picked at creation, numbering its frames 1, 2, ... A restarted sender is a new
+// session, so the daemon does not take its frames for stale ones of its predecessor.
+typedef struct ptc_udp_sender ptc_udp_sender;
+// "HOST:PORT" of the daemon's UDP port; token "" when the server has none. NULL on failure.
+ptc_udp_sender *ptc_udp_open(const char *hostport, const char *model, const char *token,
+                             char *err, size_t errlen);
+// Inputs 0..n-1 (ModelInfo.inputs order) as one frame with the next sequence number.
+int ptc_udp_send(ptc_udp_sender *u, const double *values, size_t n);
+uint64_t ptc_udp_session(const ptc_udp_sender *u);
+void ptc_udp_close(ptc_udp_sender *u);
 
 const char *ptc_status_name(int code);   // "OK", "NOT_FOUND", ...
 const char *ptc_strerror(int rc);        // text of a PTC_ERR_* code

@@ -248,7 +248,7 @@ def test_auth_token(workdir):
             with partita.UdpInputSender(d.udp, name, token=token) as tx:
                 tx.send([2.0])
             assert wait_until(lambda: model_stats(c, name).udp_inputs == 1, 2.0)
-            time.sleep(0.1)
+            assert wait_until(lambda: model_stats(c, name).unauthorized_inputs == 1, 2.0)
             assert model_stats(c, name).udp_inputs == 1
             c.step(name, 1)
             assert c.get_state(name, fields=partita.FIELD_INPUTS).inputs.tolist() == [2.0]

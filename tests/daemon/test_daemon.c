@@ -274,6 +274,24 @@ static void test_udp(void) {
     ;
   CHECK(v == -2.0, "newer UDP input not applied");
 
+  // the client library's sender: a restarted sender (a new session) numbers from 1 again and
+  // is applied all the same
+  char hp[64], err[256];
+  snprintf(hp, sizeof(hp), "127.0.0.1:%d", d.udp_port);
+  for (int k = 0; k < 2; k++) {
+    ptc_udp_sender *u = ptc_udp_open(hp, "p", "", err, sizeof(err));
+    CHECK(u != NULL, "udp sender: %s", err);
+    if (!u)
+      break;
+    double val = 10.0 + k;
+    CHECK(ptc_udp_send(u, &val, 1) == PTC_OK, "udp send");
+    for (double t = now_s(); now_s() - t < 2 && (v = input_of(c)) != val;)
+      ;
+    CHECK(v == val, "sender %d (session %llx) from sequence 1 not applied: %g", k,
+          (unsigned long long)ptc_udp_session(u), v);
+    ptc_udp_close(u);
+  }
+
   // state frames as datagrams to a registered peer: every 2 steps, bare StateFrames
   int fd = socket(AF_INET, SOCK_DGRAM, 0);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

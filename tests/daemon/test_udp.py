@@ -124,3 +124,84 @@ def test_udp_stream_stops_with_its_connection(daemon, client, twins):
         assert wait_until(lambda: model_stats(client, udp_model).subscribers == 0, 3.0)
         client.step(udp_model, 5)
         assert rx.recv(0.3) is None
+
+
+# -- sessions and counters -------------------------------------------------------------------
+
+def udp_counts(client, model):
+    ms = model_stats(client, model)
+    return (ms.udp_inputs, ms.stale_inputs, ms.malformed_inputs, ms.unauthorized_inputs,
+            ms.dropped_inputs)
+
+
+def applied_input(client, model):
+    return client.get_state(model, fields=partita.FIELD_INPUTS).inputs.tolist()[0]
+
+
+def settle(client, model, expect_counts):
+    assert wait_until(lambda: udp_counts(client, model) == expect_counts, 3.0), \
+        (udp_counts(client, model), expect_counts)
+
+
+def test_restarted_sender_is_applied(daemon, client, twins):
+    udp_model, _ref = twins
+    with partita.UdpInputSender(daemon.udp, udp_model) as old:
+        old.send([1.0], sequence=1000)
+    settle(client, udp_model, (1, 0, 0, 0, 0))
+    # The rig restarts: a new sender numbers from 1 again, and is heard.
+    with partita.UdpInputSender(daemon.udp, udp_model) as new:
+        new.send([2.0])
+        settle(client, udp_model, (2, 0, 0, 0, 0))
+        assert applied_input(client, udp_model) == 2.0
+        new.send([3.0], sequence=1)        # duplicated
+        new.send([4.0], sequence=5)
+        new.send([5.0], sequence=3)        # reordered: older than 5
+        settle(client, udp_model, (3, 2, 0, 0, 0))
+        assert applied_input(client, udp_model) == 4.0
+
+
+def test_poisoned_sequence_does_not_block(daemon, client, twins):
+    udp_model, _ref = twins
+    with partita.UdpInputSender(daemon.udp, udp_model) as tx:
+        tx.send([1.0], sequence=1)
+        tx.send([9.0], sequence=2**64 - 1)   # a jump beyond the window: dropped, not adopted
+        tx.send([2.0], sequence=2)
+    with partita.UdpInputSender(daemon.udp, udp_model) as evil:
+        evil.send([9.0], sequence=2**64 - 1)  # a new session cannot start that high either
+    settle(client, udp_model, (2, 2, 0, 0, 0))
+    assert applied_input(client, udp_model) == 2.0
+    with partita.UdpInputSender(daemon.udp, udp_model) as tx:
+        tx.send([3.0])
+    settle(client, udp_model, (3, 2, 0, 0, 0))
+    assert applied_input(client, udp_model) == 3.0
+
+
+def test_reset_starts_a_new_ordering(daemon, client, twins):
+    udp_model, _ref = twins
+    with partita.UdpInputSender(daemon.udp, udp_model, session=42) as tx:
+        tx.send([1.0], sequence=7)
+        settle(client, udp_model, (1, 0, 0, 0, 0))
+        client.reset(udp_model)
+        tx.send([2.0], sequence=1)           # same session, lower number: fine after Reset
+        settle(client, udp_model, (2, 0, 0, 0, 0))
+        assert applied_input(client, udp_model) == 2.0
+
+
+def test_every_dropped_datagram_is_counted(daemon, client, twins):
+    udp_model, _ref = twins
+    host, port = daemon.udp.rsplit(":", 1)
+    before = client.stats().server
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"\xff\xff\xff garbage", (host, int(port)))
+        s.sendto(pb.InputFrame(model="nope", sequence=1, values=[1.0]).SerializeToString(),
+                 (host, int(port)))
+    with partita.UdpInputSender(daemon.udp, udp_model) as tx:
+        tx.send([1.0, 2.0])                   # wrong count (one input)
+        tx.send({3: 1.0})                      # index out of range
+        tx.send([float("nan")])
+        tx.send([5.0])
+    settle(client, udp_model, (1, 0, 3, 0, 0))
+    assert applied_input(client, udp_model) == 5.0
+    after = client.stats().server
+    assert after.udp_malformed == before.udp_malformed + 1
+    assert after.udp_unknown_model == before.udp_unknown_model + 1

@@ -1,10 +1,12 @@
 """UDP fast path: InputFrame datagrams to the daemon, StateFrame datagrams back.
 
-Each datagram holds exactly one message, without a length prefix. The daemon keeps, per
-model, the highest sequence number accepted and drops frames that are not newer (stale), so a
-sender numbers its frames with a strictly increasing counter.
+Each datagram holds exactly one message, without a length prefix. A sender is a session (a
+random 64-bit id) numbering its frames with a strictly increasing counter; the daemon keeps,
+per model, the current session and its highest sequence number and drops older frames
+(stale). A new session (a restarted sender) starts a new ordering from a low number.
 """
 
+import os
 import socket
 
 from ._pb import pb
@@ -14,13 +16,16 @@ from .client import State, parse_address
 class UdpInputSender:
     """Send actuator inputs of one model: send([u0, u1, ...]) or send({index: value})."""
 
-    def __init__(self, address, model, token="", first_sequence=1):
+    def __init__(self, address, model, token="", first_sequence=1, session=None):
+        """A sender is one session: a random 64-bit id unless given, so a restarted sender's
+        inputs (from sequence 1 again) are not taken for stale ones of its predecessor."""
         family, self.addr = parse_address(address)
         if family == socket.AF_UNIX:
             raise ValueError("the UDP fast path needs HOST:PORT, got %r" % address)
         self.model = model
         self.token = token
         self.sequence = first_sequence
+        self.session = int.from_bytes(os.urandom(8), "little") if session is None else session
         self._sock = socket.socket(family, socket.SOCK_DGRAM)
 
     def send(self, values, sequence=None):
@@ -28,7 +33,8 @@ class UdpInputSender:
         if sequence is None:
             sequence = self.sequence
         self.sequence = max(self.sequence, sequence + 1)
-        frame = pb.InputFrame(model=self.model, sequence=sequence, token=self.token)
+        frame = pb.InputFrame(model=self.model, sequence=sequence, token=self.token,
+                              session=self.session)
         if hasattr(values, "items"):
             for i, v in values.items():
                 frame.index.append(int(i))
