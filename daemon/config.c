@@ -238,6 +238,18 @@ static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir) {
       } else if (!strcmp(k, "floating_base")) {
         if (get_bool(w, v, &cm->floating_base))
           return -1;
+      } else if (!strcmp(k, "input_timeout_ms")) {
+        double ms;
+        if (get_num(w, v, 0, 3600000, &ms))
+          return -1;
+        cm->input_timeout_ms = (unsigned)ms;
+      } else if (!strcmp(k, "input_safe")) {
+        char safe[16];
+        if (get_str(w, v, safe, sizeof(safe)))
+          return -1;
+        if (strcmp(safe, "zero") && strcmp(safe, "hold"))
+          return bad(w, v, "input_safe: zero or hold");
+        cm->input_hold = !strcmp(safe, "hold");
       } else {
         return bad(w, v, "unknown key in model");
       }

@@ -289,36 +289,40 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   return 0;
 }
 
-static int do_set_inputs(conn *c, uint64_t id, sim *s, const Partita__V1__SetInputs *rq) {
+// Queues the inputs of a SetInputs or StepWithInputs for model s. 0, or -1 after answering
+// the request with the reason it was refused (nothing queued then).
+static int queue_inputs(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **by_name,
+                        size_t n_by_name, Partita__V1__IndexedValue **by_index,
+                        size_t n_by_index) {
   if (atomic_load(&s->pub_failed))
     return reply_status(c, id, STATUS(FAILED_PRECONDITION),
                         "model %s is paused after a failed step; Reset it (or SetState) first",
-                        s->name);
+                        s->name) - 1;
   int32_t idx[1024];
   double val[1024];
   int n = 0;
-  if (rq->n_by_name + rq->n_by_index > 1024)
-    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "too many input values");
-  for (size_t i = 0; i < rq->n_by_name; i++) {
-    int k = pt_input_index(s->m, rq->by_name[i]->name);
+  if (n_by_name + n_by_index > 1024)
+    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "too many input values") - 1;
+  for (size_t i = 0; i < n_by_name; i++) {
+    int k = pt_input_index(s->m, by_name[i]->name);
     if (k < 0)
       return reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no input '%.100s'",
-                          s->name, rq->by_name[i]->name);
+                          s->name, by_name[i]->name) - 1;
     idx[n] = k;
-    val[n++] = rq->by_name[i]->value;
+    val[n++] = by_name[i]->value;
   }
-  for (size_t i = 0; i < rq->n_by_index; i++) {
-    if (rq->by_index[i]->index >= (uint32_t)s->ni)
+  for (size_t i = 0; i < n_by_index; i++) {
+    if (by_index[i]->index >= (uint32_t)s->ni)
       return reply_status(c, id, STATUS(INVALID_ARGUMENT),
                           "input index %u out of range (model %s has %d inputs)",
-                          rq->by_index[i]->index, s->name, s->ni);
-    idx[n] = (int32_t)rq->by_index[i]->index;
-    val[n++] = rq->by_index[i]->value;
+                          by_index[i]->index, s->name, s->ni) - 1;
+    idx[n] = (int32_t)by_index[i]->index;
+    val[n++] = by_index[i]->value;
   }
   for (int i = 0; i < n; i++)
     if (!isfinite(val[i]))
       return reply_status(c, id, STATUS(INVALID_ARGUMENT), "input '%s': value is not finite",
-                          pt_input_name(s->m, idx[i]));
+                          pt_input_name(s->m, idx[i])) - 1;
   // keep the last value given for each input, so a record never exceeds ninput entries
   int m = 0;
   for (int i = 0; i < n; i++) {
@@ -330,9 +334,15 @@ static int do_set_inputs(conn *c, uint64_t id, sim *s, const Partita__V1__SetInp
       val[m++] = val[i];
     }
   }
-  if (m > 0 && sim_input(s, idx, val, m))
+  if (m > 0 && sim_input(s, idx, val, m, 0, 0))
     return reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "model %s: input queue full",
-                        s->name);
+                        s->name) - 1;
+  return 0;
+}
+
+static int do_set_inputs(conn *c, uint64_t id, sim *s, const Partita__V1__SetInputs *rq) {
+  if (queue_inputs(c, id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index))
+    return -1;
   reply_status(c, id, STATUS(OK), "%s", "");
   return 0;
 }
@@ -416,6 +426,7 @@ static const char *model_of(const pb_request *q) {
   case PARTITA__V1__REQUEST__OP_SET_STATE: return q->set_state->model;
   case PARTITA__V1__REQUEST__OP_SET_INPUTS: return q->set_inputs->model;
   case PARTITA__V1__REQUEST__OP_GET_STATE: return q->get_state->model;
+  case PARTITA__V1__REQUEST__OP_STEP_WITH_INPUTS: return q->step_with_inputs->model;
   case PARTITA__V1__REQUEST__OP_SUBSCRIBE: return q->subscribe->model;
   case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS: return q->inverse_dynamics->model;
   case PARTITA__V1__REQUEST__OP_LINEARIZE: return q->linearize->model;
@@ -510,6 +521,34 @@ void dispatch(conn *c, pb_request *q) {
       cmd->fields = q->step->fields;
     }
     break;
+  case PARTITA__V1__REQUEST__OP_STEP_WITH_INPUTS: {
+    Partita__V1__StepWithInputs *rq = q->step_with_inputs;
+    if (rq->n > srv->cfg.limits.max_step_count || !check_fields(&rq->fields)) {
+      reply_status(c, id, STATUS(INVALID_ARGUMENT), "StepWithInputs: n over the limit of %lld "
+                   "or unknown field bits", srv->cfg.limits.max_step_count);
+      break;
+    }
+    int mode = atomic_load(&s->pub_mode);
+    if (mode != MODE_LOCKSTEP && mode != MODE_PAUSED) {
+      reply_status(c, id, STATUS(FAILED_PRECONDITION), "StepWithInputs needs lockstep or "
+                   "paused mode");
+      break;
+    }
+    want = 1;
+    if (!(cmd = sim_cmd_new(s, CMD_STEP)))
+      break;
+    // the inputs are queued before the Step, so they apply from its first step exactly as
+    // SetInputs followed by Step
+    if (queue_inputs(c, id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index)) {
+      sim_cmd_free(cmd);
+      cmd = NULL;
+      want = 0;
+      break;
+    }
+    cmd->n = rq->n ? rq->n : 1;
+    cmd->fields = rq->fields;
+    break;
+  }
   case PARTITA__V1__REQUEST__OP_RESET:
     want = 1;
     s->udp_open = 0;
@@ -548,11 +587,12 @@ void dispatch(conn *c, pb_request *q) {
       reply_status(c, id, STATUS(INVALID_ARGUMENT), "GetState: unknown field bits");
       break;
     }
-    // A model that steps on its own (real time, free run) or is inside a long Step answers
-    // at once from its latest published step. An idle one answers through its queue in
-    // microseconds, after the inputs sent before; and behind a request of the same connection
-    // still in flight it queues too, so a pipelined Step then GetState sees the Step's result.
-    if (c->inflight == 0 && (atomic_load(&s->pub_busy) ||
+    // A model that steps on its own (real time, free run) or has commands queued (a long
+    // Step, perhaps) answers at once from its latest published step. An idle one answers
+    // through its queue in microseconds, after the inputs sent before; and behind a request
+    // of the same connection still in flight it queues too, so a pipelined Step then
+    // GetState sees the Step's result.
+    if (c->inflight == 0 && (s->outstanding > 0 ||
                              atomic_load(&s->pub_mode) == MODE_REALTIME ||
                              atomic_load(&s->pub_mode) == MODE_FREE_RUN)) {
       reply_latest(c, id, s, q->get_state->fields);

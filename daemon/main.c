@@ -87,7 +87,11 @@ static int preload(server *srv) {
       log_warn("model %s: %s", cm->file, w);
     char msg[256];
     const char *name = cm->name[0] ? cm->name : pt_model_name(m);
-    if (server_add_model(srv, name, m, cm->mode, cm->rate, NULL, msg, sizeof(msg)) != 0) {
+    sim_opts o = {.mode = cm->mode,
+                  .rate = cm->rate,
+                  .input_timeout_ms = cm->input_timeout_ms,
+                  .input_hold = cm->input_hold};
+    if (server_add_model(srv, name, m, &o, NULL, msg, sizeof(msg)) != 0) {
       pt_model_free(m);
       log_error("model %s: %s", cm->file, msg);
       return -1;

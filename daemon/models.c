@@ -28,8 +28,10 @@ static int valid_name(const char *n) {
   return 1;
 }
 
-int server_add_model(server *srv, const char *name, pt_model *m, int mode, double rate,
-                     sim **out, char *err, size_t errlen) {
+int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts *o, sim **out,
+                     char *err, size_t errlen) {
+  int mode = o->mode;
+  double rate = o->rate > 0 ? o->rate : 1.0;
   if (!valid_name(name)) {
     snprintf(err, errlen, "invalid model name (1-127 bytes of UTF-8, no spaces or control "
              "characters)");
@@ -56,7 +58,7 @@ int server_add_model(server *srv, const char *name, pt_model *m, int mode, doubl
   }
   s->server = srv;
   s->on_async = subs_on_async;
-  if (sim_start(s, srv->loop, mode, rate)) {
+  if (sim_start(s, srv->loop, o)) {
     s->m = NULL;
     sim_free(s);
     snprintf(err, errlen, "could not start the thread of model '%s'", name);
@@ -127,8 +129,8 @@ typedef struct {
   size_t len;
   char name[SIM_NAME];
   char source[128];
-  int format, mode, floating_base;
-  double rate;
+  int format, floating_base;
+  sim_opts opts;
   conn *c;
   uint64_t id;
   pt_model *m;
@@ -155,7 +157,7 @@ static void load_after(uv_work_t *w, int status) {
     const char *name = j->name[0] ? j->name : pt_model_name(j->m);
     sim *s = NULL;
     int code = srv->stopping ? STATUS(FAILED_PRECONDITION)
-                             : server_add_model(srv, name, j->m, j->mode, j->rate, &s, err,
+                             : server_add_model(srv, name, j->m, &j->opts, &s, err,
                                                 sizeof(err));
     if (srv->stopping)
       snprintf(err, sizeof(err), "server shutting down");
@@ -201,6 +203,9 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: unknown format");
   if ((int)rq->mode < 0 || rq->mode > PARTITA__V1__MODE__LOCKSTEP)
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: unknown mode");
+  if (rq->input_timeout_ms > 3600000)
+    return reply_status(c, id, STATUS(INVALID_ARGUMENT),
+                        "LoadModel: input_timeout_ms at most 3600000 (one hour)");
   if (rq->rate != 0 && (!isfinite(rq->rate) || rq->rate < PACE_RATE_MIN ||
                         rq->rate > PACE_RATE_MAX))
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: rate must be in [%g, %g]",
@@ -215,8 +220,10 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   snprintf(j->source, sizeof(j->source), "%s",
            rq->source_name[0] ? rq->source_name : "<LoadModel>");
   j->format = rq->format;
-  j->mode = rq->mode ? (int)rq->mode : MODE_PAUSED;
-  j->rate = rq->rate > 0 ? rq->rate : 1.0;
+  j->opts.mode = rq->mode ? (int)rq->mode : MODE_PAUSED;
+  j->opts.rate = rq->rate > 0 ? rq->rate : 1.0;
+  j->opts.input_timeout_ms = rq->input_timeout_ms;
+  j->opts.input_hold = rq->input_hold;
   j->floating_base = rq->floating_base;
   j->c = c;
   j->id = id;

@@ -62,3 +62,24 @@ int pace_step_done(pace *p, int64_t end, int burst, int64_t max_lag, int64_t *be
   }
   return flags;
 }
+
+void watchdog_start(watchdog *w, int64_t now, int64_t timeout) {
+  w->timeout = timeout > 0 ? timeout : 0;
+  w->last = now;
+  w->tripped = 0;
+}
+
+int watchdog_input(watchdog *w, int64_t now) {
+  w->last = now;
+  if (!w->tripped)
+    return WD_NONE;
+  w->tripped = 0;
+  return WD_RESUMED;
+}
+
+int watchdog_poll(watchdog *w, int64_t now) {
+  if (!w->timeout || w->tripped || now - w->last <= w->timeout)
+    return WD_NONE;
+  w->tripped = 1;
+  return WD_TIMEOUT;
+}

@@ -51,4 +51,20 @@ int64_t pace_coarse_wait(const pace *p, int64_t now, int64_t slice);
 // deadline the step ended (0 when on time). Returns PACE_* bits.
 int pace_step_done(pace *p, int64_t end, int burst, int64_t max_lag, int64_t *behind);
 
+// The input watchdog of a real-time model: when no input has arrived for `timeout` ns, the
+// inputs go to their safe value once (WD_TIMEOUT); the next input ends that (WD_RESUMED).
+typedef struct {
+  int64_t timeout;     // ns; 0: off
+  int64_t last;        // when the last input arrived (or the watch started)
+  int tripped;
+} watchdog;
+
+enum { WD_NONE = 0, WD_TIMEOUT = 1, WD_RESUMED = 2 };
+
+void watchdog_start(watchdog *w, int64_t now, int64_t timeout);
+// An input arrived at `now`.
+int watchdog_input(watchdog *w, int64_t now);
+// Before a step at `now`.
+int watchdog_poll(watchdog *w, int64_t now);
+
 #endif

@@ -129,8 +129,8 @@ int status_from_pt(int rc);
 int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq);
 int do_list(conn *c, uint64_t id);
 sim *server_find_model(server *srv, const char *name);
-int server_add_model(server *srv, const char *name, pt_model *m, int mode, double rate,
-                     sim **out, char *err, size_t errlen);
+int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts *o, sim **out,
+                     char *err, size_t errlen);
 void server_unload(server *srv, sim *s);
 int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
                   char *err, size_t errlen);

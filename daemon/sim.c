@@ -21,7 +21,14 @@
 #define WAIT_SLICE_NS 1000000    // cond-wait until this close to a deadline, then nanosleep
 #define LATEST_FRESH 4u          // latest_mid: the middle buffer holds a state not yet read
 
-enum { EV_REPARTITIONED = 1, EV_PAUSED_ON_ERROR = 2, EV_OVERRUN_BURST = 3, EV_QR_SWITCH = 4 };
+enum {  // ModelEvent kinds (proto numbers)
+  EV_REPARTITIONED = 1,
+  EV_PAUSED_ON_ERROR = 2,
+  EV_OVERRUN_BURST = 3,
+  EV_QR_SWITCH = 4,
+  EV_INPUT_TIMEOUT = 5,
+  EV_INPUT_RESUMED = 6,
+};
 
 static int64_t ts_ns(const struct timespec *t) {
   return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
@@ -35,6 +42,12 @@ static struct timespec ns_ts(int64_t ns) {
 static int64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
+  return ts_ns(&t);
+}
+
+static int64_t wall_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
   return ts_ns(&t);
 }
 
@@ -90,7 +103,6 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   hist_reset(&s->h_late);
   atomic_init(&s->stop, 0);
   atomic_init(&s->pub_mode, MODE_PAUSED);
-  atomic_init(&s->pub_busy, 0);
   atomic_init(&s->pub_failed, 0);
   atomic_init(&s->pub_rate, 1.0);
   atomic_init(&s->pub_time, pt_time(s->d));
@@ -165,11 +177,14 @@ int sim_submit(sim *s, sim_cmd *c) {
   return 0;
 }
 
-int sim_input(sim *s, const int32_t *index, const double *value, int n) {
+int sim_input(sim *s, const int32_t *index, const double *value, int n, uint64_t session,
+              uint64_t seq) {
   input_rec *rec = spsc_claim(&s->inq);
   if (!rec || n > s->ni)
     return -1;
   rec->n = n;
+  rec->session = session;
+  rec->seq = seq;
   for (int i = 0; i < n; i++) {
     rec->e[i].index = index[i];
     rec->e[i].value = value[i];
@@ -257,6 +272,10 @@ static void fill_snap(sim *s, snap_hdr *h, uint32_t fields) {
   h->potential = pt_energy_potential(d);
   h->res_pos = pt_residual_position(d);
   h->res_vel = pt_residual_velocity(d);
+  h->wall_ns = wall_ns();
+  h->input_session = s->in_session;
+  h->input_seq = s->in_seq;
+  h->overran = s->overran;
   size_t nc = (size_t)s->nc;
   if (fields & FIELD_COORDINATES)
     memcpy(snap_q(h), pt_coords(d), nc * sizeof(double));
@@ -298,8 +317,26 @@ static void drain_inputs(sim *s) {
   while ((rec = spsc_peek(&s->inq))) {
     for (int i = 0; i < rec->n; i++)
       pt_set_input(s->m, s->d, rec->e[i].index, rec->e[i].value);
+    s->in_session = rec->session;
+    s->in_seq = rec->seq;
     spsc_release(&s->inq);
+    if (watchdog_input(&s->wd, now_ns()) == WD_RESUMED)
+      event(s, EV_INPUT_RESUMED, 0, "inputs arrive again");
   }
+}
+
+// Real time only: inputs silent for longer than the watchdog's timeout go to their safe
+// value (zero, or held) once, with an event.
+static void watch_inputs(sim *s) {
+  if (watchdog_poll(&s->wd, now_ns()) != WD_TIMEOUT)
+    return;
+  if (!s->input_hold)
+    for (int i = 0; i < s->ni; i++)
+      pt_set_input(s->m, s->d, i, 0.0);
+  char msg[200];
+  snprintf(msg, sizeof(msg), "no input for %.0f ms: inputs %s", (double)s->wd.timeout / 1e6,
+           s->input_hold ? "held" : "set to zero");
+  event(s, EV_INPUT_TIMEOUT, 0, msg);
 }
 
 static void set_sched(sim *s, int realtime) {
@@ -312,7 +349,9 @@ static void set_sched(sim *s, int realtime) {
              s->name, strerror(rc));
 }
 
-static int do_step(sim *s) {
+// One step of the engine; on failure the model pauses with an event. The state is published
+// by after_step.
+static int advance(sim *s) {
   int64_t t0 = now_ns();
   int rc = pt_step(s->m, s->d);
   hist_add(&s->h_step, (uint64_t)(now_ns() - t0));
@@ -329,6 +368,11 @@ static int do_step(sim *s) {
     event(s, EV_PAUSED_ON_ERROR, rc, msg);
     return rc;
   }
+  return 0;
+}
+
+// After a step: publish the state, report partition changes, send subscription frames.
+static void after_step(sim *s) {
   publish(s);
   pt_counters c;
   pt_get_counters(s->d, &c);
@@ -344,11 +388,22 @@ static int do_step(sim *s) {
                    : "switched back to the LU partition");
   }
   emit_frames(s);
-  return 0;
+}
+
+// A step outside real time (free run, Step): no deadline to overrun.
+static int do_step(sim *s) {
+  int rc = advance(s);
+  s->overran = 0;
+  if (rc == 0)
+    after_step(s);
+  return rc;
 }
 
 static void rt_resync(sim *s) {
-  pace_start(&s->pc, now_ns(), pt_model_dt(s->m) / s->rate * 1e9);
+  int64_t now = now_ns();
+  pace_start(&s->pc, now, pt_model_dt(s->m) / s->rate * 1e9);
+  watchdog_start(&s->wd, now, s->wd.timeout);
+  s->overran = 0;
 }
 
 static void set_mode(sim *s, int mode, double rate) {
@@ -439,9 +494,7 @@ static void run_cmd(sim *s, sim_cmd *c) {
       snprintf(c->msg, sizeof(c->msg), "Step needs lockstep or paused mode");
       break;
     }
-    atomic_store_explicit(&s->pub_busy, 1, memory_order_relaxed);
     run_steps(s, c);
-    atomic_store_explicit(&s->pub_busy, 0, memory_order_relaxed);
     break;
   case CMD_RESET:
     pt_data_reset(s->m, s->d);
@@ -525,11 +578,14 @@ static void realtime_tick(sim *s) {
   int64_t woke = now_ns();
   hist_add(&s->h_late, (uint64_t)(woke > deadline ? woke - deadline : 0));
   drain_inputs(s);
-  if (do_step(s) < 0)
+  watch_inputs(s);
+  if (advance(s) < 0)
     return;
   int64_t behind;
   int flags = pace_step_done(&s->pc, now_ns(), s->cfg->realtime.overrun_burst,
                              (int64_t)s->cfg->realtime.max_lag_ms * 1000000, &behind);
+  s->overran = (flags & PACE_OVERRUN) != 0;
+  after_step(s);
   char msg[200];
   if (flags & PACE_BURST) {
     snprintf(msg, sizeof(msg), "%d deadlines missed in a row (%.3f ms behind)",
@@ -585,9 +641,11 @@ static void on_async(uv_async_t *a) {
   s->on_async(s);
 }
 
-int sim_start(sim *s, uv_loop_t *loop, int mode, double rate) {
-  s->mode = mode > 0 ? mode : MODE_PAUSED;
-  s->rate = rate > 0 ? rate : 1.0;
+int sim_start(sim *s, uv_loop_t *loop, const sim_opts *o) {
+  s->mode = o->mode > 0 ? o->mode : MODE_PAUSED;
+  s->rate = o->rate > 0 ? o->rate : 1.0;
+  s->wd.timeout = (int64_t)o->input_timeout_ms * 1000000;
+  s->input_hold = o->input_hold;
   atomic_store(&s->pub_mode, s->mode);
   atomic_store(&s->pub_rate, s->rate);
   if (uv_async_init(loop, &s->async, on_async))

@@ -39,6 +39,9 @@ typedef struct {
   uint32_t fields;
   int32_t mode;
   double kinetic, potential, res_pos, res_vel;
+  int64_t wall_ns;                  // CLOCK_REALTIME when the step ended
+  uint64_t input_session, input_seq;  // the last input applied (UDP; 0 for SetInputs)
+  int overran;                      // the step ended after the next real-time deadline
 } snap_hdr;
 
 typedef struct sim sim;
@@ -110,8 +113,17 @@ typedef struct {
 
 typedef struct {
   int n;
+  uint64_t session, seq;      // UDP session and sequence (0 for SetInputs)
   input_entry e[];            // (ninput) entries
 } input_rec;
+
+// How a model runs, from LoadModel or the config file.
+typedef struct {
+  int mode;
+  double rate;
+  unsigned input_timeout_ms;  // real time: the input watchdog (0: off)
+  int input_hold;             // on timeout hold the last inputs (default: zero them)
+} sim_opts;
 
 struct sim {
   char name[SIM_NAME];
@@ -147,7 +159,6 @@ struct sim {
   unsigned latest_front;            // loop thread's buffer
   // published by the simulation thread for cheap reads on the loop thread
   atomic_int pub_mode;
-  atomic_int pub_busy;              // 1 while a Step command runs (it may take seconds)
   atomic_int pub_failed;            // 1 while paused on a failed step (until Reset/SetState)
   _Atomic double pub_rate;
   _Atomic double pub_time;
@@ -163,6 +174,10 @@ struct sim {
   int mode;
   double rate;
   pace pc;                          // real-time schedule
+  watchdog wd;                      // real-time input watchdog
+  int input_hold;
+  uint64_t in_session, in_seq;      // last input applied
+  int overran;                      // the last step overran its deadline
   hist h_step, h_late;
   int64_t dropped, last_repartitions;
   int last_method;                  // partition method after the last step: 0 LU, 1 QR
@@ -185,7 +200,7 @@ struct sim {
 // Creates the model's data and rings; the thread is not running yet. NULL on out of memory.
 sim *sim_new(const char *name, pt_model *m, const config *cfg);
 // Starts the thread (uv_async bound to loop). 0 ok.
-int sim_start(sim *s, uv_loop_t *loop, int mode, double rate);
+int sim_start(sim *s, uv_loop_t *loop, const sim_opts *o);
 // Stops and joins the thread; commands still queued finish with PT_EPRECOND ("unloaded").
 // Then closes the async handle; sim_free runs from its close callback when refs allow.
 void sim_stop(sim *s);
@@ -198,8 +213,10 @@ sim_cmd *sim_cmd_new(sim *s, cmd_kind kind);   // with a snap buffer for state a
 void sim_cmd_free(sim_cmd *c);
 // Queue a command (loop thread). -1 when the ring is full.
 int sim_submit(sim *s, sim_cmd *c);
-// Queue an input change (loop thread). -1 when the ring is full.
-int sim_input(sim *s, const int32_t *index, const double *value, int n);
+// Queue an input change (loop thread), from UDP session/seq (0, 0: SetInputs). -1 when the
+// ring is full.
+int sim_input(sim *s, const int32_t *index, const double *value, int n, uint64_t session,
+              uint64_t seq);
 // Drain finished commands (calls done), used by the loop-side async handler.
 void sim_drain_done(sim *s);
 // The latest published state (all fields). Loop thread only; valid until the next call.

@@ -18,6 +18,10 @@ void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) 
   m->f.time = h->time;
   m->f.step = h->step;
   m->f.mode = (Partita__V1__Mode)h->mode;
+  m->f.wall_time_ns = h->wall_ns;
+  m->f.input_session = h->input_session;
+  m->f.input_sequence = h->input_seq;
+  m->f.overran = h->overran != 0;
   size_t nc = (size_t)s->nc, ni = (size_t)s->ni;
   if (fields & FIELD_COORDINATES) {
     m->f.n_coordinates = nc;

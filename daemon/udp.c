@@ -94,7 +94,7 @@ static void on_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct so
   } else if (order(s, f) == UDP_STALE) {
     s->stale_inputs++;
     why = "stale or out-of-window sequence";
-  } else if (m > 0 && sim_input(s, idx, val, m)) {
+  } else if (m > 0 && sim_input(s, idx, val, m, f->session, f->sequence)) {
     s->dropped_inputs++;
     why = "input queue full";
   } else {

@@ -322,10 +322,35 @@ static void test_text(void) {
   CHECK(text_is_utf8(out), "the repair is valid UTF-8");
 }
 
+// ---------------------------------------------------------------------------------------------
+// The input watchdog on a made-up clock: it trips once after the timeout of silence, not
+// before, and an input ends it.
+static void test_watchdog(void) {
+  watchdog w;
+  watchdog_start(&w, 0, 50 * MS);
+  CHECK(watchdog_poll(&w, 50 * MS) == WD_NONE, "exactly the timeout is not yet silence");
+  CHECK(watchdog_poll(&w, 50 * MS + 1) == WD_TIMEOUT, "trips after the timeout");
+  CHECK(watchdog_poll(&w, 60 * MS) == WD_NONE && w.tripped, "trips once");
+  CHECK(watchdog_input(&w, 70 * MS) == WD_RESUMED && !w.tripped, "an input resumes it");
+  CHECK(watchdog_input(&w, 80 * MS) == WD_NONE, "later inputs are ordinary");
+  CHECK(watchdog_poll(&w, 130 * MS) == WD_NONE, "50 ms after the last input: not yet");
+  CHECK(watchdog_poll(&w, 131 * MS) == WD_TIMEOUT, "then it trips again");
+  // A 1 kHz model polled before each step trips at the first step after the timeout.
+  watchdog_start(&w, 0, 20 * MS);
+  int trip_step = -1;
+  for (int k = 1; k <= 100 && trip_step < 0; k++)
+    if (watchdog_poll(&w, k * MS) == WD_TIMEOUT)
+      trip_step = k;
+  CHECK(trip_step == 21, "tripped at step %d (timeout 20 ms, 1 ms steps)", trip_step);
+  watchdog_start(&w, 0, 0);
+  CHECK(watchdog_poll(&w, 1000000 * MS) == WD_NONE, "timeout 0: off");
+}
+
 int main(void) {
   test_spsc();
   test_hist();
   test_pace();
+  test_watchdog();
   test_text();
   test_config();
   if (failures) {

@@ -96,6 +96,10 @@ class State:
         self.sequence = msg.sequence
         self.dropped = msg.dropped
         self.mode = msg.mode
+        self.wall_time_ns = msg.wall_time_ns        # CLOCK_REALTIME at the end of the step
+        self.input_session = msg.input_session      # the last input applied (UDP session,
+        self.input_sequence = msg.input_sequence    # and sequence; 0 for SetInputs)
+        self.overran = msg.overran                  # the step missed its real-time deadline
         self.coordinates = np.array(msg.coordinates, dtype=float)
         self.rates = np.array(msg.rates, dtype=float)
         self.accelerations = np.array(msg.accelerations, dtype=float)
@@ -297,10 +301,13 @@ class Client:
                                               client_name=client_name, token=token)).hello
 
     def load_model(self, source, name="", format=pb.FORMAT_AUTO, mode=None, rate=0.0,
-                   floating_base=False, source_name=""):
-        """Load a model from its text (YAML or URDF); answers its ModelInfo."""
+                   floating_base=False, source_name="", input_timeout_ms=0, input_hold=False):
+        """Load a model from its text (YAML or URDF); answers its ModelInfo.
+        input_timeout_ms: in real time, inputs silent that long go to zero (or are held, with
+        input_hold) and an INPUT_TIMEOUT event goes out."""
         msg = pb.LoadModel(name=name, format=format, source=source, rate=rate,
-                           floating_base=floating_base, source_name=source_name)
+                           floating_base=floating_base, source_name=source_name,
+                           input_timeout_ms=input_timeout_ms, input_hold=input_hold)
         if mode is not None:
             msg.mode = mode_value(mode)
         return self.request("load_model", msg).model_info
@@ -340,11 +347,14 @@ class Client:
     def set_inputs(self, model, values=None, by_index=None):
         """values: {name: value}; by_index: {index: value} or a sequence for inputs 0..n-1."""
         msg = pb.SetInputs(model=model, by_name=_named(values or {}))
-        if by_index is not None:
-            pairs = by_index.items() if hasattr(by_index, "items") else enumerate(by_index)
-            for i, v in pairs:
-                msg.by_index.add(index=int(i), value=float(v))
+        _by_index(msg, by_index)
         self.request("set_inputs", msg)
+
+    def step_with_inputs(self, model, values=None, by_index=None, n=1, fields=0):
+        """SetInputs and Step in one round trip (lockstep or paused); answers the State."""
+        msg = pb.StepWithInputs(model=model, by_name=_named(values or {}), n=n, fields=fields)
+        _by_index(msg, by_index)
+        return State(self.request("step_with_inputs", msg).state)
 
     def get_state(self, model, fields=0):
         return State(self.request("get_state", pb.GetState(model=model, fields=fields)).state)
@@ -401,6 +411,13 @@ class Client:
     def stats(self, model=""):
         """Answers the Stats message (models[], server)."""
         return self.request("get_stats", pb.GetStats(model=model)).stats
+
+
+def _by_index(msg, by_index):
+    if by_index is not None:
+        pairs = by_index.items() if hasattr(by_index, "items") else enumerate(by_index)
+        for i, v in pairs:
+            msg.by_index.add(index=int(i), value=float(v))
 
 
 def _reactions(reactions):
