@@ -129,7 +129,8 @@ typedef struct {
   size_t len;
   char name[SIM_NAME];
   char source[128];
-  int format, floating_base;
+  int format;
+  pt_load_options load;
   sim_opts opts;
   conn *c;
   uint64_t id;
@@ -140,8 +141,8 @@ typedef struct {
 
 static void load_work(uv_work_t *w) {
   load_job *j = w->data;
-  pt_load_options opt = {.floating_base = j->floating_base};
-  j->err.code = pt_model_load_string(j->text, j->len, j->format, j->source, &opt, &j->m, &j->err);
+  j->err.code =
+      pt_model_load_string(j->text, j->len, j->format, j->source, &j->load, &j->m, &j->err);
 }
 
 static void load_after(uv_work_t *w, int status) {
@@ -203,6 +204,8 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: unknown format");
   if ((int)rq->mode < 0 || rq->mode > PARTITA__V1__MODE__LOCKSTEP)
     return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: unknown mode");
+  if (rq->dt != 0 && !(rq->dt > 0 && rq->dt <= 1.0))
+    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "LoadModel: dt must be in (0, 1] s");
   if (rq->input_timeout_ms > 3600000)
     return reply_status(c, id, STATUS(INVALID_ARGUMENT),
                         "LoadModel: input_timeout_ms at most 3600000 (one hour)");
@@ -224,7 +227,19 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->opts.rate = rq->rate > 0 ? rq->rate : 1.0;
   j->opts.input_timeout_ms = rq->input_timeout_ms;
   j->opts.input_hold = rq->input_hold;
-  j->floating_base = rq->floating_base;
+  j->load.floating_base = rq->floating_base;
+  j->load.dt = rq->dt;
+  if (rq->integrator[0]) {
+    pt_integrator it;
+    if (pt_integrator_parse(rq->integrator, &it)) {
+      free(j->text);
+      free(j);
+      return reply_status(c, id, STATUS(INVALID_ARGUMENT),
+                          "LoadModel: integrator must be rk4, abm4 or euler");
+    }
+    j->load.has_integrator = 1;
+    j->load.integrator = (int)it;
+  }
   j->c = c;
   j->id = id;
   j->work.data = j;

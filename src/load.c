@@ -82,12 +82,31 @@ int pt_spec_from_file(const char *path, const pt_load_options *opt, pt_spec **ou
   return rc;
 }
 
+// The load options' simulation settings over the file's.
+static int apply_options(pt_spec *s, const pt_load_options *opt, pt_error *err) {
+  if (!opt) return PT_OK;
+  if (opt->dt != 0) {
+    if (!(opt->dt > 0 && opt->dt <= 1.0))
+      return pt_error_set(err, PT_EINVAL, "load option dt: %g is not in (0, 1] s", opt->dt);
+    s->dt = opt->dt;
+  }
+  if (opt->has_integrator) {
+    if (opt->integrator < PT_INT_RK4 || opt->integrator > PT_INT_EULER)
+      return pt_error_set(err, PT_EINVAL, "load option integrator: unknown (%d)",
+                          opt->integrator);
+    s->integrator = (pt_integrator)opt->integrator;
+    s->has_integrator = 1;
+  }
+  return PT_OK;
+}
+
 int pt_model_load_file(const char *path, const pt_load_options *opt, pt_model **out,
                        pt_error *err) {
   pt_spec *s = NULL;
   int rc = pt_spec_from_file(path, opt, &s, err);
   if (rc) return rc;
-  rc = pt_model_compile(s, out, err);
+  rc = apply_options(s, opt, err);
+  if (rc == PT_OK) rc = pt_model_compile(s, out, err);
   pt_spec_free(s);
   return rc;
 }
@@ -97,7 +116,8 @@ int pt_model_load_string(const char *text, size_t len, int format, const char *s
   pt_spec *s = NULL;
   int rc = spec_from_text(text, len, format, source ? source : "<string>", opt, &s, err);
   if (rc) return rc;
-  rc = pt_model_compile(s, out, err);
+  rc = apply_options(s, opt, err);
+  if (rc == PT_OK) rc = pt_model_compile(s, out, err);
   pt_spec_free(s);
   return rc;
 }

@@ -57,6 +57,11 @@ int pt_error_set(pt_error *err, int code, const char *fmt, ...)
 // Loading.
 typedef struct {
   int floating_base;    // URDF: root link free instead of welded to ground
+  // Simulation settings that override the model file's `simulation` section (or the
+  // defaults, for URDF): dt > 0 replaces the step; integrator is used when has_integrator.
+  double dt;
+  int has_integrator;
+  int integrator;       // a pt_integrator
 } pt_load_options;
 
 // YAML model text (model-format.md). `source` names the text in messages ("<string>" if NULL).

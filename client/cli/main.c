@@ -146,11 +146,43 @@ static int run_remote(int argc, char **argv) {
 #endif
 }
 
+// Global options may come before the command (`partita --connect HOST:PORT models`, as
+// redis-cli and kubectl users type them): they are moved behind it, where every command
+// parses them. Answers the new argc; argv is rewritten in place.
+static int hoist_globals(int argc, char **argv) {
+  static const char *const with_value[] = {"--connect", "--socket", "--timeout"};
+  int first = 1;   // where the leading options end
+  while (first < argc) {
+    const char *a = argv[first];
+    int takes = 0, known = strcmp(a, "--json") == 0;
+    for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]) && !known; k++) {
+      size_t n = strlen(with_value[k]);
+      if (strncmp(a, with_value[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+        known = 1;
+        takes = a[n] == '\0';
+      }
+    }
+    if (!known || first + takes >= argc)
+      break;
+    first += 1 + takes;
+  }
+  if (first == 1 || first >= argc)
+    return argc;
+  // rotate argv[1..first) behind the rest: COMMAND ARGS... GLOBALS...
+  char *moved[16];
+  int nm = first - 1 < 16 ? first - 1 : 16;
+  memcpy(moved, argv + 1, sizeof(char *) * (size_t)nm);
+  memmove(argv + 1, argv + 1 + nm, sizeof(char *) * (size_t)(argc - 1 - nm));
+  memcpy(argv + argc - nm, moved, sizeof(char *) * (size_t)nm);
+  return argc;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     print_help(stderr);
     return CLI_EXIT_USAGE;
   }
+  argc = hoist_globals(argc, argv);
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     if (argc > 2 && strcmp(name, "help") == 0) {   // `partita help CMD`

@@ -21,7 +21,7 @@ typedef Partita__V1__Request pb_req;
 typedef struct {
   const char *cmd;
   const char *connect, *socket, *name, *mode, *mode_rate, *count, *every, *at, *model;
-  const char *states, *inputs, *outputs;
+  const char *states, *inputs, *outputs, *dt, *integrator;
   int json, apply, floating_base;
   int timeout_ms;
   const char *pos[MAXPOS];
@@ -38,6 +38,7 @@ static const char *mode_name(int m) { return m >= 0 && m <= 4 ? mode_names[m] : 
 
 static const char usage[] =
     "usage: partita models | load FILE [--name N] [--mode M] [--rate R] [--floating-base]\n"
+    "                             [--dt H] [--integrator rk4|abm4|euler]\n"
     "             | unload N | state N | watch N [--count K] [--every K] | set N ACT=VALUE ...\n"
     "             | step N [COUNT] | mode N paused|realtime|free|lockstep [--rate R]\n"
     "             | reset N | stats [N]\n"
@@ -378,6 +379,11 @@ static int cmd_load(ctx *x) {
                   ? PARTITA__V1__MODEL_FORMAT__URDF
                   : PARTITA__V1__MODEL_FORMAT__FORMAT_AUTO;
   lm.floating_base = x->floating_base;
+  lm.integrator = (char *)(x->integrator ? x->integrator : "");
+  if (x->dt && cli_parse_double(x->cmd, "--dt", x->dt, &lm.dt)) {
+    free(text);
+    return CLI_EXIT_USAGE;
+  }
   lm.mode = (Partita__V1__Mode)mode;
   lm.rate = rate;
   pb_msg *m;
@@ -651,6 +657,10 @@ static int cmd_watch(ctx *x) {
     return CLI_EXIT_FAIL;
   }
   ptc_free(m);
+  // A model that does not step by itself sends no frames: say so rather than sit silent.
+  if (mi->mode == PARTITA__V1__MODE__PAUSED || mi->mode == PARTITA__V1__MODE__LOCKSTEP)
+    fprintf(stderr, "partita watch: model %s is %s: frames come only as it steps (partita mode "
+            "%s realtime, or step it)\n", x->pos[0], mode_name(mi->mode), x->pos[0]);
   int tty = !x->json && isatty(STDOUT_FILENO);
   int rc = CLI_EXIT_OK;
   for (long got = 0; !count || got < count;) {
@@ -945,6 +955,7 @@ static int parse_args(ctx *x, int argc, char **argv) {
                 {"--mode", &x->mode},       {"--rate", &x->mode_rate}, {"--count", &x->count},
                 {"--every", &x->every},     {"--at", &x->at},          {"--model", &x->model},
                 {"--states", &x->states},   {"--inputs", &x->inputs},  {"--outputs", &x->outputs},
+                {"--dt", &x->dt},           {"--integrator", &x->integrator},
                 {"--timeout", &v},          {"--acc", &v}};
     for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]) && !slot; k++) {
       const char *val;

@@ -424,3 +424,22 @@ def test_watch_counts_frames(daemon, loaded):
     proc = cli(daemon, "watch", name, "--count", 1, "--timeout", "0.5", timeout=30)
     assert proc.returncode == 1 and proc.stderr
 
+
+
+def test_watch_of_a_paused_model_says_so(daemon, loaded):
+    name, _, _ = loaded(pendulum_yaml(), lockstep=False)
+    proc = cli(daemon, "watch", name, "--count", 1, "--timeout", "0.5", timeout=30)
+    assert proc.returncode == 1
+    assert "is paused: frames come only as it steps" in proc.stderr
+
+
+def test_global_options_before_the_command(daemon, loaded):
+    name, _, _ = loaded(pendulum_yaml())
+    after = cli_json(daemon, "state", name)
+    proc = subprocess.run([PARTITA_CLI, "--connect", daemon.tcp, "--json", "state", name],
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT, env=_cli_env())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == after
+    proc = subprocess.run([PARTITA_CLI, "--timeout=5", "--socket", daemon.unix, "models"],
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT, env=_cli_env())
+    assert proc.returncode == 0 and name in proc.stdout, proc.stderr

@@ -1,12 +1,15 @@
 """What a hardware-in-the-loop rig needs in one round trip: StepWithInputs, the metadata of
 every state (wall-clock time, last input applied, overrun), and the input watchdog."""
 
+import json
+import os
+import subprocess
 import time
 
 import pytest
 
 import partita
-from conftest import model_stats, pendulum_yaml, unique, wait_until
+from conftest import PARTITA_CLI, model_stats, pendulum_yaml, unique, wait_until
 from partita import pb
 
 
@@ -108,3 +111,40 @@ def test_input_watchdog(daemon, client, hold):
                 name, fields=pb.FIELD_INPUTS).inputs.tolist() == [3.0], 5.0)
     finally:
         client.unload_model(name)
+
+
+def test_load_options_override_the_model(daemon, client):
+    # A 32-DOF robot may need to run at 2 ms: dt and integrator are load options.
+    a, b = unique("opt"), unique("ref")
+    client.load_model(pendulum_yaml(), name=a, format=pb.YAML, mode="lockstep")
+    with pytest.raises(partita.PartitaError):
+        client.request("load_model", pb.LoadModel(name=a + "x", source=pendulum_yaml(),
+                                                  format=pb.YAML, dt=-1.0))
+    with pytest.raises(partita.PartitaError) as e:
+        client.request("load_model", pb.LoadModel(name=a + "x", source=pendulum_yaml(),
+                                                  format=pb.YAML, integrator="leapfrog"))
+    assert "rk4, abm4 or euler" in e.value.message
+    try:
+        info = client.request("load_model", pb.LoadModel(
+            name=b, source=pendulum_yaml(), format=pb.YAML, mode=pb.LOCKSTEP, dt=0.002,
+            integrator="euler")).model_info
+        assert info.dt == 0.002 and info.integrator == "euler"
+        # the same as a model file that says so itself
+        client.unload_model(a)
+        client.load_model(pendulum_yaml(dt=0.002, integrator="euler"), name=a, format=pb.YAML,
+                          mode="lockstep")
+        sa, sb = client.step(a, 50), client.step(b, 50)
+        assert sa.coordinates.tolist() == sb.coordinates.tolist() and sb.time == 50 * 0.002
+        # URDF too, from the command line
+        urdf = os.path.join(os.environ.get("PARTITA_ROOT", "."), "configs", "models",
+                            "arm2r.urdf")
+        out = subprocess.run([PARTITA_CLI, "--connect", daemon.tcp, "load", urdf, "--name",
+                              b + "u", "--dt", "0.002", "--integrator", "abm4", "--json"],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        j = json.loads(out.stdout)
+        assert j["dt"] == 0.002 and j["integrator"] == "abm4"
+        client.unload_model(b + "u")
+    finally:
+        client.unload_model(a)
+        client.unload_model(b)
