@@ -162,6 +162,23 @@ static void stats_free(Partita__V1__Stats *st) {
   free(st);
 }
 
+// Resident and locked memory of the process from /proc/self/smaps_rollup (bytes; 0 when the
+// kernel does not say).
+static void memory_use(uint64_t *rss, uint64_t *locked) {
+  *rss = *locked = 0;
+  FILE *f = fopen("/proc/self/smaps_rollup", "r");
+  char line[256];
+  unsigned long long kb;
+  while (f && fgets(line, sizeof(line), f)) {
+    if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+      *rss = kb * 1024;
+    else if (sscanf(line, "Locked: %llu kB", &kb) == 1)
+      *locked = kb * 1024;
+  }
+  if (f)
+    fclose(f);
+}
+
 static void reply_stats(req_ctx *x) {
   server *srv = x->c->srv;
   Partita__V1__ServerStats init = PARTITA__V1__SERVER_STATS__INIT;
@@ -183,6 +200,7 @@ static void reply_stats(req_ctx *x) {
     st->server->auth_failures = srv->auth_failures;
     st->server->udp_malformed = srv->udp_malformed;
     st->server->udp_unknown_model = srv->udp_unknown_model;
+    memory_use(&st->server->memory_resident_bytes, &st->server->memory_locked_bytes);
   }
   // models whose thread did not answer (unloaded meanwhile) are left out
   size_t k = 0;

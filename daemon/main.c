@@ -37,7 +37,11 @@ static void lock_memory(const config *cfg) {
     log_info("mlockall not permitted (no CAP_IPC_LOCK, RLIMIT_MEMLOCK limited); memory may page");
     return;
   }
-  if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+  // MCL_ONFAULT: a page is locked when first touched, not when mapped. What the real-time
+  // path touches (model data, rings, its stack, the code it runs) stays resident, and the
+  // reservations nobody touches (OpenBLAS's two 128 MB buffers, thread stacks, ICU's data)
+  // cost nothing: an empty daemon holds about 10 MB instead of 361 MB.
+  if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
     log_info("mlockall failed: %s; memory may page", strerror(errno));
     return;
   }

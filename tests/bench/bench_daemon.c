@@ -231,6 +231,13 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 3; i++)
     bench_fanout(&d, unix_c, counts[i]);
   bench_lateness(unix_c);
+  Partita__V1__ServerMessage *st = td_stats(unix_c, "");
+  if (st && st->response->stats && st->response->stats->server)
+    printf("| memory with the pendulum, the Panda and the 1 kHz model loaded | resident %.1f MB "
+           "| locked %.1f MB |\n",
+           (double)st->response->stats->server->memory_resident_bytes / (1 << 20),
+           (double)st->response->stats->server->memory_locked_bytes / (1 << 20));
+  ptc_free(st);
   ptc_close(tcp_c);
   ptc_close(unix_c);
   td_stop(&d, 3000, NULL);

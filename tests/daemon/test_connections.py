@@ -299,3 +299,18 @@ def test_idle_connections_cannot_lock_clients_out(workdir):
         for s in idle:
             s.close()
         d.check_clean_exit()
+
+
+def test_small_footprint(workdir):
+    # An empty daemon locked 361 MB (mlockall over OpenBLAS's buffers and thread stacks); pages
+    # are now locked only as they are touched.
+    d = Daemon(workdir)
+    try:
+        with d.client() as c:
+            st = c.stats().server
+            assert st.memory_resident_bytes > 0
+            if os.environ.get("PARTITA_SANITIZED") != "1":   # ASan maps terabytes of shadow
+                assert st.memory_locked_bytes <= 32 << 20, st.memory_locked_bytes
+                assert st.memory_resident_bytes <= 64 << 20, st.memory_resident_bytes
+    finally:
+        d.check_clean_exit()
