@@ -29,6 +29,7 @@ void config_defaults(config *c) {
   c->realtime.mlockall = 1;
   c->realtime.overrun_burst = 10;
   c->realtime.max_lag_ms = 100;
+  c->realtime.overrun_pause_ms = 2000;
 }
 
 int config_parse_mode(const char *s) {
@@ -192,6 +193,10 @@ static int load_realtime(walk *w, config *c, yaml_node_t *map) {
       if (get_num(w, v, 1, 3600000, &x))
         return -1;
       c->realtime.max_lag_ms = (int)x;
+    } else if (!strcmp(k, "overrun_pause_ms")) {
+      if (get_num(w, v, 0, 3600000, &x))
+        return -1;
+      c->realtime.overrun_pause_ms = (int)x;
     } else {
       return bad(w, v, "unknown key in realtime");
     }

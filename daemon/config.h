@@ -49,6 +49,7 @@ typedef struct {
     int mlockall;
     int overrun_burst;
     int max_lag_ms;
+    int overrun_pause_ms;       // a model overrunning without a break this long is paused (0: never)
   } realtime;
 } config;
 

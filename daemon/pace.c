@@ -23,6 +23,10 @@ int pace_check(double dt, double rate, char *err, size_t errlen) {
   return 0;
 }
 
+int64_t pace_missing_for(const pace *p, int64_t end) {
+  return p->miss_since ? end - p->miss_since : 0;
+}
+
 void pace_start(pace *p, int64_t now, double period) {
   p->t0 = now;
   p->k = 0;
@@ -47,8 +51,11 @@ int pace_step_done(pace *p, int64_t end, int burst, int64_t max_lag, int64_t *be
   *behind = end > next ? end - next : 0;
   if (end <= next) {
     p->late_run = 0;
+    p->miss_since = 0;
     return 0;
   }
+  if (p->miss_since == 0)
+    p->miss_since = end;
   // Behind schedule, the next steps run back to back until the model has caught up, so a
   // hiccup costs no simulated time. Only a lag beyond max_lag is given up (resync).
   int flags = PACE_OVERRUN;

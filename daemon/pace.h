@@ -23,6 +23,7 @@ typedef struct {
   int64_t k;           // steps taken since the origin
   double period;       // ns per step
   int late_run;        // deadlines missed in a row
+  int64_t miss_since;  // end of the first step of the current run of misses (resyncs included)
   int64_t overruns;    // steps that ended after the next deadline
   int64_t resyncs;     // schedules restarted because the model fell too far behind
 } pace;
@@ -33,6 +34,9 @@ enum {
   PACE_BURST = 2,      // ... and that made `burst` deadlines missed in a row
   PACE_RESYNC = 4,     // ... more than max_lag behind: the schedule restarts from `end`
 };
+
+// How long (ns) the steps have been overrunning without one on time, at `end` (0: on time).
+int64_t pace_missing_for(const pace *p, int64_t end);
 
 // 0 when a real-time schedule with this step and rate is computable (every deadline fits);
 // otherwise -1 and a message naming the accepted range.

@@ -402,6 +402,7 @@ static int do_step(sim *s) {
 static void rt_resync(sim *s) {
   int64_t now = now_ns();
   pace_start(&s->pc, now, pt_model_dt(s->m) / s->rate * 1e9);
+  s->pc.miss_since = 0;
   watchdog_start(&s->wd, now, s->wd.timeout);
   s->overran = 0;
 }
@@ -581,11 +582,23 @@ static void realtime_tick(sim *s) {
   watch_inputs(s);
   if (advance(s) < 0)
     return;
-  int64_t behind;
-  int flags = pace_step_done(&s->pc, now_ns(), s->cfg->realtime.overrun_burst,
+  int64_t behind, end = now_ns();
+  int flags = pace_step_done(&s->pc, end, s->cfg->realtime.overrun_burst,
                              (int64_t)s->cfg->realtime.max_lag_ms * 1000000, &behind);
   s->overran = (flags & PACE_OVERRUN) != 0;
   after_step(s);
+  int64_t missing = pace_missing_for(&s->pc, end);
+  if (s->cfg->realtime.overrun_pause_ms > 0 &&
+      missing > (int64_t)s->cfg->realtime.overrun_pause_ms * 1000000) {
+    // a model that cannot keep up must not hold a real-time core forever
+    char msg[200];
+    snprintf(msg, sizeof(msg), "every deadline missed for %.1f s (a step takes longer than "
+             "dt / rate); model paused: lower the rate, or SetMode to resume", missing / 1e9);
+    log_warn("model %s: %s", s->name, msg);
+    set_mode(s, MODE_PAUSED, 0);
+    event(s, EV_PAUSED_ON_ERROR, PT_EPRECOND, msg);
+    return;
+  }
   char msg[200];
   if (flags & PACE_BURST) {
     snprintf(msg, sizeof(msg), "%d deadlines missed in a row (%.3f ms behind)",

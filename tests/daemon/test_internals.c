@@ -276,6 +276,15 @@ static void test_pace(void) {
   CHECK(slow.resyncs == 19, "lag grows 1 ms a step: a resync every 51 steps (%d)",
         slow.resyncs);
   CHECK(slow.bursts == slow.resyncs + 1, "one burst per run of misses (%d)", slow.bursts);
+  // The run of misses goes on through the resyncs: 1000 steps of 2 ms, the first miss at the
+  // end of the first step, so it has lasted 999 steps of 2 ms and the 19 waits of one period
+  // for the first deadline after each resync.
+  CHECK(pace_missing_for(&slow.p, slow.now) == 999 * 2 * MS + 19 * MS, "missing for %lld ns",
+        (long long)pace_missing_for(&slow.p, slow.now));
+  rig_tick(&slow, 100 * US, 5, 50 * MS);
+  while (slow.p.late_run)
+    rig_tick(&slow, 100 * US, 5, 50 * MS);
+  CHECK(pace_missing_for(&slow.p, slow.now) == 0, "an on-time step ends the run");
 
   // Rate 3 on dt 1 ms: a period of 1/3 ms that is no whole number of nanoseconds; deadlines
   // come from the step count, so they do not drift (within 1 ns after 3 million steps).

@@ -1,0 +1,91 @@
+"""Faults stay inside one model: a model whose integration fails, whose inputs are not finite,
+or whose steps overrun without a break is dealt with alone (paused with an event and its
+reason, or its inputs refused and counted); the other models keep stepping in real time, and
+Reset or SetMode recovers the broken one."""
+
+import os
+import time
+
+import pytest
+
+import partita
+from conftest import Daemon, pendulum_yaml, unique, wait_until, model_stats
+from partita import pb
+
+CONFIG = """\
+realtime:
+  overrun_pause_ms: 300
+"""
+ROOT = os.environ.get("PARTITA_ROOT") or os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def paused_event(c, model, timeout):
+    """The model's PAUSED_ON_ERROR event (others, such as OVERRUN_BURST, are passed over)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ev = c.next_event(0.2)
+        if ev is not None and ev.WhichOneof("kind") == "model_event" and \
+                ev.model_event.model == model and \
+                ev.model_event.kind == pb.ModelEvent.PAUSED_ON_ERROR:
+            return ev.model_event
+    return None
+
+
+def still_stepping(c, names, seconds=0.3):
+    before = {n: c.get_state(n).step for n in names}
+    time.sleep(seconds)
+    for n in names:
+        info = c.model_info(n)
+        assert info.mode == pb.REALTIME, n
+        assert c.get_state(n).step > before[n], n
+
+
+@pytest.mark.parametrize("fault", ["diverges", "non_finite_inputs", "overruns"])
+def test_a_broken_model_does_not_disturb_the_others(workdir, fault):
+    d = Daemon(workdir, config=CONFIG)
+    try:
+        with d.client() as c, d.client() as watcher:
+            healthy = [unique("ok"), unique("ok")]
+            for n in healthy:
+                c.load_model(pendulum_yaml(), name=n, format=pb.YAML, mode="realtime")
+            bad = unique("bad")
+            if fault == "overruns":
+                # the Panda at 10 us of wall time per step: no machine keeps up
+                with open(os.path.join(ROOT, "configs", "models", "panda.urdf")) as f:
+                    c.load_model(f.read(), name=bad, format=pb.URDF, mode="paused")
+            else:
+                c.load_model(pendulum_yaml(), name=bad, format=pb.YAML, mode="paused")
+            watcher.subscribe(bad, every_k=100000)
+            if fault == "diverges":
+                c.set_inputs(bad, {"tau_hinge": 1e300})    # finite, but accelerations overflow
+                c.set_mode(bad, "realtime")
+                ev = paused_event(watcher, bad, 10.0)
+                assert ev is not None
+                assert ev.code == pb.Status.MODEL_ERROR and ev.message
+            elif fault == "non_finite_inputs":
+                c.set_mode(bad, "realtime")
+                with pytest.raises(partita.PartitaError) as e:
+                    c.set_inputs(bad, {"tau_hinge": float("nan")})
+                assert e.value.code == pb.Status.INVALID_ARGUMENT
+                with partita.UdpInputSender(d.udp, bad) as tx:
+                    tx.send([float("inf")])
+                assert wait_until(lambda: model_stats(c, bad).malformed_inputs == 1, 3.0)
+                assert c.get_state(bad, fields=pb.FIELD_INPUTS).inputs.tolist() == [0.0]
+                still_stepping(c, [bad])
+            else:
+                c.set_mode(bad, "realtime", rate=100.0)
+                ev = paused_event(watcher, bad, 20.0)
+                assert ev is not None
+                assert ev.code == pb.Status.FAILED_PRECONDITION and "deadline" in ev.message
+            if fault != "non_finite_inputs":
+                assert c.model_info(bad).mode == pb.PAUSED
+            still_stepping(c, healthy)
+            # recoverable
+            if fault == "diverges":
+                c.reset(bad)
+            c.set_mode(bad, "realtime", rate=1.0)
+            still_stepping(c, healthy + [bad])
+            for n in healthy + [bad]:
+                c.unload_model(n)
+    finally:
+        d.check_clean_exit()
