@@ -287,6 +287,8 @@ static int load_root(walk *w, config *c, yaml_node_t *root, const char *dir) {
       rc = get_str(w, v, c->socket, sizeof(c->socket));
     else if (!strcmp(k, "udp"))
       rc = get_str(w, v, c->udp, sizeof(c->udp));
+    else if (!strcmp(k, "log_file"))
+      rc = get_str(w, v, c->log_file, sizeof(c->log_file));
     else if (!strcmp(k, "auth_token"))
       rc = get_str(w, v, c->auth_token, sizeof(c->auth_token));
     else if (!strcmp(k, "log_level")) {
@@ -338,7 +340,7 @@ int config_load(config *c, const char *path, char *err, size_t errlen) {
 
 static const char usage[] =
     "usage: partitad [--config FILE] [--listen HOST:PORT] [--udp HOST:PORT] [--socket PATH]\n"
-    "                [--model FILE ...] [--log-level error|warn|info|debug]\n"
+    "                [--model FILE ...] [--log FILE] [--log-level error|warn|info|debug]\n"
     "Defaults: --listen 127.0.0.1:7450, no Unix socket, no UDP. An empty value (\"\")\n"
     "disables a transport. Command-line values override the config file.\n";
 
@@ -377,6 +379,8 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
       rc = copy_opt(c->udp, sizeof(c->udp), v, err, errlen);
     } else if (!strcmp(o, "--socket") && v) {
       rc = copy_opt(c->socket, sizeof(c->socket), v, err, errlen);
+    } else if (!strcmp(o, "--log") && v) {
+      rc = copy_opt(c->log_file, sizeof(c->log_file), v, err, errlen);
     } else if (!strcmp(o, "--log-level") && v) {
       if ((c->log_level = log_parse_level(v)) < 0) {
         snprintf(err, errlen, "--log-level: error, warn, info or debug");

@@ -28,6 +28,7 @@ typedef struct {
   char socket[CFG_STR];       // path or "" (off)
   char udp[CFG_STR];          // "HOST:PORT" or "" (off)
   int log_level;
+  char log_file[CFG_STR];     // "" = stderr; reopened on SIGHUP
   char auth_token[128];
   cfg_model models[CFG_MAX_MODELS];
   int nmodel;

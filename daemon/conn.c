@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -455,6 +456,14 @@ void server_tick(server *srv) {
     uv_close((uv_handle_t *)&srv->timer, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    uv_close((uv_handle_t *)&srv->sighup, NULL);
+  }
+  // A model still compiling (a huge one) is not waited for: the answer would go nowhere.
+  if (srv->stopping && srv->conns == NULL && srv->nmodels == 0 && srv->loading > 0 &&
+      now - srv->stop_ms > 2000 && !srv->abandoned) {
+    log_warn("shutting down with %d model load(s) in progress: abandoned", srv->loading);
+    srv->abandoned = 1;
+    uv_stop(srv->loop);
   }
 }
 
@@ -463,6 +472,7 @@ void server_shutdown(server *srv) {
     return;
   srv->stopping = 1;
   srv->stop_ms = server_now_ms();
+  sd_notify(0, "STOPPING=1");
   log_info("shutting down: %d clients, %d models", srv->nclients, srv->nmodels);
   if (srv->has_tcp)
     uv_close((uv_handle_t *)&srv->tcp, NULL);

@@ -1,16 +1,37 @@
 // log.c: one line per message, "partitad 2026-01-01T12:00:00.123Z warn: text".
 #include "log.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static atomic_int current = LOG_INFO;
 static const char *const names[] = {"error", "warn", "info", "debug"};
 
+static char log_path[4096];
+
 void log_set_level(int level) { atomic_store(&current, level); }
+
+// The file replaces fd 2 with dup2, which is atomic: a thread writing a line meanwhile writes
+// it whole to the old file or to the new one.
+int log_open(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0)
+    return -1;
+  int rc = dup2(fd, STDERR_FILENO);
+  close(fd);
+  if (rc < 0)
+    return -1;
+  if (path != log_path)
+    snprintf(log_path, sizeof(log_path), "%s", path);
+  return 0;
+}
+
+int log_reopen(void) { return log_path[0] ? log_open(log_path) : 0; }
 int log_level(void) { return atomic_load(&current); }
 
 int log_parse_level(const char *s) {

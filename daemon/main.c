@@ -7,9 +7,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cblas.h>  // openblas_set_num_threads
 #include <lapacke.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "server.h"
@@ -74,7 +76,27 @@ static void on_signal(uv_signal_t *h, int signum) {
   server_shutdown(srv);
 }
 
-static void on_timer(uv_timer_t *t) { server_tick(t->data); }
+// SIGHUP: reopen the log file (after logrotate moved it).
+static void on_hangup(uv_signal_t *h, int signum) {
+  (void)h;
+  (void)signum;
+  if (log_reopen() != 0)
+    log_error("could not reopen the log: %s", strerror(errno));
+  else
+    log_info("log reopened");
+}
+
+// The loop thread pings systemd's watchdog from here: a loop that hangs stops the pings, and
+// systemd restarts the daemon.
+static void on_timer(uv_timer_t *t) {
+  server *srv = t->data;
+  server_tick(srv);
+  uint64_t now = server_now_ms();
+  if (srv->watchdog_usec && now - srv->watchdog_ms >= srv->watchdog_usec / 2000) {
+    sd_notify(0, "WATCHDOG=1");
+    srv->watchdog_ms = now;
+  }
+}
 
 static int preload(server *srv) {
   for (int i = 0; i < srv->cfg.nmodel; i++) {
@@ -118,6 +140,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   log_set_level(srv.cfg.log_level);
+  if (srv.cfg.log_file[0] && log_open(srv.cfg.log_file) != 0) {
+    fprintf(stderr, "partitad: cannot open the log %s: %s\n", srv.cfg.log_file, strerror(errno));
+    return 2;
+  }
   // Dense LAPACK runs inside simulation threads (partition rebuilds, QR steps) and work-pool
   // threads (linearization): OpenBLAS's own thread pool would compete with them for cores.
   openblas_set_num_threads(1);
@@ -134,6 +160,10 @@ int main(int argc, char **argv) {
   srv.sigint.data = srv.sigterm.data = &srv;
   uv_signal_start(&srv.sigint, on_signal, SIGINT);
   uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
+  uv_signal_init(srv.loop, &srv.sighup);
+  uv_signal_start(&srv.sighup, on_hangup, SIGHUP);
+  if (sd_watchdog_enabled(0, &srv.watchdog_usec) <= 0)
+    srv.watchdog_usec = 0;
   uv_timer_init(srv.loop, &srv.timer);
   srv.timer.data = &srv;
   uv_timer_start(&srv.timer, on_timer, 100, 100);
@@ -142,7 +172,15 @@ int main(int argc, char **argv) {
     server_shutdown(&srv);
   else
     log_info("partitad %s ready (%d models)", PT_VERSION, srv.nmodels);
+  if (!failed)
+    sd_notify(0, "READY=1");   // Type=notify units start their dependents now
   uv_run(srv.loop, UV_RUN_DEFAULT);
+  if (srv.abandoned) {
+    // A work-pool thread is still compiling, and libuv's destructor would join it: leave
+    // without running destructors (nothing is left to flush but the log, written already).
+    log_info("stopped");
+    _exit(failed ? 1 : 0);
+  }
   int closed = uv_loop_close(srv.loop);
   if (closed)
     log_warn("loop closed with handles still open");

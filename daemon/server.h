@@ -78,7 +78,9 @@ struct server {
   uv_pipe_t pipe;
   uv_udp_t udp;
   int has_tcp, has_pipe, has_udp;
-  uv_signal_t sigint, sigterm;
+  uv_signal_t sigint, sigterm, sighup;
+  uint64_t watchdog_usec;     // systemd's WatchdogSec (0: not asked), pinged from the timer
+  uint64_t watchdog_ms;       // when the last ping went out
   uv_timer_t timer;
   conn *conns;
   int nclients;
@@ -92,6 +94,7 @@ struct server {
   uint64_t next_sub_id, next_conn_id, event_mark;
   uint64_t start_ms, stop_ms;
   int stopping;
+  int abandoned;              // stopped with loads still compiling on the work pool
   char rbuf[PD_READ_CHUNK];   // read buffer: each read is consumed before the next
 };
 

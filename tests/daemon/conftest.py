@@ -116,7 +116,7 @@ def free_port(kind=socket.SOCK_STREAM):
 class Daemon:
     """A partitad subprocess on a free loopback TCP port, a Unix socket and a UDP port."""
 
-    def __init__(self, workdir, extra_args=(), config=None):
+    def __init__(self, workdir, extra_args=(), config=None, env=None):
         if not PARTITAD:
             pytest.skip("PARTITAD is not set (run through meson test)")
         if not os.path.isfile(PARTITAD):
@@ -136,7 +136,8 @@ class Daemon:
         args += list(extra_args)
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT,
+                                     env=None if env is None else {**os.environ, **env})
         self._wait_ready()
 
     def log_text(self):
