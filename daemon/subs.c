@@ -13,8 +13,9 @@
 
 static void table_done(sim_cmd *cmd) { sim_cmd_free(cmd); }
 
-// Send the model thread the decimation table of the live subscriptions.
-static void push_table(sim *s) {
+// Send the model thread the decimation table of the live subscriptions. -1 when it could not
+// be queued (out of memory, command queue full): the thread keeps its old table.
+static int push_table(sim *s) {
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_SUBS);
   int n = 0;
   for (sub *b = s->subs_head; b; b = b->next)
@@ -24,7 +25,7 @@ static void push_table(sim *s) {
   if (!cmd || !cmd->subs) {
     sim_cmd_free(cmd);
     log_error("model %s: out of memory updating subscriptions", s->name);
-    return;
+    return -1;
   }
   for (sub *b = s->subs_head; b; b = b->next)
     if (!b->dead)
@@ -33,7 +34,9 @@ static void push_table(sim *s) {
   if (sim_submit(s, cmd)) {
     sim_cmd_free(cmd);
     log_warn("model %s: command queue full; subscription table not updated", s->name);
+    return -1;
   }
+  return 0;
 }
 
 // Free dead subscriptions (not while a fan-out walks the list).
@@ -155,7 +158,15 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
   b->next = s->subs_head;
   s->subs_head = b;
   s->nsubscribers++;
-  push_table(s);
+  if (push_table(s)) {
+    // the model would never send its frames: refuse rather than subscribe in silence
+    s->subs_head = b->next;
+    s->nsubscribers--;
+    free(b);
+    snprintf(err, errlen, "model %s: command queue full, subscription not made; try again",
+             s->name);
+    return STATUS(RESOURCE_EXHAUSTED);
+  }
   *out = b;
   return STATUS(OK);
 }

@@ -272,3 +272,38 @@ def test_step_cut_short_by_unload_is_not_ok(daemon, client):
         r = collect(other, [step], timeout=30)[0]
         assert r.status.code == pb.Status.FAILED_PRECONDITION
         assert "unloaded" in r.status.message
+
+
+def test_subscribe_with_a_full_command_queue_is_refused_not_silent(daemon, client):
+    # A subscription made while the model's command queue was full never got a frame.
+    name = load(client)
+    senders = [daemon.client() for _ in range(5)]
+    try:
+        send(senders[0], "step", pb.Step(model=name, n=10**7))    # keeps the model busy
+        for c in senders:                      # then 5 x 60 more: past the queue's 256
+            for _ in range(60):
+                send(c, "step", pb.Step(model=name, n=1))
+        deadline = time.monotonic() + 10
+        while client.get_state(name).step == 0:
+            assert time.monotonic() < deadline
+        with daemon.client() as sub:
+            with pytest.raises(partita.PartitaError) as e:
+                sub.subscribe(name, every_k=1)
+            assert e.value.code == pb.Status.RESOURCE_EXHAUSTED and "queue" in e.value.message
+            for c in senders:                  # their work is cancelled: the queue drains
+                c.close()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    sub.subscribe(name, every_k=1)
+                    break
+                except partita.PartitaError:
+                    assert time.monotonic() < deadline, "the queue did not drain"
+                    time.sleep(0.1)
+            s0 = client.get_state(name).step
+            client.step(name, 2)
+            assert [f.step for f in sub.frames(timeout=5.0, count=2)] == [s0 + 1, s0 + 2]
+    finally:
+        for c in senders:
+            c.close()
+        client.unload_model(name)
