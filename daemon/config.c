@@ -287,6 +287,8 @@ static int load_root(walk *w, config *c, yaml_node_t *root, const char *dir) {
       rc = get_str(w, v, c->socket, sizeof(c->socket));
     else if (!strcmp(k, "udp"))
       rc = get_str(w, v, c->udp, sizeof(c->udp));
+    else if (!strcmp(k, "socket_group"))
+      rc = get_str(w, v, c->socket_group, sizeof(c->socket_group));
     else if (!strcmp(k, "log_file"))
       rc = get_str(w, v, c->log_file, sizeof(c->log_file));
     else if (!strcmp(k, "auth_token"))

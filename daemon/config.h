@@ -26,6 +26,7 @@ typedef struct {
 typedef struct {
   char listen[CFG_STR];       // "HOST:PORT" or "" (off)
   char socket[CFG_STR];       // path or "" (off)
+  char socket_group[128];     // group given access to the socket ("" = the daemon's own)
   char udp[CFG_STR];          // "HOST:PORT" or "" (off)
   int log_level;
   char log_file[CFG_STR];     // "" = stderr; reopened on SIGHUP

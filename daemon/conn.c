@@ -1,8 +1,11 @@
 // conn.c: listeners and client connections: reading frames, the output buffer and its
 // backlog limits, closing, and the shutdown sequence.
+#include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -380,6 +383,25 @@ static int listen_tcp(server *srv) {
   return 0;
 }
 
+// The Unix socket is for the daemon's user and the socket group (rw-rw----), before anyone
+// can connect: a client that can write to it can drive the models.
+static int socket_access(server *srv, const char *path) {
+  gid_t gid = (gid_t)-1;
+  if (srv->cfg.socket_group[0]) {
+    struct group *g = getgrnam(srv->cfg.socket_group);
+    if (!g) {
+      log_error("socket %s: no group named '%s' (socket_group)", path, srv->cfg.socket_group);
+      return -1;
+    }
+    gid = g->gr_gid;
+  }
+  if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) != 0) || chmod(path, 0660) != 0) {
+    log_error("socket %s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 static int listen_pipe(server *srv) {
   const char *path = srv->cfg.socket;
   int rc = uv_pipe_init(srv->loop, &srv->pipe, 0);
@@ -395,6 +417,8 @@ static int listen_pipe(server *srv) {
       uv_fs_req_cleanup(&req);
     }
   }
+  if (rc == 0 && socket_access(srv, path))
+    return -1;
   if (rc == 0)
     rc = uv_listen((uv_stream_t *)&srv->pipe, 128, on_connection);
   if (rc < 0) {

@@ -314,3 +314,24 @@ def test_small_footprint(workdir):
                 assert st.memory_resident_bytes <= 64 << 20, st.memory_resident_bytes
     finally:
         d.check_clean_exit()
+
+
+def test_unix_socket_mode_and_group(workdir):
+    import grp
+    import stat
+    group = grp.getgrgid(os.getgid()).gr_name
+    d = Daemon(workdir, config="socket_group: %s\n" % group)
+    try:
+        st = os.stat(d.unix)
+        assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == os.getgid()
+        with d.client(d.unix) as c:
+            assert c.list_models() == []
+    finally:
+        d.check_clean_exit()
+    cfg = os.path.join(workdir, "badgroup.yaml")
+    with open(cfg, "w") as f:
+        f.write("socket_group: no-such-group-xyz\\n")
+    p = subprocess.run([PARTITAD, "--config", cfg, "--listen", "", "--socket",
+                        os.path.join(workdir, "bad.sock")], capture_output=True, text=True,
+                       timeout=10)
+    assert p.returncode != 0 and "no group named" in p.stderr
