@@ -2,9 +2,11 @@
 // numbers only go up: an older one is stale and dropped, the latest wins), StateFrame
 // datagrams out.
 #include <math.h>
+#include <openssl/crypto.h>
 #include <string.h>
 
 #include "log.h"
+#include "partita_client.h"
 #include "server.h"
 #include "text.h"
 
@@ -63,6 +65,14 @@ static const char *check_values(sim *s, const Partita__V1__InputFrame *f, int32_
   return NULL;
 }
 
+// With a token, a frame must carry the HMAC-SHA256 of its contents under it (the token itself
+// never travels); the digest covers the session, so a frame cannot be replayed into another.
+static int authentic(const Partita__V1__InputFrame *f, const char *token) {
+  uint8_t want[32];
+  return f->digest.len == sizeof(want) && ptc_input_digest(f, token, want) == PTC_OK &&
+         CRYPTO_memcmp(want, f->digest.data, sizeof(want)) == 0;
+}
+
 // Every datagram is either applied or counted by why it was not (stats): nothing vanishes.
 static void on_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct sockaddr *from,
                     unsigned flags) {
@@ -86,9 +96,9 @@ static void on_recv(uv_udp_t *u, ssize_t n, const uv_buf_t *buf, const struct so
   if (!s) {
     srv->udp_unknown_model++;
     why = "unknown model";
-  } else if (srv->cfg.auth_token[0] && !text_equal_secret(f->token, srv->cfg.auth_token)) {
+  } else if (srv->cfg.auth_token[0] && !authentic(f, srv->cfg.auth_token)) {
     s->unauthorized_inputs++;
-    why = "bad token";
+    why = "missing or wrong digest";
   } else if ((why = check_values(s, f, idx, val, &m))) {
     s->malformed_inputs++;
   } else if (order(s, f) == UDP_STALE) {

@@ -73,6 +73,12 @@ ptc_udp_sender *ptc_udp_open(const char *hostport, const char *model, const char
 // Inputs 0..n-1 (ModelInfo.inputs order) as one frame with the next sequence number.
 int ptc_udp_send(ptc_udp_sender *u, const double *values, size_t n);
 uint64_t ptc_udp_session(const ptc_udp_sender *u);
+// The keyed digest of an input frame: HMAC-SHA256 under `key` (the server's token) of
+//   "partita-input-v1" NUL model NUL session(u64) sequence(u64) n_values(u32) values(f64...)
+//   n_index(u32) index(u32...)
+// all little-endian. It covers the session, so a frame cannot be replayed into another one.
+// PTC_OK, or PTC_ERR_NOMEM when libcrypto could not compute it.
+int ptc_input_digest(const Partita__V1__InputFrame *f, const char *key, uint8_t out[32]);
 void ptc_udp_close(ptc_udp_sender *u);
 
 const char *ptc_status_name(int code);   // "OK", "NOT_FOUND", ...

@@ -1,5 +1,8 @@
 // udp_sender.c: the UDP input sender of libpartita-client (partita_client.h).
 #include <netdb.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,49 @@ struct ptc_udp_sender {
   uint64_t session, sequence;
   uint8_t buf[65536];
 };
+
+static void put_u32(EVP_MAC_CTX *h, uint32_t v) {
+  uint8_t b[4];
+  for (int i = 0; i < 4; i++)
+    b[i] = (uint8_t)(v >> (8 * i));
+  EVP_MAC_update(h, b, 4);
+}
+
+static void put_u64(EVP_MAC_CTX *h, uint64_t v) {
+  uint8_t b[8];
+  for (int i = 0; i < 8; i++)
+    b[i] = (uint8_t)(v >> (8 * i));
+  EVP_MAC_update(h, b, 8);
+}
+
+int ptc_input_digest(const Partita__V1__InputFrame *f, const char *key, uint8_t out[32]) {
+  static const char tag[] = "partita-input-v1";
+  EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+  EVP_MAC_CTX *h = mac ? EVP_MAC_CTX_new(mac) : NULL;
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
+                         OSSL_PARAM_construct_end()};
+  size_t len = 0;
+  int ok = h && EVP_MAC_init(h, (const uint8_t *)key, strlen(key), params);
+  if (ok) {
+    EVP_MAC_update(h, (const uint8_t *)tag, sizeof(tag));   // with its NUL
+    EVP_MAC_update(h, (const uint8_t *)f->model, strlen(f->model) + 1);
+    put_u64(h, f->session);
+    put_u64(h, f->sequence);
+    put_u32(h, (uint32_t)f->n_values);
+    for (size_t i = 0; i < f->n_values; i++) {
+      uint64_t bits;
+      memcpy(&bits, &f->values[i], 8);
+      put_u64(h, bits);
+    }
+    put_u32(h, (uint32_t)f->n_index);
+    for (size_t i = 0; i < f->n_index; i++)
+      put_u32(h, f->index[i]);
+    ok = EVP_MAC_final(h, out, &len, 32) && len == 32;
+  }
+  EVP_MAC_CTX_free(h);
+  EVP_MAC_free(mac);
+  return ok ? PTC_OK : PTC_ERR_NOMEM;
+}
 
 ptc_udp_sender *ptc_udp_open(const char *hostport, const char *model, const char *token,
                              char *err, size_t errlen) {
@@ -59,12 +105,19 @@ ptc_udp_sender *ptc_udp_open(const char *hostport, const char *model, const char
 
 int ptc_udp_send(ptc_udp_sender *u, const double *values, size_t n) {
   Partita__V1__InputFrame f = PARTITA__V1__INPUT_FRAME__INIT;
+  uint8_t digest[32];
   f.model = u->model;
-  f.token = u->token;
+  f.token = (char *)"";
   f.session = u->session;
   f.sequence = ++u->sequence;
   f.n_values = n;
   f.values = (double *)values;
+  if (u->token[0]) {   // the token never travels: a digest under it does
+    if (ptc_input_digest(&f, u->token, digest) != PTC_OK)
+      return PTC_ERR_NOMEM;
+    f.digest.data = digest;
+    f.digest.len = sizeof(digest);
+  }
   size_t len = partita__v1__input_frame__get_packed_size(&f);
   if (len > sizeof(u->buf))
     return PTC_ERR_ARG;

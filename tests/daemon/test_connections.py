@@ -242,13 +242,27 @@ def test_auth_token(workdir):
             name = unique("auth")
             c.load_model(pendulum_yaml() + "#" * 20000 + "\n", name=name, format=pb.YAML,
                          mode="lockstep")
-            # UDP inputs need the token too.
+            # UDP inputs need a digest under the token (the C daemon checks what Python made)
             with partita.UdpInputSender(d.udp, name) as tx:
                 tx.send([1.0])
             with partita.UdpInputSender(d.udp, name, token=token) as tx:
                 tx.send([2.0])
             assert wait_until(lambda: model_stats(c, name).udp_inputs == 1, 2.0)
-            assert wait_until(lambda: model_stats(c, name).unauthorized_inputs == 1, 2.0)
+            host, port = d.udp.rsplit(":", 1)
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                # the token in clear is no longer enough
+                f = pb.InputFrame(model=name, session=7, sequence=1, values=[9.0], token=token)
+                s.sendto(f.SerializeToString(), (host, int(port)))
+                # forged: a digest under another key
+                f = pb.InputFrame(model=name, session=7, sequence=2, values=[9.0])
+                f.digest = partita.udp.input_digest(f, "guess")
+                s.sendto(f.SerializeToString(), (host, int(port)))
+                # replayed into another session: the digest covers the session
+                f = pb.InputFrame(model=name, session=8, sequence=3, values=[9.0])
+                f.digest = partita.udp.input_digest(f, token)
+                f.session = 9
+                s.sendto(f.SerializeToString(), (host, int(port)))
+            assert wait_until(lambda: model_stats(c, name).unauthorized_inputs == 4, 2.0)
             assert model_stats(c, name).udp_inputs == 1
             c.step(name, 1)
             assert c.get_state(name, fields=partita.FIELD_INPUTS).inputs.tolist() == [2.0]

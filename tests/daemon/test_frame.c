@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "partita_client.h"
 #include "partita.pb-c.h"
 
 static int failures;
@@ -313,7 +314,30 @@ static void test_pipelined(void) {
   free(s2);
 }
 
+// The keyed digest of a UDP input frame against one computed independently (Python's hmac
+// and struct, from the byte layout in docs/protocol.md).
+static void test_input_digest(void) {
+  Partita__V1__InputFrame f = PARTITA__V1__INPUT_FRAME__INIT;
+  double values[] = {1.5, -2.25};
+  uint32_t index[] = {3, 0};
+  f.model = (char *)"arm";
+  f.session = 0x0123456789abcdefULL;
+  f.sequence = 42;
+  f.n_values = 2;
+  f.values = values;
+  f.n_index = 2;
+  f.index = index;
+  uint8_t d[32];
+  CHECK(ptc_input_digest(&f, "s3cret", d) == PTC_OK, "digest computed");
+  char hex[65];
+  for (int i = 0; i < 32; i++)
+    snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  CHECK(strcmp(hex, "1c155778745b9db1e15fbbc70c19acb3862c1252100ccb65826eb075b737b329") == 0,
+        "HMAC-SHA256: %s", hex);
+}
+
 int main(void) {
+  test_input_digest();
   test_empty();
   test_pipelined();
   test_splits();

@@ -6,11 +6,26 @@ per model, the current session and its highest sequence number and drops older f
 (stale). A new session (a restarted sender) starts a new ordering from a low number.
 """
 
+import hashlib
+import hmac
 import os
 import socket
+import struct
 
 from ._pb import pb
 from .client import State, parse_address
+
+
+def input_digest(frame, token):
+    """HMAC-SHA256 under the server's token of the frame's contents (docs/protocol.md):
+    "partita-input-v1" NUL model NUL session sequence n_values values n_index index, the
+    integers and doubles little-endian."""
+    msg = b"partita-input-v1\0" + frame.model.encode() + b"\0"
+    msg += struct.pack("<QQI", frame.session, frame.sequence, len(frame.values))
+    msg += struct.pack("<%dd" % len(frame.values), *frame.values)
+    msg += struct.pack("<I", len(frame.index))
+    msg += struct.pack("<%dI" % len(frame.index), *frame.index)
+    return hmac.new(token.encode(), msg, hashlib.sha256).digest()
 
 
 class UdpInputSender:
@@ -33,14 +48,15 @@ class UdpInputSender:
         if sequence is None:
             sequence = self.sequence
         self.sequence = max(self.sequence, sequence + 1)
-        frame = pb.InputFrame(model=self.model, sequence=sequence, token=self.token,
-                              session=self.session)
+        frame = pb.InputFrame(model=self.model, sequence=sequence, session=self.session)
         if hasattr(values, "items"):
             for i, v in values.items():
                 frame.index.append(int(i))
                 frame.values.append(float(v))
         else:
             frame.values.extend(float(v) for v in values)
+        if self.token:   # the token never travels: a digest under it does
+            frame.digest = input_digest(frame, self.token)
         self._sock.sendto(frame.SerializeToString(), self.addr)
         return sequence
 
