@@ -2,6 +2,7 @@
 // backlog limits, closing, and the shutdown sequence.
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +482,9 @@ void server_tick(server *srv) {
     uv_close((uv_handle_t *)&srv->sigint, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sighup, NULL);
+    // the loop is about to end: a second SIGTERM must not kill a daemon already stopping
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
   }
   // A model still compiling (a huge one) is not waited for: the answer would go nowhere.
   if (srv->stopping && srv->conns == NULL && srv->nmodels == 0 && srv->loading > 0 &&

@@ -1,6 +1,8 @@
 // heavy.c: the mechanism of the heavy requests: snapshot the model's data at a step boundary
-// (a command to its thread), compute on the libuv work pool (heavy_engine.c), answer, and for
-// Equilibrium with apply, move the live model to the result (a SetState command).
+// into one of the model's slots made at load (a command to its thread: a plain copy, nothing
+// allocated or evaluated there, nothing on the loop thread), compute on the libuv work pool
+// (heavy_engine.c) on that copy, answer, and for Equilibrium with apply, move the live model
+// to the result (a SetState command). Requests beyond the slots wait their turn in order.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,25 +13,37 @@
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 
-typedef struct {
+typedef struct heavy_job {
   conn *c;
   sim *s;
   pb_request *req;
-  pt_data *copy;
+  pt_data *copy;              // the slot it holds (NULL while waiting)
+  int slot;
+  struct heavy_job *next;     // in the model's waiting list
   uv_work_t work;
   int status;
   char msg[512];
   ProtobufCMessage *out;      // the reply payload, freed with free_unpacked
 } heavy_job;
 
+static void begin(heavy_job *j);
+
+// Frees the job; its slot goes to the next waiting request of the model.
 static void job_free(heavy_job *j) {
+  sim *s = j->s;
+  int freed_slot = j->copy != NULL;
   if (j->out)
     protobuf_c_message_free_unpacked(j->out, NULL);
-  if (j->copy)
-    pt_data_free(j->copy);
+  if (freed_slot)
+    s->slot_used[j->slot] = 0;
   partita__v1__request__free_unpacked(j->req, NULL);
-  sim_unref(j->s);
   free(j);
+  heavy_job *next = s->heavy_wait;
+  if (next && freed_slot) {
+    s->heavy_wait = next->next;
+    begin(next);
+  }
+  sim_unref(s);
 }
 
 static void finish(heavy_job *j) {
@@ -163,32 +177,57 @@ static void on_snapshot(sim_cmd *cmd) {
   }
 }
 
+// Takes a free slot and asks the model's thread for the snapshot; a job that cannot start is
+// answered and freed here.
+static void begin(heavy_job *j) {
+  sim *s = j->s;
+  int k = 0;
+  while (k < SIM_SLOTS && s->slot_used[k])
+    k++;
+  sim_cmd *cmd = k < SIM_SLOTS && !s->unloading ? sim_cmd_new(s, CMD_SNAPSHOT) : NULL;
+  if (!cmd) {
+    j->status = s->unloading ? PT_EPRECOND : PT_ENOMEM;
+    snprintf(j->msg, sizeof(j->msg), s->unloading ? "model %s was unloaded" : "out of memory",
+             s->name);
+    finish(j);
+    return;
+  }
+  s->slot_used[k] = 1;
+  j->slot = k;
+  j->copy = s->slot[k];
+  cmd->copy = j->copy;
+  cmd->ctx = j;
+  cmd->done = on_snapshot;
+  if (sim_submit(s, cmd)) {
+    sim_cmd_free(cmd);
+    j->status = PT_ENOMEM;
+    snprintf(j->msg, sizeof(j->msg), "model %s: command queue full", s->name);
+    finish(j);
+  }
+}
+
 int heavy_start(conn *c, sim *s, pb_request *req) {
   heavy_job *j = calloc(1, sizeof(*j));
-  sim_cmd *cmd = j ? sim_cmd_new(s, CMD_SNAPSHOT) : NULL;
-  pt_data *copy = cmd ? pt_data_new(s->m) : NULL;
-  if (!copy) {
+  if (!j) {
     reply_status(c, req->id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
-    sim_cmd_free(cmd);
-    free(j);
     partita__v1__request__free_unpacked(req, NULL);
     return -1;
   }
   j->c = c;
   j->s = s;
   j->req = req;
-  j->copy = copy;
   sim_ref(s);   // the model outlives the job even if unloaded meanwhile
-  cmd->copy = copy;
-  cmd->ctx = j;
-  cmd->done = on_snapshot;
-  if (sim_submit(s, cmd)) {
-    reply_status(c, req->id, STATUS(RESOURCE_EXHAUSTED), "model %s: command queue full",
-                 s->name);
-    sim_cmd_free(cmd);
-    job_free(j);
-    return -1;
-  }
   c->inflight++;
+  int busy = 1;
+  for (int k = 0; k < SIM_SLOTS; k++)
+    busy = busy && s->slot_used[k];
+  if (!busy) {
+    begin(j);
+    return 0;
+  }
+  heavy_job **tail = (heavy_job **)&s->heavy_wait;   // wait in order for a slot
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = j;
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "spsc.h"
 
 #define SIM_NAME 128
+#define SIM_SLOTS 2          // snapshot datas of a model for heavy requests running at once
 #define FIELD_COORDINATES 1u
 #define FIELD_RATES 2u
 #define FIELD_ACCELERATIONS 4u
@@ -185,6 +186,9 @@ struct sim {
   int nsubs;
 
   // loop thread only
+  pt_data *slot[SIM_SLOTS];         // snapshots for heavy requests, made at load
+  int slot_used[SIM_SLOTS];
+  void *heavy_wait;                 // heavy requests waiting for a slot (heavy.c), FIFO
   int refs;                         // registry + heavy jobs in flight
   int outstanding;                  // commands submitted, not yet completed
   int unloading;

@@ -98,6 +98,7 @@ def test_systemd_notify_ready_watchdog_stopping(workdir):
             except socket.timeout:
                 pass
         assert "STOPPING=1" in got
+        assert d.proc.wait(STOP_BOUND) == 0   # (a second SIGTERM while it stops would kill it)
     finally:
         sock.close()
         d.check_clean_exit()

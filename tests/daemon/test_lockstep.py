@@ -87,3 +87,55 @@ def test_one_step_of_n_equals_n_steps_of_one(client):
     finally:
         client.unload_model(a)
         client.unload_model(b)
+
+
+def test_lockstep_unchanged_by_heavy_requests_beside_it(daemon, client, workdir):
+    # Linearize, InverseDynamics and Equilibrium (more at once than the model's snapshot
+    # slots, so some wait their turn) snapshot the live model between steps: the session must
+    # stay bit-identical to `partita simulate`.
+    name = unique("heavy")
+    text = double_pendulum_yaml(name=name, integrator="rk4", dt=DT)
+    path = os.path.join(workdir, name + ".yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    columns, rows = run_cli(path, "rk4", N_STEPS * DT, DT)
+    client.load_model(text, name=name, format=pb.YAML, mode="lockstep", source_name=path)
+    answered = {"linearize": 0, "inverse_dynamics": 0, "equilibrium": 0}
+    try:
+        with daemon.client() as heavy:
+            states = [client.get_state(name)]
+            for k in range(N_STEPS):
+                if k % 10 == 0:                    # five heavy requests in flight at once
+                    ids = []
+                    for op, msg in (("linearize", pb.Linearize(model=name)),
+                                    ("inverse_dynamics", pb.InverseDynamics(
+                                        model=name, accelerations=[
+                                            pb.NamedValue(name="shoulder", value=0.5),
+                                            pb.NamedValue(name="elbow", value=-1.0)])),
+                                    ("equilibrium", pb.Equilibrium(model=name)),
+                                    ("linearize", pb.Linearize(model=name)),
+                                    ("linearize", pb.Linearize(model=name))):
+                        rid = heavy._next_id
+                        heavy._next_id += 1
+                        req = pb.Request(id=rid)
+                        getattr(req, op).CopyFrom(msg)
+                        heavy._send(req)
+                        ids.append((op, rid))
+                states.append(client.step(name, 1))
+                if k % 10 == 9:
+                    for op, rid in ids:
+                        while rid not in heavy._responses:
+                            heavy._read_some(None)
+                        r = heavy._responses.pop(rid)
+                        assert r.status.code == pb.Status.OK, (op, r.status.message)
+                        answered[op] += 1
+    finally:
+        client.unload_model(name)
+    assert answered == {"linearize": 3 * N_STEPS // 10, "inverse_dynamics": N_STEPS // 10,
+                        "equilibrium": N_STEPS // 10}
+    nc = sum(1 for c in columns if c.endswith(".rate"))
+    for row in rows:
+        k = int(round(row[0] / DT))
+        if k <= N_STEPS:
+            assert states[k].coordinates.tolist() == row[1:1 + nc], "step %d" % k
+            assert states[k].rates.tolist() == row[1 + nc:1 + 2 * nc], "step %d" % k
