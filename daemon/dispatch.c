@@ -434,218 +434,280 @@ static int do_stats(conn *c, uint64_t id, const char *model) {
   return 0;
 }
 
-static const char *model_of(const pb_request *q) {
-  switch (q->op_case) {
-  case PARTITA__V1__REQUEST__OP_UNLOAD_MODEL: return q->unload_model->model;
-  case PARTITA__V1__REQUEST__OP_GET_MODEL_INFO: return q->get_model_info->model;
-  case PARTITA__V1__REQUEST__OP_SET_MODE: return q->set_mode->model;
-  case PARTITA__V1__REQUEST__OP_STEP: return q->step->model;
-  case PARTITA__V1__REQUEST__OP_RESET: return q->reset->model;
-  case PARTITA__V1__REQUEST__OP_SET_STATE: return q->set_state->model;
-  case PARTITA__V1__REQUEST__OP_SET_INPUTS: return q->set_inputs->model;
-  case PARTITA__V1__REQUEST__OP_GET_STATE: return q->get_state->model;
-  case PARTITA__V1__REQUEST__OP_STEP_WITH_INPUTS: return q->step_with_inputs->model;
-  case PARTITA__V1__REQUEST__OP_SUBSCRIBE: return q->subscribe->model;
-  case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS: return q->inverse_dynamics->model;
-  case PARTITA__V1__REQUEST__OP_LINEARIZE: return q->linearize->model;
-  case PARTITA__V1__REQUEST__OP_EQUILIBRIUM: return q->equilibrium->model;
-  default: return NULL;
-  }
-}
-
 static int check_fields(uint32_t *f) {
   if (*f == 0)
     *f = FIELD_DEFAULT;
   return (*f & ~FIELD_ALL) == 0;
 }
 
-void dispatch(conn *c, pb_request *q) {
-  server *srv = c->srv;
-  uint64_t id = q->id;
-  const char *model = model_of(q);
-  sim *s = NULL;
-  char err[256];
-  if (!c->authed && q->op_case != PARTITA__V1__REQUEST__OP_HELLO) {
-    reply_status(c, id, STATUS(UNAUTHENTICATED), "send Hello with the token first");
-    goto out;
-  }
-  if (model) {
-    s = server_find_model(srv, model);
-    if (!s) {
-      reply_status(c, id, STATUS(NOT_FOUND), "no model named '%.100s'", model);
-      goto out;
-    }
-  }
-  sim_cmd *cmd = NULL;
-  int want = 0;   // a command was due (its absence means out of memory)
-  switch (q->op_case) {
-  case PARTITA__V1__REQUEST__OP__NOT_SET:
-    reply_status(c, id, STATUS(INVALID_ARGUMENT), "request without an operation");
-    break;
-  case PARTITA__V1__REQUEST__OP_HELLO:
-    do_hello(c, id, q->hello);
-    break;
-  case PARTITA__V1__REQUEST__OP_LOAD_MODEL:
-    do_load(c, id, q->load_model);
-    break;
-  case PARTITA__V1__REQUEST__OP_UNLOAD_MODEL:
-    server_unload(srv, s);
-    reply_status(c, id, STATUS(OK), "%s", "");
-    break;
-  case PARTITA__V1__REQUEST__OP_LIST_MODELS:
-    do_list(c, id);
-    break;
-  case PARTITA__V1__REQUEST__OP_GET_MODEL_INFO: {
-    req_ctx x = {.c = c, .id = id};
-    reply_info(&x, s, STATUS(OK), "");
-    break;
-  }
-  case PARTITA__V1__REQUEST__OP_SET_MODE: {
-    const Partita__V1__SetMode *rq = q->set_mode;
-    if (rq->mode < PARTITA__V1__MODE__PAUSED || rq->mode > PARTITA__V1__MODE__LOCKSTEP) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "SetMode: mode must be PAUSED, REALTIME, "
-                   "FREE_RUN or LOCKSTEP");
-      break;
-    }
-    // rate 0 keeps the model's rate; whatever rate real time will run at must give
-    // computable deadlines (pace.h)
-    double rate = rq->rate != 0 ? rq->rate : atomic_load(&s->pub_rate);
-    if ((rq->rate != 0 || rq->mode == PARTITA__V1__MODE__REALTIME) &&
-        pace_check(pt_model_dt(s->m), rate, err, sizeof(err))) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "SetMode: %s", err);
-      break;
-    }
-    want = 1;
-    s->udp_open = 0;   // a new mode, a new UDP input session
-    if ((cmd = sim_cmd_new(s, CMD_SET_MODE))) {
-      cmd->mode = (int)rq->mode;
-      cmd->rate = rq->rate;
-    }
-    break;
-  }
-  case PARTITA__V1__REQUEST__OP_STEP:
-    if (q->step->n > srv->cfg.limits.max_step_count) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "Step: n over the limit of %lld",
-                   srv->cfg.limits.max_step_count);
-      break;
-    }
-    if (!check_fields(&q->step->fields)) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "Step: unknown field bits");
-      break;
-    }
-    want = 1;
-    if ((cmd = sim_cmd_new(s, CMD_STEP))) {
-      cmd->n = q->step->n ? q->step->n : 1;
-      cmd->fields = q->step->fields;
-    }
-    break;
-  case PARTITA__V1__REQUEST__OP_STEP_WITH_INPUTS: {
-    Partita__V1__StepWithInputs *rq = q->step_with_inputs;
-    if (rq->n > srv->cfg.limits.max_step_count || !check_fields(&rq->fields)) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "StepWithInputs: n over the limit of %lld "
-                   "or unknown field bits", srv->cfg.limits.max_step_count);
-      break;
-    }
-    int mode = atomic_load(&s->pub_mode);
-    if (mode != MODE_LOCKSTEP && mode != MODE_PAUSED) {
-      reply_status(c, id, STATUS(FAILED_PRECONDITION), "StepWithInputs needs lockstep or "
-                   "paused mode");
-      break;
-    }
-    want = 1;
-    if (!(cmd = sim_cmd_new(s, CMD_STEP)))
-      break;
-    // the inputs are queued before the Step, so they apply from its first step exactly as
-    // SetInputs followed by Step
-    if (queue_inputs(c, id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index)) {
-      sim_cmd_free(cmd);
-      cmd = NULL;
-      want = 0;
-      break;
-    }
-    cmd->n = rq->n ? rq->n : 1;
-    cmd->fields = rq->fields;
-    break;
-  }
-  case PARTITA__V1__REQUEST__OP_RESET:
-    want = 1;
-    s->udp_open = 0;
-    cmd = sim_cmd_new(s, CMD_RESET);
-    break;
-  case PARTITA__V1__REQUEST__OP_SET_STATE: {
-    pt_assign *pos, *vel;
-    int npos, nvel;
-    const Partita__V1__SetState *rq = q->set_state;
-    if (parse_assigns(s, rq->coordinates, rq->n_coordinates, &pos, &npos, err, sizeof(err))) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", err);
-      break;
-    }
-    if (parse_assigns(s, rq->rates, rq->n_rates, &vel, &nvel, err, sizeof(err))) {
-      free(pos);
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", err);
-      break;
-    }
-    want = 1;
-    if ((cmd = sim_cmd_new(s, CMD_SET_STATE))) {
-      cmd->pos = pos;
-      cmd->npos = npos;
-      cmd->vel = vel;
-      cmd->nvel = nvel;
-    } else {
-      free(pos);
-      free(vel);
-    }
-    break;
-  }
-  case PARTITA__V1__REQUEST__OP_SET_INPUTS:
-    do_set_inputs(c, id, s, q->set_inputs);
-    break;
-  case PARTITA__V1__REQUEST__OP_GET_STATE:
-    if (!check_fields(&q->get_state->fields)) {
-      reply_status(c, id, STATUS(INVALID_ARGUMENT), "GetState: unknown field bits");
-      break;
-    }
-    // A model that steps on its own (real time, free run) or has commands queued (a long
-    // Step, perhaps) answers at once from its latest published step. An idle one answers
-    // through its queue in microseconds, after the inputs sent before; and behind a request
-    // of the same connection still in flight it queues too, so a pipelined Step then
-    // GetState sees the Step's result.
-    if (c->inflight == 0 && (s->outstanding > 0 ||
-                             atomic_load(&s->pub_mode) == MODE_REALTIME ||
-                             atomic_load(&s->pub_mode) == MODE_FREE_RUN)) {
-      reply_latest(c, id, s, q->get_state->fields);
-      break;
-    }
-    want = 1;
-    if ((cmd = sim_cmd_new(s, CMD_GET_STATE)))
-      cmd->fields = q->get_state->fields;
-    break;
-  case PARTITA__V1__REQUEST__OP_SUBSCRIBE:
-    do_subscribe(c, id, s, q->subscribe);
-    break;
-  case PARTITA__V1__REQUEST__OP_UNSUBSCRIBE:
-    if (subs_remove(c, q->unsubscribe->subscription))
-      reply_status(c, id, STATUS(NOT_FOUND), "no subscription %llu on this connection",
-                   (unsigned long long)q->unsubscribe->subscription);
-    else
-      reply_status(c, id, STATUS(OK), "%s", "");
-    break;
-  case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS:
-  case PARTITA__V1__REQUEST__OP_LINEARIZE:
-  case PARTITA__V1__REQUEST__OP_EQUILIBRIUM:
-    heavy_start(c, s, q);
-    return;   // heavy_start owns q
-  case PARTITA__V1__REQUEST__OP_GET_STATS:
-    do_stats(c, id, q->get_stats->model);
-    break;
-  default:
-    reply_status(c, id, STATUS(UNIMPLEMENTED), "unknown operation %d", (int)q->op_case);
-    break;
-  }
+// The model a request names: every operation on a model has a string field `model`, found
+// through protobuf-c's descriptors rather than one case per operation.
+static const char *model_of(const pb_request *q) {
+  const ProtobufCFieldDescriptor *op =
+      protobuf_c_message_descriptor_get_field(&partita__v1__request__descriptor,
+                                              (unsigned)q->op_case);
+  if (!op || op->type != PROTOBUF_C_TYPE_MESSAGE)
+    return NULL;
+  const ProtobufCMessage *msg = *(ProtobufCMessage *const *)((const char *)q + op->offset);
+  const ProtobufCFieldDescriptor *f =
+      msg ? protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, "model") : NULL;
+  if (!f || f->type != PROTOBUF_C_TYPE_STRING)
+    return NULL;
+  return *(char *const *)((const char *)msg + f->offset);
+}
+
+// Queues cmd for model s on behalf of request q (answered by the command's completion); a
+// NULL cmd is an allocation that failed.
+static void queue_cmd(conn *c, const pb_request *q, sim *s, sim_cmd *cmd) {
   if (cmd)
-    submit(c, id, (int)q->op_case, s, cmd);
-  else if (want)
-    reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
-out:
+    submit(c, q->id, (int)q->op_case, s, cmd);
+  else
+    reply_status(c, q->id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The handlers: one per operation, all of one shape. `s` is the model the request names, when
+// its table entry says it needs one (looked up, and refused when missing, before the call).
+
+static void h_not_set(conn *c, pb_request *q, sim *s) {
+  (void)s;
+  reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "request without an operation");
+}
+
+static void h_hello(conn *c, pb_request *q, sim *s) {
+  (void)s;
+  do_hello(c, q->id, q->hello);
+}
+
+static void h_load(conn *c, pb_request *q, sim *s) {
+  (void)s;
+  do_load(c, q->id, q->load_model);
+}
+
+static void h_unload(conn *c, pb_request *q, sim *s) {
+  server_unload(c->srv, s);
+  reply_status(c, q->id, STATUS(OK), "%s", "");
+}
+
+static void h_list(conn *c, pb_request *q, sim *s) {
+  (void)s;
+  do_list(c, q->id);
+}
+
+static void h_info(conn *c, pb_request *q, sim *s) {
+  req_ctx x = {.c = c, .id = q->id};
+  reply_info(&x, s, STATUS(OK), "");
+}
+
+static void h_set_mode(conn *c, pb_request *q, sim *s) {
+  const Partita__V1__SetMode *rq = q->set_mode;
+  char err[256];
+  if (rq->mode < PARTITA__V1__MODE__PAUSED || rq->mode > PARTITA__V1__MODE__LOCKSTEP) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "SetMode: mode must be PAUSED, REALTIME, "
+                 "FREE_RUN or LOCKSTEP");
+    return;
+  }
+  // rate 0 keeps the model's rate; whatever rate real time will run at must give
+  // computable deadlines (pace.h)
+  double rate = rq->rate != 0 ? rq->rate : atomic_load(&s->pub_rate);
+  if ((rq->rate != 0 || rq->mode == PARTITA__V1__MODE__REALTIME) &&
+      pace_check(pt_model_dt(s->m), rate, err, sizeof(err))) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "SetMode: %s", err);
+    return;
+  }
+  s->udp_open = 0;   // a new mode, a new UDP input session
+  sim_cmd *cmd = sim_cmd_new(s, CMD_SET_MODE);
+  if (cmd) {
+    cmd->mode = (int)rq->mode;
+    cmd->rate = rq->rate;
+  }
+  queue_cmd(c, q, s, cmd);
+}
+
+static void h_step(conn *c, pb_request *q, sim *s) {
+  long long max = c->srv->cfg.limits.max_step_count;
+  if (q->step->n > max) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Step: n over the limit of %lld", max);
+    return;
+  }
+  if (!check_fields(&q->step->fields)) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Step: unknown field bits");
+    return;
+  }
+  sim_cmd *cmd = sim_cmd_new(s, CMD_STEP);
+  if (cmd) {
+    cmd->n = q->step->n ? q->step->n : 1;
+    cmd->fields = q->step->fields;
+  }
+  queue_cmd(c, q, s, cmd);
+}
+
+static void h_step_with_inputs(conn *c, pb_request *q, sim *s) {
+  Partita__V1__StepWithInputs *rq = q->step_with_inputs;
+  long long max = c->srv->cfg.limits.max_step_count;
+  if (rq->n > max || !check_fields(&rq->fields)) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "StepWithInputs: n over the limit of "
+                 "%lld or unknown field bits", max);
+    return;
+  }
+  int mode = atomic_load(&s->pub_mode);
+  if (mode != MODE_LOCKSTEP && mode != MODE_PAUSED) {
+    reply_status(c, q->id, STATUS(FAILED_PRECONDITION), "StepWithInputs needs lockstep or "
+                 "paused mode");
+    return;
+  }
+  sim_cmd *cmd = sim_cmd_new(s, CMD_STEP);
+  if (!cmd) {
+    queue_cmd(c, q, s, NULL);
+    return;
+  }
+  // the inputs are queued before the Step, so they apply from its first step exactly as
+  // SetInputs followed by Step
+  if (queue_inputs(c, q->id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index)) {
+    sim_cmd_free(cmd);
+    return;
+  }
+  cmd->n = rq->n ? rq->n : 1;
+  cmd->fields = rq->fields;
+  queue_cmd(c, q, s, cmd);
+}
+
+static void h_reset(conn *c, pb_request *q, sim *s) {
+  s->udp_open = 0;
+  queue_cmd(c, q, s, sim_cmd_new(s, CMD_RESET));
+}
+
+static void h_set_state(conn *c, pb_request *q, sim *s) {
+  pt_assign *pos, *vel;
+  int npos, nvel;
+  char err[256];
+  const Partita__V1__SetState *rq = q->set_state;
+  if (parse_assigns(s, rq->coordinates, rq->n_coordinates, &pos, &npos, err, sizeof(err))) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
+    return;
+  }
+  if (parse_assigns(s, rq->rates, rq->n_rates, &vel, &nvel, err, sizeof(err))) {
+    free(pos);
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
+    return;
+  }
+  sim_cmd *cmd = sim_cmd_new(s, CMD_SET_STATE);
+  if (cmd) {
+    cmd->pos = pos;
+    cmd->npos = npos;
+    cmd->vel = vel;
+    cmd->nvel = nvel;
+  } else {
+    free(pos);
+    free(vel);
+  }
+  queue_cmd(c, q, s, cmd);
+}
+
+static void h_set_inputs(conn *c, pb_request *q, sim *s) {
+  do_set_inputs(c, q->id, s, q->set_inputs);
+}
+
+static void h_get_state(conn *c, pb_request *q, sim *s) {
+  if (!check_fields(&q->get_state->fields)) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "GetState: unknown field bits");
+    return;
+  }
+  // A model that steps on its own (real time, free run) or has commands queued (a long
+  // Step, perhaps) answers at once from its latest published step. An idle one answers
+  // through its queue in microseconds, after the inputs sent before; and behind a request
+  // of the same connection still in flight it queues too, so a pipelined Step then
+  // GetState sees the Step's result.
+  int mode = atomic_load(&s->pub_mode);
+  if (c->inflight == 0 &&
+      (s->outstanding > 0 || mode == MODE_REALTIME || mode == MODE_FREE_RUN)) {
+    reply_latest(c, q->id, s, q->get_state->fields);
+    return;
+  }
+  sim_cmd *cmd = sim_cmd_new(s, CMD_GET_STATE);
+  if (cmd)
+    cmd->fields = q->get_state->fields;
+  queue_cmd(c, q, s, cmd);
+}
+
+static void h_subscribe(conn *c, pb_request *q, sim *s) {
+  do_subscribe(c, q->id, s, q->subscribe);
+}
+
+static void h_unsubscribe(conn *c, pb_request *q, sim *s) {
+  (void)s;
+  if (subs_remove(c, q->unsubscribe->subscription))
+    reply_status(c, q->id, STATUS(NOT_FOUND), "no subscription %llu on this connection",
+                 (unsigned long long)q->unsubscribe->subscription);
+  else
+    reply_status(c, q->id, STATUS(OK), "%s", "");
+}
+
+static void h_heavy(conn *c, pb_request *q, sim *s) { heavy_start(c, s, q); }
+
+static void h_stats(conn *c, pb_request *q, sim *s) {
+  (void)s;
+  do_stats(c, q->id, q->get_stats->model);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request table (as Redis's command table): what each operation needs before its handler.
+
+enum {
+  REQ_MODEL = 1,       // names a model, which must exist
+  REQ_BEFORE_HELLO = 2,  // allowed before Hello when a token is configured
+  REQ_TAKES = 4,       // the handler keeps the request (and frees it)
+};
+
+typedef struct {
+  int op;
+  const char *name;
+  void (*handler)(conn *c, pb_request *q, sim *s);
+  unsigned flags;
+} request_def;
+
+#define OP(x) PARTITA__V1__REQUEST__OP_##x
+static const request_def requests[] = {
+    {OP(_NOT_SET), "(none)", h_not_set, 0},
+    {OP(HELLO), "Hello", h_hello, REQ_BEFORE_HELLO},
+    {OP(LOAD_MODEL), "LoadModel", h_load, 0},
+    {OP(UNLOAD_MODEL), "UnloadModel", h_unload, REQ_MODEL},
+    {OP(LIST_MODELS), "ListModels", h_list, 0},
+    {OP(GET_MODEL_INFO), "GetModelInfo", h_info, REQ_MODEL},
+    {OP(SET_MODE), "SetMode", h_set_mode, REQ_MODEL},
+    {OP(STEP), "Step", h_step, REQ_MODEL},
+    {OP(STEP_WITH_INPUTS), "StepWithInputs", h_step_with_inputs, REQ_MODEL},
+    {OP(RESET), "Reset", h_reset, REQ_MODEL},
+    {OP(SET_STATE), "SetState", h_set_state, REQ_MODEL},
+    {OP(SET_INPUTS), "SetInputs", h_set_inputs, REQ_MODEL},
+    {OP(GET_STATE), "GetState", h_get_state, REQ_MODEL},
+    {OP(SUBSCRIBE), "Subscribe", h_subscribe, REQ_MODEL},
+    {OP(UNSUBSCRIBE), "Unsubscribe", h_unsubscribe, 0},
+    {OP(INVERSE_DYNAMICS), "InverseDynamics", h_heavy, REQ_MODEL | REQ_TAKES},
+    {OP(LINEARIZE), "Linearize", h_heavy, REQ_MODEL | REQ_TAKES},
+    {OP(EQUILIBRIUM), "Equilibrium", h_heavy, REQ_MODEL | REQ_TAKES},
+    {OP(GET_STATS), "GetStats", h_stats, 0},
+};
+#undef OP
+
+void dispatch(conn *c, pb_request *q) {
+  const request_def *def = NULL;
+  for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]) && !def; i++)
+    if (requests[i].op == (int)q->op_case)
+      def = &requests[i];
+  sim *s = NULL;
+  if (!def) {
+    reply_status(c, q->id, STATUS(UNIMPLEMENTED), "unknown operation %d", (int)q->op_case);
+  } else if (!c->authed && !(def->flags & REQ_BEFORE_HELLO)) {
+    reply_status(c, q->id, STATUS(UNAUTHENTICATED), "send Hello with the token first");
+  } else if ((def->flags & REQ_MODEL) &&
+             !(s = server_find_model(c->srv, model_of(q) ? model_of(q) : ""))) {
+    reply_status(c, q->id, STATUS(NOT_FOUND), "%s: no model named '%.100s'", def->name,
+                 model_of(q) ? model_of(q) : "");
+  } else {
+    def->handler(c, q, s);
+    if (def->flags & REQ_TAKES)
+      return;
+  }
   partita__v1__request__free_unpacked(q, NULL);
 }
