@@ -13,17 +13,12 @@
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 
 
+// The engine's codes to the protocol's: PT_ERRORS (partita.h) names the protocol status of
+// each code, and the protocol's own descriptor gives that name's number.
 int status_from_pt(int rc) {
-  switch (rc) {
-  case PT_OK: return STATUS(OK);
-  case PT_EINVAL: case PT_EPARSE: case PT_EMODEL: case PT_EIO: return STATUS(INVALID_ARGUMENT);
-  case PT_ENOTFOUND: return STATUS(NOT_FOUND);
-  case PT_EASSEMBLY: case PT_ESINGULAR: case PT_EDIVERGED: return STATUS(MODEL_ERROR);
-  case PT_ENOMEM: return STATUS(RESOURCE_EXHAUSTED);
-  case PT_EPRECOND: return STATUS(FAILED_PRECONDITION);
-  case PT_EUNIMPL: return STATUS(UNIMPLEMENTED);
-  default: return STATUS(INTERNAL);
-  }
+  const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value_by_name(
+      &partita__v1__status__code__descriptor, pt_status_name(rc));
+  return v ? v->value : STATUS(INTERNAL);
 }
 
 void reply(conn *c, uint64_t id, pb_response *r) {

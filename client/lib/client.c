@@ -48,12 +48,11 @@ const char *ptc_strerror(int rc) {
   }
 }
 
+// The names come from the protocol itself (protobuf-c's descriptor of Status.Code).
 const char *ptc_status_name(int code) {
-  static const char *const names[] = {"OK", "INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS",
-                                      "FAILED_PRECONDITION", "MODEL_ERROR",
-                                      "RESOURCE_EXHAUSTED", "UNAUTHENTICATED", "UNIMPLEMENTED",
-                                      "INTERNAL"};
-  return code >= 0 && code < 10 ? names[code] : "UNKNOWN";
+  const ProtobufCEnumValue *v =
+      protobuf_c_enum_descriptor_get_value(&partita__v1__status__code__descriptor, code);
+  return v ? v->name : "UNKNOWN";
 }
 
 static int64_t now_ms(void) {
