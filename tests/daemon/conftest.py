@@ -220,6 +220,18 @@ def pendulum(client):
         client.unload_model(name)
 
 
+@pytest.fixture
+def twins(client):
+    """Two pendulums loaded in lockstep under unique names: one to drive, one for reference."""
+    a, b = unique("twin"), unique("ref")
+    for name in (a, b):
+        client.load_model(pendulum_yaml(), name=name, format=partita.pb.YAML, mode="lockstep")
+    yield a, b
+    for name in (a, b):
+        with contextlib.suppress(Exception):
+            client.unload_model(name)
+
+
 def wait_until(predicate, timeout, interval=0.02):
     """Poll predicate() until it is truthy or timeout seconds pass; answers its last value."""
     deadline = time.monotonic() + timeout

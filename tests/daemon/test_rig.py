@@ -13,16 +13,6 @@ from conftest import PARTITA_CLI, model_stats, pendulum_yaml, unique, wait_until
 from partita import pb
 
 
-@pytest.fixture
-def twins(client):
-    a, b = unique("rig"), unique("ref")
-    for name in (a, b):
-        client.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
-    yield a, b
-    for name in (a, b):
-        client.unload_model(name)
-
-
 def test_step_with_inputs_equals_set_inputs_then_step(client, twins):
     a, b = twins
     for k, tau in enumerate([0.5, -1.25, 3.0, 0.0]):

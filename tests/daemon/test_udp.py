@@ -12,16 +12,6 @@ from conftest import DT, G, I_HINGE, L, M, model_stats, pendulum_yaml, unique, w
 from partita import pb
 
 
-@pytest.fixture
-def twins(client):
-    a, b = unique("udp"), unique("ref")
-    for name in (a, b):
-        client.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="lockstep")
-    yield a, b
-    for name in (a, b):
-        client.unload_model(name)
-
-
 def counters(client, model):
     ms = model_stats(client, model)
     return ms.udp_inputs, ms.stale_inputs
