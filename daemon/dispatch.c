@@ -99,15 +99,14 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   Partita__V1__ModelStats init = PARTITA__V1__MODEL_STATS__INIT;
   Partita__V1__Quantiles q0 = PARTITA__V1__QUANTILES__INIT;
   Partita__V1__ModelStats *ms = malloc(sizeof(*ms));
-  Partita__V1__Quantiles *q = malloc(2 * sizeof(*q));
+  Partita__V1__Quantiles *q = malloc(3 * sizeof(*q));
   if (!ms || !q) {
     free(ms);
     free(q);
     return NULL;
   }
   *ms = init;
-  q[0] = q0;
-  q[1] = q0;
+  q[0] = q[1] = q[2] = q0;
   ms->model = strdup(s->name);   // the reply may go out after the model is unloaded and freed
   ms->steps = t->steps;
   ms->time = t->time;
@@ -120,8 +119,14 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   q[1].p50 = t->late_p50;
   q[1].p99 = t->late_p99;
   q[1].max = t->late_max;
+  q[2].mean = t->snap_mean;
+  q[2].p50 = t->snap_p50;
+  q[2].p99 = t->snap_p99;
+  q[2].max = t->snap_max;
   ms->step_us = &q[0];
   ms->late_us = &q[1];
+  ms->snapshot_us = &q[2];
+  ms->snapshots = t->snapshots;
   ms->overruns = t->overruns;
   ms->dropped_frames = t->dropped_frames + s->dropped_loop;
   ms->repartitions = t->repartitions;
@@ -147,7 +152,7 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
 static void stats_free(Partita__V1__Stats *st) {
   for (size_t i = 0; i < st->n_models; i++) {
     if (st->models[i]) {
-      free(st->models[i]->step_us);   // both quantiles in one block
+      free(st->models[i]->step_us);   // the three quantiles in one block
       free(st->models[i]->model);
     }
     free(st->models[i]);

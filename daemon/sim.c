@@ -103,6 +103,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->refs = 1;
   hist_reset(&s->h_step);
   hist_reset(&s->h_late);
+  hist_reset(&s->h_snap);
   atomic_init(&s->stop, 0);
   atomic_init(&s->pub_mode, MODE_PAUSED);
   atomic_init(&s->pub_failed, 0);
@@ -437,6 +438,11 @@ static void fill_stats(sim *s, sim_stats *st) {
   st->late_p50 = hist_quantile(&s->h_late, 0.5) / 1e3;
   st->late_p99 = hist_quantile(&s->h_late, 0.99) / 1e3;
   st->late_max = (double)s->h_late.max / 1e3;
+  st->snap_mean = hist_mean(&s->h_snap) / 1e3;
+  st->snap_p50 = hist_quantile(&s->h_snap, 0.5) / 1e3;
+  st->snap_p99 = hist_quantile(&s->h_snap, 0.99) / 1e3;
+  st->snap_max = (double)s->h_snap.max / 1e3;
+  st->snapshots = (int64_t)s->h_snap.count;
   st->overruns = s->pc.overruns;
   st->dropped_frames = s->dropped;
   st->repartitions = c.repartitions;
@@ -522,9 +528,12 @@ static void run_cmd(sim *s, sim_cmd *c) {
   case CMD_SET_MODE:
     set_mode(s, c->mode, c->rate);
     break;
-  case CMD_SNAPSHOT:
+  case CMD_SNAPSHOT: {
+    int64_t t0 = now_ns();
     c->status = pt_data_copy(s->m, c->copy, s->d);
+    hist_add(&s->h_snap, (uint64_t)(now_ns() - t0));
     break;
+  }
   case CMD_SET_SUBS: {
     int n = c->nsubs < s->cfg->limits.max_subscriptions ? c->nsubs
                                                        : s->cfg->limits.max_subscriptions;

@@ -70,6 +70,8 @@ typedef struct {
   double rate;
   double step_mean, step_p50, step_p99, step_max;   // microseconds
   double late_p50, late_p99, late_max;              // microseconds
+  double snap_mean, snap_p50, snap_p99, snap_max;   // microseconds
+  int64_t snapshots;
   int64_t overruns, dropped_frames, repartitions, failures, clipped_inputs;
   int64_t qr_switches, qr_steps;
   int partition_qr;  // 1 while the QR partition is active
@@ -179,7 +181,7 @@ struct sim {
   int input_hold;
   uint64_t in_session, in_seq;      // last input applied
   int overran;                      // the last step overran its deadline
-  hist h_step, h_late;
+  hist h_step, h_late, h_snap;
   int64_t dropped, last_repartitions;
   int last_method;                  // partition method after the last step: 0 LU, 1 QR
   sim_sub *subs;                    // (cfg max_subscriptions) decimation table
