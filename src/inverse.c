@@ -77,6 +77,8 @@ void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
 // ---------------------------------------------------------------------------------------------
 // Results
 
+static int actuator_of(const pt_model *m, int c);
+
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   if (maxreq < 0) maxreq = 0;
   pt_inverse_result *r = calloc(1, sizeof(*r));
@@ -103,16 +105,20 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
   r->wrk = calloc(r->nwrk, sizeof(double));
   r->iwrk = calloc(r->niwrk, sizeof(int));
+  r->coord_actuator = calloc((size_t)m->ncoord + 1, sizeof(int));
+  if (r->coord_actuator)
+    for (int c = 0; c < m->ncoord; c++) r->coord_actuator[c] = actuator_of(m, c);
   r->tree = pt_inverse_tree_new(m);  // NULL: not a tree, the general path only
   if (r->tree) {
     r->tree_wrk = calloc(PT_INVERSE_TREE_NWRK(m), sizeof(double));
     r->tree_iwrk = calloc(PT_INVERSE_TREE_NIWRK(m), sizeof(int));
-    if (!r->tree_wrk || !r->tree_iwrk) {
+    r->tree_ptr = calloc(PT_INVERSE_TREE_NPTR(m), sizeof(*r->tree_ptr));
+    if (!r->tree_wrk || !r->tree_iwrk || !r->tree_ptr) {
       pt_inverse_result_free(r);
       return NULL;
     }
   }
-  if (!r->iwrk || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
+  if (!r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
       !r->coord ||
       !r->coord_rate || !r->coord_acc || !r->reaction || !r->xdd || !r->lambda || !r->wrk) {
     pt_inverse_result_free(r);
@@ -135,9 +141,11 @@ void pt_inverse_result_free(pt_inverse_result *r) {
   free(r->lambda);
   free(r->wrk);
   free(r->iwrk);
+  free(r->coord_actuator);
   free(r->tree);
   free(r->tree_wrk);
   free(r->tree_iwrk);
+  free((void *)r->tree_ptr);
   free(r);
 }
 
@@ -339,7 +347,7 @@ static int check_requests(const pt_model *m, const pt_assign *acc, int nacc,
         return pt_error_set(err, PT_EINVAL,
                             "torque request: \"%s\" is driven by motion \"%s\"; its effort is "
                             "the motion's", m->coord_name[c], m->motion_name[i]);
-    if (actuator_of(m, c) < 0)
+    if (res->coord_actuator[c] < 0)
       return pt_error_set(err, PT_EINVAL,
                           "torque request: coordinate \"%s\" has no joint actuator (an "
                           "unactuated coordinate follows the dynamics)", m->coord_name[c]);
@@ -397,7 +405,7 @@ static void request_efforts(const pt_model *m, const pt_data *d, const pt_assign
                             int nacc, const double *mu, pt_inverse_result *res) {
   res->nreq = nacc;
   for (int k = 0; k < nacc; k++) {
-    const int a = actuator_of(m, acc[k].coord);
+    const int a = res->coord_actuator[acc[k].coord];
     res->req_coord[k] = acc[k].coord;
     res->req_actuator[k] = a;
     res->req_effort[k] = d->input[m->actuator_input_adr[a]] - mu[k];
@@ -417,8 +425,8 @@ static int request_tree(const pt_model *m, pt_data *d, const pt_assign *acc, int
   pt_joint_rows(m, d);
   pt_forces(m, d);
   for (int i = 0; i < m->ncoord; i++) pt_measure(m, d, i, mval + i, mjac + 12 * i, mjdx + i);
-  if (!pt_inverse_tree_solve(m, d, res->tree, res->tree_iwrk, acc, nacc, mjac, mjdx,
-                             res->tree_wrk, res->tree_iwrk + 6 * m->njoint, res->xdd,
+  if (!pt_inverse_tree_solve(m, d, res->tree, res->tree_iwrk, acc, mjac, mjdx, res->tree_wrk,
+                             res->tree_iwrk + 6 * m->njoint, res->tree_ptr, res->xdd,
                              res->lambda, mu))
     return 0;
   request_efforts(m, d, acc, nacc, mu, res);

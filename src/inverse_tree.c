@@ -62,10 +62,10 @@ static int inv3(double inv[9], const double a[9]) {
   inv[3] = a[5] * a[6] - a[3] * a[8];
   inv[6] = a[3] * a[7] - a[4] * a[6];
   const double det = a[0] * inv[0] + a[1] * inv[3] + a[2] * inv[6];
-  const double bound = sqrt((a[0] * a[0] + a[1] * a[1] + a[2] * a[2]) *
-                            (a[3] * a[3] + a[4] * a[4] + a[5] * a[5]) *
-                            (a[6] * a[6] + a[7] * a[7] + a[8] * a[8]));
-  if (!(fabs(det) > BLOCK_PIVOT_MIN * bound)) return 0;
+  const double bound2 = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]) *
+                        (a[3] * a[3] + a[4] * a[4] + a[5] * a[5]) *
+                        (a[6] * a[6] + a[7] * a[7] + a[8] * a[8]);
+  if (!(det * det > BLOCK_PIVOT_MIN * BLOCK_PIVOT_MIN * bound2)) return 0;
   inv[1] = a[2] * a[7] - a[1] * a[8];
   inv[4] = a[0] * a[8] - a[2] * a[6];
   inv[7] = a[1] * a[6] - a[0] * a[7];
@@ -97,27 +97,15 @@ int pt_inverse_tree_applies(const pt_model *m, const int *tree, const pt_assign 
   return 1;
 }
 
-// Row i of body k's block: its child (a) and parent (b) columns; returns b . xdd_p.
-static double block_row(const double *jac, int slot, int has_parent, const double *xdd_p,
-                        double *a, double *b) {
-  const double *ja = jac + 6 * slot, *jb = jac + 6 * (1 - slot);
-  double s = 0;
-  for (int c = 0; c < 6; c++) a[c] = ja[c];
-  for (int c = 0; c < 6; c++) b[c] = has_parent ? jb[c] : 0;
-  if (has_parent)
-    for (int c = 0; c < 6; c++) s += jb[c] * xdd_p[c];
-  return s;
-}
-
-// Splits A_k (6 x 6, rows as gathered) into the block-triangular form every joint class has:
-// rows without translational part (orientation rows, angles: top[3..5]) and the others
-// (top[0..2]), so that A_k = [T R1; 0 R2] after ordering the rows. Stores T^-1, R2^-1, R1.
-// 0 when the split is not 3 + 3 or T or R2 is singular.
-static int block_factor(const double *A, int perm[6], double *Ti, double *R2i, double *R1) {
+// Splits A_k (rows a[i], 6 numbers each: the child's columns) into the block-triangular form
+// every joint class has: rows without translational part (orientation rows, angles:
+// perm[3..5]) and the others (perm[0..2]), so that A_k = [T R1; 0 R2] after ordering the rows.
+// Stores T^-1, R2^-1, R1. 0 when the split is not 3 + 3 or T or R2 is singular.
+static int block_factor(const double *const a[6], int perm[6], double *Ti, double *R2i,
+                        double *R1) {
   int nt = 0, nz = 3;
   for (int i = 0; i < 6; i++) {
-    const double *a = A + 6 * i;
-    if (a[0] == 0 && a[1] == 0 && a[2] == 0) {
+    if (a[i][0] == 0 && a[i][1] == 0 && a[i][2] == 0) {
       if (nz == 6) return 0;
       perm[nz++] = i;
     } else {
@@ -128,70 +116,87 @@ static int block_factor(const double *A, int perm[6], double *Ti, double *R2i, d
   double T[9], R2[9];
   for (int i = 0; i < 3; i++)
     for (int c = 0; c < 3; c++) {
-      T[3 * i + c] = A[6 * perm[i] + c];
-      R1[3 * i + c] = A[6 * perm[i] + 3 + c];
-      R2[3 * i + c] = A[6 * perm[3 + i] + 3 + c];
+      T[3 * i + c] = a[perm[i]][c];
+      R1[3 * i + c] = a[perm[i]][3 + c];
+      R2[3 * i + c] = a[perm[3 + i]][3 + c];
     }
   return inv3(Ti, T) && inv3(R2i, R2);
 }
 
 int pt_inverse_tree_solve(const pt_model *m, const pt_data *d, const int *tree,
-                          const int *jreq, const pt_assign *acc, int nacc,
-                          const double *meas_jac, const double *meas_jdx, double *wrk,
-                          int *iwrk, double *xdd, double *lam, double *mu) {
-  (void)nacc;
+                          const int *jreq, const pt_assign *acc, const double *meas_jac,
+                          const double *meas_jdx, double *wrk, int *iwrk, const double **pb,
+                          double *xdd, double *lam, double *mu) {
   const int nb = m->nbody;
   const int *order = tree, *joint = tree + nb, *parent = tree + 2 * nb, *slot = tree + 3 * nb;
-  // work: per body T^-1, R2^-1, R1 (27), B_k (36), forces (6): nb x 69; the gathered A_k (36);
-  // per body the row order (6) and what each row solves for (6: lambda index a >= 0, or
-  // request q as -1 - q): nb x 12 ints
-  double *F = wrk, *B = F + 27 * (size_t)nb, *f = B + 36 * (size_t)nb, *A = f + 6 * (size_t)nb;
+  // work: per body T^-1, R2^-1, R1 (27) and forces (6): nb x 33; per body the row order (6)
+  // and what each row solves for (6: lambda index a >= 0, or request q as -1 - q): nb x 12
+  // ints; per body the parent's columns of each row (pb: nb x 6 pointers)
+  double *F = wrk, *f = F + 27 * (size_t)nb;
   int *perms = iwrk, *act = iwrk + 6 * (size_t)nb;
-  // forward: A_k xdd_k = rhs_k - B_k xdd_p, as R2 w = rhs_z, T v = rhs_t - R1 w
-  for (int o = 0; o < nb; o++) {
-    const int k = order[o], p = parent[k], j = joint[k], hp = p != PT_GROUND;
+  // the blocks, independent of each other: A_k = [T R1; 0 R2] factored, rhs_k into xdd_k
+  for (int k = 0; k < nb; k++) {
+    const int j = joint[k], sk = slot[k];
     const int r0 = m->joint_row_adr[j], nr = pt_joint_classes[m->joint_type[j]].nrow;
-    const double *xp = hp ? xdd + 6 * p : NULL;
-    double *Bk = B + 36 * k, *Ti = F + 27 * k, *R2i = Ti + 9, *R1 = Ti + 18, rhs[6];
-    int *ak = act + 6 * k, *pk = perms + 6 * k;
+    const double *a[6], **b = pb + 6 * k;  // child and parent columns of each row
+    double *rhs = xdd + 6 * k, *Ti = F + 27 * k;
+    int *ak = act + 6 * k;
     for (int i = 0; i < nr; i++) {
       const int r = r0 + i;
-      rhs[i] = d->row_gamma[r] -
-               block_row(d->row_jac + 12 * r, slot[k], hp, xp, A + 6 * i, Bk + 6 * i);
+      a[i] = d->row_jac + 12 * r + 6 * sk;
+      b[i] = d->row_jac + 12 * r + 6 * (1 - sk);
+      rhs[i] = d->row_gamma[r];
       ak[i] = m->row_active[r];
     }
     for (int i = nr; i < 6; i++) {
       const int q = jreq[6 * j + i - nr], c = acc[q].coord;
       const int s = m->meas_body[2 * c + 1] == k ? 1 : 0;
-      rhs[i] = acc[q].value - meas_jdx[c] -
-               block_row(meas_jac + 12 * c, s, hp, xp, A + 6 * i, Bk + 6 * i);
+      a[i] = meas_jac + 12 * c + 6 * s;
+      b[i] = meas_jac + 12 * c + 6 * (1 - s);
+      rhs[i] = acc[q].value - meas_jdx[c];
       ak[i] = -1 - q;
     }
-    if (!block_factor(A, pk, Ti, R2i, R1)) return 0;
-    double *v = xdd + 6 * k, *w = v + 3, bt[3], bz[3], t[3];
-    for (int i = 0; i < 3; i++) {
-      bt[i] = rhs[pk[i]];
-      bz[i] = rhs[pk[3 + i]];
-    }
-    ptu_mul_mat_vec3(w, R2i, bz);
-    ptu_mul_mat_vec3(t, R1, w);
-    ptu_sub3(bt, bt, t);
-    ptu_mul_mat_vec3(v, Ti, bt);
+    if (!block_factor(a, perms + 6 * k, Ti, Ti + 9, Ti + 18)) return 0;
   }
-  // backward: A_k^T y_k = Q_k - M_k xdd_k - sum_c B_c^T y_c (f_k accumulating the children),
-  // as y_t = T^-T f_v, y_z = R2^-T (f_w - R1^T y_t)
-  for (int k = 0; k < nb; k++) {
+  // forward: A_k xdd_k = rhs_k - B_k xdd_p, as R2 w = rhs_z, T v = rhs_t - R1 w; then
+  // f_k = Q_k - M_k xdd_k for the backward pass
+  for (int o = 0; o < nb; o++) {
+    const int k = order[o], p = parent[k];
+    const int *pk = perms + 6 * k;
+    const double *Ti = F + 27 * k, *R2i = Ti + 9, *R1 = Ti + 18;
+    double *x = xdd + 6 * k, bt[3], bz[3], t[3];
+    if (p != PT_GROUND) {
+      const double *xp = xdd + 6 * p, *const *b = pb + 6 * k;
+      double xpl[6];
+      for (int c = 0; c < 6; c++) xpl[c] = xp[c];
+      for (int i = 0; i < 6; i++) {
+        const double *bi = b[i];
+        double s = 0;
+        for (int c = 0; c < 6; c++) s += bi[c] * xpl[c];
+        x[i] -= s;
+      }
+    }
+    for (int i = 0; i < 3; i++) {
+      bt[i] = x[pk[i]];
+      bz[i] = x[pk[3 + i]];
+    }
+    ptu_mul_mat_vec3(x + 3, R2i, bz);
+    ptu_mul_mat_vec3(t, R1, x + 3);
+    ptu_sub3(bt, bt, t);
+    ptu_mul_mat_vec3(x, Ti, bt);
     double Iw[3];
-    ptu_mul_mat_vec3(Iw, d->inertia_g + 9 * k, xdd + 6 * k + 3);
+    ptu_mul_mat_vec3(Iw, d->inertia_g + 9 * k, x + 3);
     for (int c = 0; c < 3; c++) {
-      f[6 * k + c] = d->qfrc[6 * k + c] - m->body_mass[k] * xdd[6 * k + c];
+      f[6 * k + c] = d->qfrc[6 * k + c] - m->body_mass[k] * x[c];
       f[6 * k + 3 + c] = d->qfrc[6 * k + 3 + c] - Iw[c];
     }
   }
+  // backward: A_k^T y_k = Q_k - M_k xdd_k - sum_c B_c^T y_c (f_k accumulating the children),
+  // as y_t = T^-T f_v, y_z = R2^-T (f_w - R1^T y_t)
   for (int o = nb - 1; o >= 0; o--) {
     const int k = order[o], p = parent[k];
     const int *ak = act + 6 * k, *pk = perms + 6 * k;
-    const double *Bk = B + 36 * k, *Ti = F + 27 * k, *R2i = Ti + 9, *R1 = Ti + 18;
+    const double *Ti = F + 27 * k, *R2i = Ti + 9, *R1 = Ti + 18;
     const double *fk = f + 6 * k;
     double y[6], yt[3], yz[3], t[3];
     ptu_mul_matT_vec3(yt, Ti, fk);
@@ -209,9 +214,14 @@ int pt_inverse_tree_solve(const pt_model *m, const pt_data *d, const int *tree,
         mu[-1 - ak[i]] = y[i];
     }
     if (p == PT_GROUND) continue;
-    double *fp = f + 6 * p;
-    for (int i = 0; i < 6; i++)
-      for (int c = 0; c < 6; c++) fp[c] -= Bk[6 * i + c] * y[i];
+    const double *const *b = pb + 6 * k;
+    double fp[6];
+    for (int c = 0; c < 6; c++) fp[c] = f[6 * p + c];
+    for (int i = 0; i < 6; i++) {
+      const double *bi = b[i], yi = y[i];
+      for (int c = 0; c < 6; c++) fp[c] -= bi[c] * yi;
+    }
+    for (int c = 0; c < 6; c++) f[6 * p + c] = fp[c];
   }
   return 1;
 }

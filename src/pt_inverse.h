@@ -42,11 +42,13 @@ typedef struct {
   size_t nwrk;
   int *iwrk;                // scratch (niwrk)
   size_t niwrk;
+  int *coord_actuator;      // (ncoord) joint actuator of each coordinate, -1 if none
   int method;               // PT_INVERSE_TREE or PT_INVERSE_SCHUR: how the last request went
   int schur_only;           // 1: answer every request by the Schur complement (comparisons)
   int *tree;                // (4 nbody) layout of the recursive pass on a tree, or NULL
   double *tree_wrk;         // scratch of the recursive pass
   int *tree_iwrk;           // scratch of the recursive pass (requests of each joint first)
+  const double **tree_ptr;  // scratch of the recursive pass (rows of each block)
 } pt_inverse_result;
 
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
