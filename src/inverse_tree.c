@@ -120,7 +120,13 @@ static int block_factor(const double *const a[6], int perm[6], double *Ti, doubl
       R1[3 * i + c] = a[perm[i]][3 + c];
       R2[3 * i + c] = a[perm[3 + i]][3 + c];
     }
-  return inv3(Ti, T) && inv3(R2i, R2);
+  // the rows of a joint point (spherical part) give T = +-I, its own inverse
+  const int signs = (T[0] == 1 || T[0] == -1) && T[0] == T[4] && T[0] == T[8];
+  if (signs && T[1] == 0 && T[2] == 0 && T[3] == 0 && T[5] == 0 && T[6] == 0 && T[7] == 0)
+    ptu_copy(Ti, T, 9);
+  else if (!inv3(Ti, T))
+    return 0;
+  return inv3(R2i, R2);
 }
 
 int pt_inverse_tree_solve(const pt_model *m, const pt_data *d, const int *tree,
