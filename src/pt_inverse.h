@@ -71,11 +71,12 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
 // Errors (PT_EINVAL, message names the culprit): an unknown or repeated coordinate, a
 // non-finite value, a coordinate without a joint actuator, one driven by a motion, or one the
 // constraints fix (together with the other requested coordinates). The state of d (q, qd,
-// time, inputs, outputs, accelerations, partition) is never changed; its row, force and W
-// work arrays are re-evaluated at that same state (same values). Allocates nothing.
-// On a tree (no closed loop, no motion) with every joint coordinate requested, the answer
-// comes from one recursive pass over the bodies (O(n), W not factored); otherwise, or if a
-// joint's block is singular there, from the Schur complement on the factor of W.
+// time, inputs, outputs, accelerations, partition) is never changed; its row and force work
+// arrays (and W's, on the general path) are re-evaluated at that same state (same values).
+// Allocates nothing. On a tree (no closed loop, no motion) with every joint coordinate
+// requested, the answer comes from one recursive pass over the bodies (O(n), W not factored;
+// res->method = PT_INVERSE_TREE); otherwise, or if a joint's block is singular there, from the
+// Schur complement on the factor of W (PT_INVERSE_SCHUR). Both solve the same equations.
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err);
 

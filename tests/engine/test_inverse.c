@@ -423,7 +423,13 @@ static double tree_vs_schur(const char *what, pt_model *m, int ntrial, double am
     CHECK(pt_set_state(m, d, pos, nact, vel, nact, &err) == PT_OK, "%s state: %s", what, err.msg);
     for (int i = 0; i < pt_model_ninput(m); i++) pt_set_input(m, d, i, 3 * urand(&seed));
     for (int a = 0; a < nact; a++) acc[a] = (pt_assign){coord_of_act[a], 4 * urand(&seed)};
+    double before[512], after[512];
+    const int nsnap = snapshot(m, d, before);
+    CHECK(nsnap <= 512, "snapshot size");
     int rf = pt_inverse_request(m, d, acc, nact, fast, &err);
+    snapshot(m, d, after);
+    CHECK(memcmp(before, after, sizeof(double) * (size_t)nsnap) == 0,
+          "%s: the recursive pass changed the data", what);
     CHECK(rf == PT_OK, "%s fast: %s", what, err.msg);
     int rs = pt_inverse_request(m, d, acc, nact, slow, &err);
     CHECK(rs == PT_OK, "%s general: %s", what, err.msg);
