@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "inverse_internal.h"
 #include "ptu.h"
 
 #define SCHUR_PIVOT_MIN 1e-10   // S pivot / J_c M^-1 J_c^T below this: coordinate is fixed
@@ -76,6 +77,8 @@ void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
 // ---------------------------------------------------------------------------------------------
 // Results
 
+static int actuator_of(const pt_model *m, int c);
+
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   if (maxreq < 0) maxreq = 0;
   pt_inverse_result *r = calloc(1, sizeof(*r));
@@ -102,7 +105,20 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
   r->wrk = calloc(r->nwrk, sizeof(double));
   r->iwrk = calloc(r->niwrk, sizeof(int));
-  if (!r->iwrk || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
+  r->coord_actuator = calloc((size_t)m->ncoord + 1, sizeof(int));
+  if (r->coord_actuator)
+    for (int c = 0; c < m->ncoord; c++) r->coord_actuator[c] = actuator_of(m, c);
+  r->tree = pt_inverse_tree_new(m);  // NULL: not a tree, the general path only
+  if (r->tree) {
+    r->tree_wrk = calloc(PT_INVERSE_TREE_NWRK(m), sizeof(double));
+    r->tree_iwrk = calloc(PT_INVERSE_TREE_NIWRK(m), sizeof(int));
+    r->tree_ptr = calloc(PT_INVERSE_TREE_NPTR(m), sizeof(*r->tree_ptr));
+    if (!r->tree_wrk || !r->tree_iwrk || !r->tree_ptr) {
+      pt_inverse_result_free(r);
+      return NULL;
+    }
+  }
+  if (!r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
       !r->coord ||
       !r->coord_rate || !r->coord_acc || !r->reaction || !r->xdd || !r->lambda || !r->wrk) {
     pt_inverse_result_free(r);
@@ -125,6 +141,11 @@ void pt_inverse_result_free(pt_inverse_result *r) {
   free(r->lambda);
   free(r->wrk);
   free(r->iwrk);
+  free(r->coord_actuator);
+  free(r->tree);
+  free(r->tree_wrk);
+  free(r->tree_iwrk);
+  free((void *)r->tree_ptr);
   free(r);
 }
 
@@ -136,20 +157,23 @@ static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error
   return PT_OK;
 }
 
-// Coordinates, motion efforts and reactions of a solved (xdd, lambda) at d's state.
-static void fill_outputs(const pt_model *m, const pt_data *d, pt_inverse_result *res) {
-  for (int i = 0; i < m->ncoord; i++) {
-    double jac[12], jdx;
-    const int *body = m->meas_body + 2 * i;
-    pt_measure(m, d, i, res->coord + i, jac, &jdx);
-    res->coord_rate[i] = pt_jac_dot_x(d, body, jac);
-    double acc = jdx;
-    for (int b = 0; b < 2; b++) {
-      if (body[b] == PT_GROUND) continue;
-      for (int k = 0; k < 6; k++) acc += jac[6 * b + k] * res->xdd[6 * body[b] + k];
-    }
-    res->coord_acc[i] = acc;
+// Value, rate and second derivative of coordinate i from its measure (value, jac, jdx) and
+// the solved body accelerations res->xdd.
+static void coord_outputs(const pt_model *m, const pt_data *d, int i, double value,
+                          const double jac[12], double jdx, pt_inverse_result *res) {
+  const int *body = m->meas_body + 2 * i;
+  res->coord[i] = value;
+  res->coord_rate[i] = pt_jac_dot_x(d, body, jac);
+  double acc = jdx;
+  for (int b = 0; b < 2; b++) {
+    if (body[b] == PT_GROUND) continue;
+    for (int k = 0; k < 6; k++) acc += jac[6 * b + k] * res->xdd[6 * body[b] + k];
   }
+  res->coord_acc[i] = acc;
+}
+
+// Motion efforts and reactions of a solved (xdd, lambda) at d's state.
+static void fill_forces(const pt_model *m, const pt_data *d, pt_inverse_result *res) {
   // a motion row's constraint force is -J_c^T lambda: the motor applies -lambda along c
   for (int i = 0; i < m->nmotion; i++) {
     const int a = m->row_active[m->nrow_joint + i];
@@ -157,6 +181,16 @@ static void fill_outputs(const pt_model *m, const pt_data *d, pt_inverse_result 
   }
   pt_reactions_from(m, d, res->lambda, res->reaction);
   res->time = d->time;
+}
+
+// Coordinates, motion efforts and reactions of a solved (xdd, lambda) at d's state.
+static void fill_outputs(const pt_model *m, const pt_data *d, pt_inverse_result *res) {
+  for (int i = 0; i < m->ncoord; i++) {
+    double value, jac[12], jdx;
+    pt_measure(m, d, i, &value, jac, &jdx);
+    coord_outputs(m, d, i, value, jac, jdx, res);
+  }
+  fill_forces(m, d, res);
 }
 
 // Angles are unwrapped against coord_ref: aim each driven coordinate's branch at its value at
@@ -313,7 +347,7 @@ static int check_requests(const pt_model *m, const pt_assign *acc, int nacc,
         return pt_error_set(err, PT_EINVAL,
                             "torque request: \"%s\" is driven by motion \"%s\"; its effort is "
                             "the motion's", m->coord_name[c], m->motion_name[i]);
-    if (actuator_of(m, c) < 0)
+    if (res->coord_actuator[c] < 0)
       return pt_error_set(err, PT_EINVAL,
                           "torque request: coordinate \"%s\" has no joint actuator (an "
                           "unactuated coordinate follows the dynamics)", m->coord_name[c]);
@@ -366,12 +400,53 @@ static double pair_minv_pair(const pt_model *m, const pt_data *d, const int bu[2
   return s;
 }
 
+// Efforts from the request multipliers: the actuator adds -mu on top of what it applies.
+static void request_efforts(const pt_model *m, const pt_data *d, const pt_assign *acc,
+                            int nacc, const double *mu, pt_inverse_result *res) {
+  res->nreq = nacc;
+  for (int k = 0; k < nacc; k++) {
+    const int a = res->coord_actuator[acc[k].coord];
+    res->req_coord[k] = acc[k].coord;
+    res->req_actuator[k] = a;
+    res->req_effort[k] = d->input[m->actuator_input_adr[a]] - mu[k];
+  }
+}
+
+// The recursive pass on a tree (inverse_tree.c); 0 when a joint block is singular. Every
+// coordinate is measured once, for the requested rows and for the outputs.
+static int request_tree(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
+                        pt_inverse_result *res) {
+  // work
+  double *mu = res->wrk;  // (nacc)
+  double *mjac = res->tree_wrk + PT_INVERSE_TREE_NWRK_PASS(m);  // (ncoord x 12)
+  double *mjdx = mjac + 12 * (size_t)m->ncoord;          // (ncoord)
+  double *mval = mjdx + m->ncoord;                       // (ncoord)
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  pt_forces(m, d);
+  for (int i = 0; i < m->ncoord; i++) pt_measure(m, d, i, mval + i, mjac + 12 * i, mjdx + i);
+  if (!pt_inverse_tree_solve(m, d, res->tree, res->tree_iwrk, acc, mjac, mjdx, res->tree_wrk,
+                             res->tree_iwrk + 6 * m->njoint, res->tree_ptr, res->xdd,
+                             res->lambda, mu))
+    return 0;
+  request_efforts(m, d, acc, nacc, mu, res);
+  for (int i = 0; i < m->ncoord; i++)
+    coord_outputs(m, d, i, mval[i], mjac + 12 * i, mjdx[i], res);
+  fill_forces(m, d, res);
+  return 1;
+}
+
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err) {
   int rc = result_fits(m, res, err);
   if (rc) return rc;
   rc = check_requests(m, acc, nacc, res, err);
   if (rc) return rc;
+  res->method = PT_INVERSE_TREE;
+  if (!res->schur_only && pt_inverse_tree_applies(m, res->tree, acc, nacc, res->tree_iwrk) &&
+      request_tree(m, d, acc, nacc, res))
+    return PT_OK;
+  res->method = PT_INVERSE_SCHUR;
   const int n = m->ncon, nr = nacc;
   // outputs
   double *xdd = res->xdd, *lam = res->lambda;
@@ -488,14 +563,7 @@ int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int 
     pt_apply_coord_force(d, bk[0], bk[1], Jc + 12 * k, -mu[k], f);
   }
   for (int k = 0; k < m->nbody; k++) minv6(m, d, k, f + 6 * k, xdd + 6 * k);
-  // efforts: the actuator adds -mu on top of what it already applies
-  res->nreq = nr;
-  for (int k = 0; k < nr; k++) {
-    const int a = actuator_of(m, acc[k].coord);
-    res->req_coord[k] = acc[k].coord;
-    res->req_actuator[k] = a;
-    res->req_effort[k] = d->input[m->actuator_input_adr[a]] - mu[k];
-  }
+  request_efforts(m, d, acc, nr, mu, res);
   // fill_outputs measures with d->x: coordinate accelerations from res->xdd
   fill_outputs(m, d, res);
   return PT_OK;

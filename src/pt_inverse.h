@@ -16,6 +16,9 @@
 #ifndef PT_INVERSE_H
 #define PT_INVERSE_H
 
+// How a torque request was answered (pt_inverse_result.method).
+enum { PT_INVERSE_SCHUR = 0, PT_INVERSE_TREE = 1 };
+
 // Result of an inverse-dynamics request. Arrays are sized for the model it was created for.
 typedef struct {
   double time;              // time of the evaluation
@@ -39,6 +42,13 @@ typedef struct {
   size_t nwrk;
   int *iwrk;                // scratch (niwrk)
   size_t niwrk;
+  int *coord_actuator;      // (ncoord) joint actuator of each coordinate, -1 if none
+  int method;               // PT_INVERSE_TREE or PT_INVERSE_SCHUR: how the last request went
+  int schur_only;           // 1: answer every request by the Schur complement (comparisons)
+  int *tree;                // (4 nbody) layout of the recursive pass on a tree, or NULL
+  double *tree_wrk;         // scratch of the recursive pass
+  int *tree_iwrk;           // scratch of the recursive pass (requests of each joint first)
+  const double **tree_ptr;  // scratch of the recursive pass (rows of each block)
 } pt_inverse_result;
 
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
@@ -61,8 +71,12 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
 // Errors (PT_EINVAL, message names the culprit): an unknown or repeated coordinate, a
 // non-finite value, a coordinate without a joint actuator, one driven by a motion, or one the
 // constraints fix (together with the other requested coordinates). The state of d (q, qd,
-// time, inputs, outputs, accelerations, partition) is never changed; its row, force and W
-// work arrays are re-evaluated at that same state (same values). Allocates nothing.
+// time, inputs, outputs, accelerations, partition) is never changed; its row and force work
+// arrays (and W's, on the general path) are re-evaluated at that same state (same values).
+// Allocates nothing. On a tree (no closed loop, no motion) with every joint coordinate
+// requested, the answer comes from one recursive pass over the bodies (O(n), W not factored;
+// res->method = PT_INVERSE_TREE); otherwise, or if a joint's block is singular there, from the
+// Schur complement on the factor of W (PT_INVERSE_SCHUR). Both solve the same equations.
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err);
 

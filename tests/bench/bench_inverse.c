@@ -1,6 +1,7 @@
 // bench_inverse.c: microseconds per torque request (every joint actuated, every joint
 // acceleration requested) on the 7-DOF arm of configs/models/panda.urdf (argv[1]) and on
-// revolute chains of 8 to 64 links, next to one forward-dynamics evaluation (pt_forward).
+// revolute chains of 8 to 64 links, next to one forward-dynamics evaluation (pt_forward), with
+// the path that answered (tree: the recursive pass; schur: the general path).
 // Measured, not asserted. Each request is also checked against forward dynamics once (a
 // round trip), so the numbers are of a computation that works.
 #define _POSIX_C_SOURCE 200809L
@@ -94,8 +95,9 @@ static int bench(const char *label, pt_model *m) {
     t1 = now();
   } while (t1 - t0 < 0.3 && freps < 1000000);
   const double us_fwd = 1e6 * (t1 - t0) / (double)freps;
-  printf("| %-12s | %6d | %4d | %10.1f | %10.1f | %10.2g |\n", label, pt_model_nbody(m),
-         pt_model_ndof(m), us_req, us_fwd, worst);
+  printf("| %-12s | %6d | %4d | %-6s | %10.1f | %10.1f | %10.2g |\n", label, pt_model_nbody(m),
+         pt_model_ndof(m), res->method == PT_INVERSE_TREE ? "tree" : "schur", us_req, us_fwd,
+         worst);
   free(acc);
   free(pos);
   pt_inverse_result_free(res);
@@ -104,8 +106,8 @@ static int bench(const char *label, pt_model *m) {
 }
 
 int main(int argc, char **argv) {
-  printf("| model        | bodies |  dof | request us | forward us | round trip |\n");
-  printf("|--------------|-------:|-----:|-----------:|-----------:|-----------:|\n");
+  printf("| model        | bodies |  dof | path   | request us | forward us | round trip |\n");
+  printf("|--------------|-------:|-----:|--------|-----------:|-----------:|-----------:|\n");
   int rc = 0;
   if (argc > 1) {
     pt_model *m = NULL;

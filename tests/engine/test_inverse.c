@@ -366,6 +366,193 @@ static void motion_request(void) {
   pt_model_free(m);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The recursive pass on trees (issue 10) against the Schur complement on W: two independent
+// solutions of the same equations, at random states, accelerations and inputs.
+
+static double urand(unsigned *seed) {  // uniform in [-1, 1)
+  *seed = *seed * 1664525u + 1013904223u;
+  return (double)(*seed >> 8) / (double)(1u << 23) - 1.0;
+}
+
+static double max_abs(const double *a, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s = fmax(s, fabs(a[i]));
+  return s;
+}
+
+// Largest |a - b| relative to max |b| (at least 1e-300).
+static double max_rel(const double *a, const double *b, int n) {
+  double e = 0;
+  for (int i = 0; i < n; i++) e = fmax(e, fabs(a[i] - b[i]));
+  return e / fmax(1e-300, max_abs(b, n));
+}
+
+// Every actuated coordinate requested at ntrial random states; returns the worst difference.
+static double tree_vs_schur(const char *what, pt_model *m, int ntrial, double amp,
+                            unsigned seed) {
+  const int nact = pt_model_nactuator(m), nc = pt_model_ncoord(m), nj = pt_model_njoint(m);
+  pt_data *d = pt_data_new(m);
+  pt_inverse_result *fast = pt_inverse_result_new(m, nact);
+  pt_inverse_result *slow = pt_inverse_result_new(m, nact);
+  slow->schur_only = 1;
+  pt_assign *pos = calloc((size_t)nact, sizeof(*pos));
+  pt_assign *vel = calloc((size_t)nact, sizeof(*vel));
+  pt_assign *acc = calloc((size_t)nact, sizeof(*acc));
+  int *coord_of_act = calloc((size_t)nact, sizeof(int));
+  for (int a = 0; a < nact; a++) {
+    // actuators are named after their coordinate, or coordinate + "_act" here
+    char name[128];
+    snprintf(name, sizeof(name), "%s", pt_actuator_name(m, a));
+    char *suffix = strstr(name, "_act");
+    if (suffix) *suffix = '\0';
+    coord_of_act[a] = pt_coord_index(m, name);
+    CHECK(coord_of_act[a] >= 0, "%s: actuator %s has no coordinate", what, name);
+  }
+  double worst = 0;
+  for (int t = 0; t < ntrial; t++) {
+    pt_error err = {0};
+    for (int a = 0; a < nact; a++) {  // the joint coordinates (user coordinates follow)
+      const int i = coord_of_act[a];
+      const int slide = strstr(pt_coord_name(m, i), "slide") || strstr(pt_coord_name(m, i),
+                                                                         "prism");
+      pos[a] = (pt_assign){i, (slide ? 0.2 : amp) * urand(&seed)};
+      vel[a] = (pt_assign){i, (slide ? 0.5 : 2.0) * urand(&seed)};
+    }
+    pt_data_reset(m, d);  // assembled from the initial state: no long jumps
+    CHECK(pt_set_state(m, d, pos, nact, vel, nact, &err) == PT_OK, "%s state: %s", what, err.msg);
+    for (int i = 0; i < pt_model_ninput(m); i++) pt_set_input(m, d, i, 3 * urand(&seed));
+    for (int a = 0; a < nact; a++) acc[a] = (pt_assign){coord_of_act[a], 4 * urand(&seed)};
+    double before[512], after[512];
+    const int nsnap = snapshot(m, d, before);
+    CHECK(nsnap <= 512, "snapshot size");
+    int rf = pt_inverse_request(m, d, acc, nact, fast, &err);
+    snapshot(m, d, after);
+    CHECK(memcmp(before, after, sizeof(double) * (size_t)nsnap) == 0,
+          "%s: the recursive pass changed the data", what);
+    CHECK(rf == PT_OK, "%s fast: %s", what, err.msg);
+    int rs = pt_inverse_request(m, d, acc, nact, slow, &err);
+    CHECK(rs == PT_OK, "%s general: %s", what, err.msg);
+    CHECK(fast->method == PT_INVERSE_TREE, "%s: the recursive pass was not taken", what);
+    CHECK(slow->method == PT_INVERSE_SCHUR, "%s: schur_only ignored", what);
+    if (rf || rs) continue;
+    const double e_eff = max_rel(fast->req_effort, slow->req_effort, nact);
+    const double e_rea = max_rel(fast->reaction, slow->reaction, 6 * nj);
+    const double e_acc = max_rel(fast->coord_acc, slow->coord_acc, nc);
+    const double e_crd = max_rel(fast->coord, slow->coord, nc);
+    const double e_rat = max_rel(fast->coord_rate, slow->coord_rate, nc);
+    CHECK(e_eff <= 1e-10, "%s trial %d: efforts differ by %.3g", what, t, e_eff);
+    CHECK(e_rea <= 1e-10, "%s trial %d: reactions differ by %.3g", what, t, e_rea);
+    CHECK(e_acc <= 1e-10, "%s trial %d: accelerations differ by %.3g", what, t, e_acc);
+    CHECK(e_crd == 0 && e_rat == 0, "%s trial %d: coordinates differ", what, t);
+    // the request itself: the requested accelerations come out
+    for (int a = 0; a < nact; a++)
+      CHECK_CLOSE(fast->coord_acc[acc[a].coord], acc[a].value, 1e-9, "requested acceleration");
+    worst = fmax(worst, fmax(e_eff, fmax(e_rea, e_acc)));
+  }
+  printf("%s: recursive pass vs Schur complement, %d random states: worst relative difference "
+         "%.3g\n", what, ntrial, worst);
+  free(pos);
+  free(vel);
+  free(acc);
+  free(coord_of_act);
+  pt_inverse_result_free(fast);
+  pt_inverse_result_free(slow);
+  pt_data_free(d);
+  return worst;
+}
+
+// A branched tree with every actuable joint class: revolute, prismatic, cylindrical (both
+// coordinates), a revolute given child first (body1 = the child), a fixed joint, a spring, a
+// damper and an applied force.
+static const char tree_yaml[] =
+    "model: tree\n"
+    "bodies:\n"
+    "  - {name: base, mass: 3.0, inertia: [0.05, 0.04, 0.03], position: [0, 0, 0.1]}\n"
+    "  - {name: slider, mass: 1.2, inertia: [0.01, 0.012, 0.008], position: [0.3, 0, 0.1]}\n"
+    "  - {name: sleeve, mass: 0.8, inertia: [0.004, 0.002, 0.004], position: [0.3, 0.2, 0.1]}\n"
+    "  - {name: side, mass: 0.6, inertia: [0.003, 0.005, 0.006], position: [-0.2, 0.1, 0.1]}\n"
+    "  - {name: welded, mass: 0.5, inertia: [0.002, 0.002, 0.001], position: [0.3, 0.4, 0.2]}\n"
+    "  - {name: tip, mass: 0.3, inertia: [0.001, 0.0015, 0.0008], position: [0.5, 0.4, 0.2]}\n"
+    "joints:\n"
+    "  - {name: yaw, type: revolute, body1: ground, body2: base, point: [0, 0, 0],\n"
+    "     axis: [0, 0, 1], damping: 0.3}\n"
+    "  - {name: prism, type: prismatic, body1: base, body2: slider, point: [0.3, 0, 0.1],\n"
+    "     axis: [1, 0, 0]}\n"
+    "  - {name: cyl, type: cylindrical, body1: slider, body2: sleeve, point: [0.3, 0.1, 0.1],\n"
+    "     axis: [0, 1, 0]}\n"
+    "  - {name: rev, type: revolute, body1: side, body2: base, point: [-0.1, 0.1, 0.1],\n"
+    "     axis: [1, 1, 0]}\n"
+    "  - {name: weld, type: fixed, body1: sleeve, body2: welded, point: [0.3, 0.3, 0.15]}\n"
+    "  - {name: wrist, type: revolute, body1: welded, body2: tip, point: [0.4, 0.4, 0.2],\n"
+    "     axis: [0, 0.6, 0.8]}\n"
+    "forces:\n"
+    "  - {name: spring, type: torsion_spring, joint: wrist, stiffness: 2.0, damping: 0.1,\n"
+    "     free_angle: 0.2}\n"
+    "  - {name: push, type: force, body: tip, point: [0.05, 0, 0], value: [0.5, -1.0, 2.0]}\n"
+    "actuators:\n"
+    "  - {name: yaw, type: joint_torque, joint: yaw}\n"
+    "  - {name: prism, type: joint_force, joint: prism}\n"
+    "  - {name: cyl.angle_act, type: joint_torque, joint: cyl}\n"
+    "  - {name: cyl.slide_act, type: joint_force, joint: cyl}\n"
+    "  - {name: rev, type: joint_torque, joint: rev}\n"
+    "  - {name: wrist, type: joint_torque, joint: wrist}\n";
+
+static void tree_pass(void) {
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/configs/models/panda.urdf", root);
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_file(path, NULL, &m, &err)) {
+    printf("FAIL load %s: %s\n", path, err.msg);
+    check_failures++;
+    return;
+  }
+  tree_vs_schur("panda", m, 20, 1.2, 7u);
+  // a request on only some joints is not a square block system: the general path answers
+  {
+    pt_data *d = pt_data_new(m);
+    pt_inverse_result *res = pt_inverse_result_new(m, 7);
+    pt_assign acc[3] = {{pt_coord_index(m, "panda_joint1"), 1.0},
+                        {pt_coord_index(m, "panda_joint4"), -0.5},
+                        {pt_coord_index(m, "panda_joint6"), 2.0}};
+    CHECK(pt_inverse_request(m, d, acc, 3, res, &err) == PT_OK, "panda subset: %s", err.msg);
+    CHECK(res->method == PT_INVERSE_SCHUR, "panda subset went the recursive way");
+    for (int k = 0; k < 3; k++)
+      CHECK_CLOSE(res->coord_acc[acc[k].coord], acc[k].value, 1e-9, "panda subset acceleration");
+    pt_inverse_result_free(res);
+    pt_data_free(d);
+  }
+  pt_model_free(m);
+
+  char extra[4096] = "actuators:\n";
+  for (int k = 1; k <= 7; k++)
+    snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+             "  - {name: j%d, type: joint_torque, joint: j%d}\n", k, k);
+  m = load_file_extra("chain7.yaml", extra);
+  tree_vs_schur("chain7", m, 20, 1.2, 11u);
+  pt_model_free(m);
+
+  m = load_yaml(tree_yaml);
+  tree_vs_schur("branched tree (revolute, prismatic, cylindrical, fixed)", m, 20, 1.2, 13u);
+  pt_model_free(m);
+
+  // a closed loop: the general path, with the same answer as before
+  m = load_file_extra("fourbar_parallelogram.yaml",
+                      "actuators:\n  - {name: A, type: joint_torque, joint: A}\n");
+  {
+    pt_data *d = pt_data_new(m);
+    pt_inverse_result *res = pt_inverse_result_new(m, 1);
+    CHECK(res->tree == NULL, "four-bar taken for a tree");
+    pt_assign acc[1] = {{pt_coord_index(m, "A"), 1.0}};
+    CHECK(pt_inverse_request(m, d, acc, 1, res, &err) == PT_OK, "four-bar: %s", err.msg);
+    CHECK(res->method == PT_INVERSE_SCHUR, "four-bar went the recursive way");
+    pt_inverse_result_free(res);
+    pt_data_free(d);
+  }
+  pt_model_free(m);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) snprintf(root, sizeof(root), "%s", argv[1]);
   door();
@@ -376,5 +563,6 @@ int main(int argc, char **argv) {
   fourbar();
   bad_requests();
   motion_request();
+  tree_pass();
   return finish("inverse");
 }
