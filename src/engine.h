@@ -8,7 +8,7 @@
 #ifndef PT_ENGINE_H
 #define PT_ENGINE_H
 
-#include <klu.h>
+#include <klu.h>  // for the linearization's sparse solves (linearize_system.c)
 
 #include "partita.h"
 
@@ -193,15 +193,28 @@ struct pt_data {
   int *lu_src;                 // (max nnz) index into jq
   double *lu_val;              // (max nnz)
   int lu_nnz;
-  klu_common klu;
-  klu_symbolic *klu_sym;
-  klu_numeric *klu_num;
+  // sparse LU of Phi_u, P Phi_u = L U (rows pivoted, columns in dependent order), on storage
+  // sized at load for the dense worst case: a rebuild or a copy never allocates (issue 10)
+  int lu_ready;                // the arrays below hold a factorization (pattern and pivots)
+  int *lu_prow;                // (ncq) row of Phi_u chosen as pivot k
+  int *lu_pinv;                // (ncq) pivot index of each row (build)
+  int *lu_Lp;                  // (ncq + 1) columns of L in lu_Li / lu_Lx
+  int *lu_Li;                  // (ncq (ncq - 1) / 2) rows of L below the diagonal (row numbering)
+  double *lu_Lx;               // (ncq (ncq - 1) / 2)
+  int *lu_Up;                  // (ncq + 1) columns of U in lu_Ui / lu_Ux, diagonal apart
+  int *lu_Ui;                  // (ncq (ncq - 1) / 2) pivot indices j < k, in elimination order
+  double *lu_Ux;               // (ncq (ncq - 1) / 2)
+  double *lu_Ud;               // (ncq) diagonal of U (the pivots)
+  double *lu_x;                // (ncq) dense work, all zero between uses
+  double *lu_y;                // (ncq) solve work
+  int *lu_mark;                // (ncq) depth-first search marks (build)
+  int *lu_stack;               // (2 ncq) search stack and reach (build)
   double rcond_built;          // rcond of Phi_u when the partition was built
   double *piv_built;           // (ncq) |pivots of Phi_u| when the partition was built
   double piv_ratio;            // min |pivot| / |pivot at build| at the last factorisation
   double rcond;                // at the last factorisation
   int newton_last;             // Newton iterations at the last solve
-  int lu_current;              // klu_num holds a factor usable for chord Newton steps
+  int lu_current;              // the LU holds a factor usable for chord Newton steps
   int part_suspect;            // set when the partition looked degraded in the last step
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)

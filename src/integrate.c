@@ -273,7 +273,7 @@ static int to_qr(const pt_model *m, pt_data *d) {
 static void try_back_to_lu(const pt_model *m, pt_data *d) {
   d->qr_stable = 0;
   const int rc = lu_build(m, d);
-  d->counters.repartitions++;  // a build either way (it allocates: KLU analysis)
+  d->counters.repartitions++;  // a build either way
   const int w_recovered = d->w_ratio_step >= W_RECOVERED * d->w_healthy;
   if (rc == PT_OK && (d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy || w_recovered)) {
     d->counters.lu_switches++;
@@ -446,24 +446,6 @@ int pt_forward(const pt_model *m, pt_data *d) {
   pt_outputs(m, d);
   d->energy_prev = d->energy_kin + d->energy_pot;
   return PT_OK;
-}
-
-void pt_partition_copy_state(pt_data *dst, const pt_data *src) {
-  dst->part_mode = src->part_mode;
-  dst->rcond_healthy = src->rcond_healthy;
-  dst->w_healthy = src->w_healthy;
-  dst->qr_backoff = src->qr_backoff;
-  dst->lu_back_step = src->lu_back_step;
-  dst->qr_stable = src->qr_stable;
-  dst->lu_rebuild_step[0] = src->lu_rebuild_step[0];
-  dst->lu_rebuild_step[1] = src->lu_rebuild_step[1];
-  dst->energy_prev = src->energy_prev;
-  dst->energy_davg = src->energy_davg;
-  dst->qr_b_valid = 0;
-  if (src->part_valid && src->part_method == PT_PART_QR) {
-    dst->part_method = PT_PART_QR;
-    dst->part_valid = 1;
-  }
 }
 
 // ---- public settings ------------------------------------------------------------------------
