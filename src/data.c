@@ -78,6 +78,15 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->lu_y = TAKE_D(a, ncq);
   d->lu_mark = TAKE_I(a, ncq);
   d->lu_stack = TAKE_I(a, 2 * ncq);
+  d->tree_joint = TAKE_I(a, m->njoint);
+  d->tree_child = TAKE_I(a, m->njoint);
+  d->tree_dof = TAKE_I(a, m->njoint);
+  d->tree_coord = TAKE_I(a, n2 / 2);
+  d->tree_pref = TAKE_D(a, 4 * m->njoint);
+  d->tree_tref = TAKE_D(a, 3 * m->njoint);
+  d->tree_theta_ref = TAKE_D(a, m->njoint);
+  d->tree_y = TAKE_D(a, n2);
+  d->tree_y_save = TAKE_D(a, n2);
   d->qr_work = TAKE_D(a, (size_t)nq * nq);
   d->iwork = TAKE_I(a, 2 * nq);
   d->y = TAKE_D(a, n2);
@@ -129,6 +138,7 @@ pt_data *pt_data_new(const pt_model *m) {
   d->dt = m->dt;
   d->integrator = m->integrator;
   set_initial(m, d);
+  pt_tree_init(m, d);  // at the assembled initial state
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
     pt_kin_bodies(m, d);

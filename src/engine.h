@@ -217,6 +217,20 @@ struct pt_data {
   int lu_current;              // the LU holds a factor usable for chord Newton steps
   int part_suspect;            // set when the partition looked degraded in the last step
 
+  // tree partition (tree.c, issue 10): on a tree of revolute, prismatic and fixed joints the
+  // joint coordinates are the independent set and forward kinematics gives q exactly
+  int tree_ok;                 // the model qualifies and the self-check passed
+  int tree_y_valid;            // tree_y is the state held now
+  int *tree_joint;             // (njoint) joints in parent-first order
+  int *tree_child;             // (njoint) slot of the child body of each joint (0 body1, 1 body2)
+  int *tree_dof;               // (njoint) independent coordinate of each joint, -1 if fixed
+  int *tree_coord;             // (ndof) joint coordinate (measure) of each independent one
+  double *tree_pref;           // (njoint x 4) Euler parameters of A1^T A2 at the reference
+  double *tree_tref;           // (njoint x 3) A1^T (r2 - r1) at the reference
+  double *tree_theta_ref;      // (njoint) joint coordinate at the reference
+  double *tree_y;              // (2 ndof) theta, thetadot of the state held now (integrated)
+  double *tree_y_save;         // (2 ndof) at the step start
+
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
   int *iwork;                  // (2 nq)
@@ -302,6 +316,12 @@ int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
 int pt_solve_velocities(const pt_model *m, pt_data *d);
 void pt_partition_free(pt_data *d);
 void pt_jq_rows(const pt_model *m, pt_data *d);
+// tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
+int pt_tree_init(const pt_model *m, pt_data *d);
+void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
+void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
+void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
+                    double *acc);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

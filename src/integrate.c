@@ -61,13 +61,37 @@ static int stage_qr(const pt_model *m, pt_data *d, const double *y, double *f) {
   return PT_OK;
 }
 
+// The tree partition (tree.c) is the LU method's partition on a tree in hybrid mode: theta
+// integrated, q by forward kinematics.
+static int tree_active(const pt_data *d) {
+  return d->tree_ok && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU;
+}
+
+// Tree stage: theta, thetadot -> q, qd exactly (eq. 10-11 by forward kinematics), then the
+// accelerations and thetadd. f = (thetadot, thetadd).
+static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f) {
+  const int n = m->ndof;
+  pt_tree_positions(m, d, y);
+  pt_tree_velocities(m, d, y + n);
+  ptu_copy(d->tree_y, y, 2 * n);
+  d->tree_y_valid = 1;
+  int rc = pt_eval(m, d);
+  if (rc) return rc;
+  ptu_copy(f, y + n, n);
+  pt_tree_coords(m, d, NULL, NULL, f + n);
+  return PT_OK;
+}
+
 // f(t, y) for y = (v, vd) or (z, zd): set the independent coordinates, recover the dependent
 // ones, and evaluate the accelerations. f = (vd, vdd).
 static int stage(const pt_model *m, pt_data *d, double t, const double *y, double *f) {
   const int n = m->ndof;
   const double tau = t - d->time;  // from the state held now to the stage's time
   d->time = t;
-  if (d->part_method == PT_PART_QR) {
+  if (tree_active(d)) {
+    int rc = stage_tree(m, d, y, f);
+    if (rc) return rc;
+  } else if (d->part_method == PT_PART_QR) {
     int rc = stage_qr(m, d, y, f);
     if (rc) return rc;
   } else {
@@ -113,6 +137,13 @@ static void axpy(double *y, const double *a, double h, const double *b, int n) {
 
 static void current_y(const pt_model *m, const pt_data *d, double *y) {
   const int n = m->ndof;
+  if (tree_active(d)) {
+    if (d->tree_y_valid)
+      ptu_copy(y, d->tree_y, 2 * n);
+    else
+      pt_tree_coords(m, d, y, y + n, NULL);
+    return;
+  }
   if (d->part_method == PT_PART_QR) {
     pt_qr_coords(m, d, y, y + n, NULL);
     return;
@@ -127,6 +158,11 @@ static void current_y(const pt_model *m, const pt_data *d, double *y) {
 static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
   const int n = m->ndof;
   if (d->acc_valid) {
+    if (tree_active(d)) {
+      ptu_copy(f, y0 + n, n);
+      pt_tree_coords(m, d, NULL, NULL, f + n);
+      return PT_OK;
+    }
     if (d->part_method == PT_PART_QR) {
       pt_qr_coords(m, d, f + n, f, f + n);  // zd, then zdd over the z slot we do not need
       return PT_OK;
@@ -211,11 +247,13 @@ static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
 static void save_state(const pt_model *m, pt_data *d) {
   ptu_copy(d->q_save, d->q, m->nq);
   ptu_copy(d->qd_save, d->qd, m->nq);
+  if (d->tree_y_valid) ptu_copy(d->tree_y_save, d->tree_y, 2 * m->ndof);
 }
 
 static void restore_state(const pt_model *m, pt_data *d, double t0) {
   ptu_copy(d->q, d->q_save, m->nq);
   ptu_copy(d->qd, d->qd_save, m->nq);
+  if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
   d->time = t0;
   d->acc_valid = 0;
 }
@@ -379,7 +417,7 @@ int pt_step(const pt_model *m, pt_data *d) {
   if (!rc) rc = finish_step(m, d, t0, h);
   // an energy jump taken with LU: redo the step with QR (hybrid)
   if (!rc && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU &&
-      energy_jump(d)) {
+      !tree_active(d) && energy_jump(d)) {
     restore_state(m, d, t0);
     d->nstep = nstep0;
     rc = to_qr(m, d);
@@ -422,7 +460,9 @@ int pt_forward(const pt_model *m, pt_data *d) {
     rc = build_initial(m, d);
     if (rc) return rc;
   }
-  if (d->part_method == PT_PART_QR) {
+  if (tree_active(d)) {
+    rc = pt_eval(m, d);  // q, qd consistent: assembled, or left by a tree step
+  } else if (d->part_method == PT_PART_QR) {
     double *z = d->ystage, *zd = z + m->ndof;
     pt_qr_coords(m, d, z, zd, NULL);
     int it = pt_qr_positions(m, d, z, NEWTON_MAXIT);

@@ -2,9 +2,11 @@
 // switches included, proven with a counting allocator: in a normal build malloc/calloc/realloc
 // are interposed and forwarded to glibc; under AddressSanitizer the sanitizer's malloc hooks
 // count instead. The counted runs must show rebuilds and switches happening (a swinging Panda
-// released from a bent pose, a chain, the parallelogram four-bar through its singular
-// positions). A snapshot (pt_data_copy, issue 10, item 5) allocates nothing either, and the
-// copy taken mid-run continues bit-identically to the original, in LU and in QR mode.
+// released from a bent pose and a chain in LU mode, the parallelogram four-bar through its
+// singular positions; the same arm and chain in hybrid mode never rebuild: their joint
+// coordinates are the independent set). A snapshot (pt_data_copy, issue 10, item 5) allocates
+// nothing either, and the copy taken mid-run continues bit-identically to the original, in LU,
+// QR and hybrid mode.
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -165,9 +167,17 @@ done:
 int main(int argc, char **argv) {
   install();
   const char *root = argc > 1 ? argv[1] : ".";
-  const char *models[] = {"chain7.yaml", "fourbar_parallelogram.yaml", "double_pendulum.yaml",
-                          "slider_crank.yaml", "door.yaml", "panda.urdf",
-                          "fourbar_singular.yaml"};
+  // what each counted run must show: 0 nothing asserted, 1 no rebuild (a tree in hybrid mode:
+  // the joint coordinates are the independent set), 2 rebuilds (an arm in LU mode: Cartesian
+  // independent coordinates), 3 rebuilds and switches both ways (the singular four-bar)
+  const struct {
+    const char *file;
+    int mode, expect;
+  } runs[] = {{"chain7.yaml", PT_MODE_HYBRID, 1},        {"chain7.yaml", PT_MODE_LU, 2},
+              {"fourbar_parallelogram.yaml", PT_MODE_HYBRID, 0},
+              {"double_pendulum.yaml", PT_MODE_HYBRID, 1}, {"slider_crank.yaml", PT_MODE_HYBRID, 0},
+              {"door.yaml", PT_MODE_HYBRID, 0},           {"panda.urdf", PT_MODE_HYBRID, 1},
+              {"panda.urdf", PT_MODE_LU, 2},              {"fourbar_singular.yaml", PT_MODE_HYBRID, 3}};
   // the counter must see an allocation at all (or this test could never fail)
   nalloc = 0;
   counting = 1;
@@ -175,27 +185,31 @@ int main(int argc, char **argv) {
   counting = 0;
   CHECK(nalloc == 1, "the counting allocator did not count (%ld)", nalloc);
   free(probe);
-  for (size_t k = 0; k < sizeof(models) / sizeof(models[0]); k++) {
-    pt_model *m = load(root, models[k]);
+  for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+    const char *file = runs[k].file;
+    pt_model *m = load(root, file);
     if (!m) continue;
     pt_data *d = pt_data_new(m);
-    const int panda = strcmp(models[k], "panda.urdf") == 0;
+    pt_set_partition_mode(d, runs[k].mode);
+    const int panda = strcmp(file, "panda.urdf") == 0;
     if (panda) panda_pose(m, d);
     pt_set_input(m, d, 0, 0.5);  // inputs change between steps too (if the model has any)
-    const int n = panda || strcmp(models[k], "fourbar_singular.yaml") == 0 ? 3000 : 2000;
+    const int n = panda || strcmp(file, "fourbar_singular.yaml") == 0 ? 3000 : 2000;
     pt_counters c;
     long allocs = count_steps(m, d, n, &c);
-    printf("%-28s %d steps: %ld allocations; %lld rebuilds, %lld LU->QR, %lld QR->LU, "
-           "%lld QR steps\n", models[k], n, allocs, (long long)c.repartitions,
+    printf("%-26s mode %d, %d steps: %ld allocations; %lld rebuilds, %lld LU->QR, %lld QR->LU, "
+           "%lld QR steps\n", file, runs[k].mode, n, allocs, (long long)c.repartitions,
            (long long)c.qr_switches, (long long)c.lu_switches, (long long)c.qr_steps);
-    CHECK(allocs == 0, "%s: %ld allocations in %d steps", models[k], allocs, n);
+    CHECK(allocs == 0, "%s: %ld allocations in %d steps", file, allocs, n);
+    if (runs[k].expect == 1)
+      CHECK(c.repartitions == 0, "%s: %lld rebuilds of a tree's partition", file,
+            (long long)c.repartitions);
     // the counted steps must contain what used to allocate
-    if (panda || strcmp(models[k], "chain7.yaml") == 0)
-      CHECK(c.repartitions > 0, "%s: no partition rebuild in the counted steps", models[k]);
-    if (strcmp(models[k], "fourbar_singular.yaml") == 0)
-      CHECK(c.repartitions > 0 && c.qr_switches > 0 && c.lu_switches > 0,
-            "%s: rebuilds %lld, LU->QR %lld, QR->LU %lld: all expected", models[k],
-            (long long)c.repartitions, (long long)c.qr_switches, (long long)c.lu_switches);
+    if (runs[k].expect >= 2)
+      CHECK(c.repartitions > 0, "%s: no partition rebuild in the counted steps", file);
+    if (runs[k].expect == 3)
+      CHECK(c.qr_switches > 0 && c.lu_switches > 0, "%s: LU->QR %lld, QR->LU %lld: both expected",
+            file, (long long)c.qr_switches, (long long)c.lu_switches);
     pt_data_free(d);
     pt_model_free(m);
   }
@@ -203,6 +217,7 @@ int main(int argc, char **argv) {
   copy_continues(root, "fourbar_singular.yaml", PT_MODE_QR, 0, 300, 500, 0);
   copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 450, 1500, 0);
   copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 100, 1500, 1);
+  copy_continues(root, "panda.urdf", PT_MODE_HYBRID, 1, 500, 1000, 0);
   copy_continues(root, "panda.urdf", PT_MODE_LU, 1, 500, 1000, 0);
   copy_continues(root, "panda.urdf", PT_MODE_QR, 1, 500, 1000, 0);
   return finish("step_allocates_nothing");
