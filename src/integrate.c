@@ -92,6 +92,11 @@ static int stage(const pt_model *m, pt_data *d, double t, const double *y, doubl
     int rc = stage_tree(m, d, y, f);
     if (rc) return rc;
   } else if (d->part_method == PT_PART_QR) {
+    // the same Taylor start as on the LU side below, for all of q (Newton then fixes z)
+    if (tau != 0) {
+      const double t2 = d->acc_valid ? 0.5 * tau * tau : 0;
+      for (int k = 0; k < m->nq; k++) d->q[k] += tau * d->qd[k] + t2 * d->qdd[k];
+    }
     int rc = stage_qr(m, d, y, f);
     if (rc) return rc;
   } else {
@@ -435,6 +440,7 @@ int pt_step(const pt_model *m, pt_data *d) {
     d->w_healthy = d->w_ratio_step;
   if (d->part_method == PT_PART_QR) {
     d->counters.qr_steps++;
+    d->counters.last_rcond = pt_qr_rcond(m, d);
     const int calm = !retried && !(d->part_suspect & SUSPECT_NEWTON);
     d->qr_stable = calm ? d->qr_stable + 1 : 0;
     const int64_t need = (int64_t)m->switch_back_steps * (d->qr_backoff > 1 ? d->qr_backoff : 1);

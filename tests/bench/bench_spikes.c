@@ -53,7 +53,7 @@ static int cmp_double(const void *a, const void *b) {
 
 // One run from the model's initial state with `npos` joint angles set; per-step times in t.
 static int run(const pt_model *m, const pt_assign *pos, int npos, int nstep, double *t,
-               pt_counters *c, long *allocs) {
+               pt_counters *c, long *allocs, char *what) {
   pt_data *d = pt_data_new(m);
   pt_error err;
   if (npos > 0 && pt_set_state(m, d, pos, npos, NULL, 0, &err)) {
@@ -64,12 +64,21 @@ static int run(const pt_model *m, const pt_assign *pos, int npos, int nstep, dou
   *allocs = 0;
   int done = 0;
   for (int i = 0; i < nstep; i++) {
+    pt_counters c0, c1;
+    pt_get_counters(d, &c0);
     nalloc = 0;
     counting = 1;
     const double t0 = cpu_now();
     const int rc = pt_step(m, d);
     const double t1 = cpu_now();
     counting = 0;
+    pt_get_counters(d, &c1);
+    // what the step did besides integrating: R rebuild, Q to QR, L back to LU, q a QR step
+    what[i] = c1.lu_switches != c0.lu_switches   ? 'L'
+              : c1.qr_switches != c0.qr_switches ? 'Q'
+              : c1.repartitions != c0.repartitions ? 'R'
+              : c1.qr_steps != c0.qr_steps        ? 'q'
+                                                  : '.';
     *allocs += nalloc;
     if (rc) {
       printf("step %d failed: %s\n", i, pt_strerror(rc));
@@ -100,11 +109,12 @@ static void bench(const char *dir, const char *file, const char *const *names,
   }
   const int nstep = (int)lround(seconds / 1e-3);
   double *best = malloc(sizeof(double) * (size_t)nstep), *t = malloc(sizeof(double) * nstep);
+  char *what = malloc((size_t)nstep + 1);
   pt_counters c;
   long allocs = 0;
   int done = nstep;
   for (int r = 0; r < 3; r++) {
-    const int n = run(m, pos, npos, nstep, t, &c, &allocs);
+    const int n = run(m, pos, npos, nstep, t, &c, &allocs, what);
     if (n < done) done = n;
     for (int i = 0; i < n; i++) best[i] = r == 0 || t[i] < best[i] ? t[i] : best[i];
   }
@@ -113,6 +123,19 @@ static void bench(const char *dir, const char *file, const char *const *names,
     int imax = 0;
     for (int i = 0; i < done; i++)
       if (best[i] > maxv) maxv = best[i], imax = i;
+    // the five slowest steps and what they did
+    double *order = malloc(sizeof(double) * (size_t)done);
+    for (int i = 0; i < done; i++) order[i] = best[i];
+    qsort(order, (size_t)done, sizeof(double), cmp_double);
+    printf("<!-- %s slowest steps:", file);
+    for (int r = 0; r < 5 && r < done; r++)
+      for (int i = 0; i < done; i++)
+        if (best[i] == order[done - 1 - r]) {
+          printf(" %d%c %.1f us;", i, what[i], 1e6 * best[i]);
+          break;
+        }
+    printf(" (R rebuild, Q to QR, L back to LU, q QR step) -->\n");
+    free(order);
     qsort(best, (size_t)done, sizeof(double), cmp_double);
     const double med = best[done / 2];
     printf("| %s | %d | %.1f | %.1f (step %d) | %.2f | %lld | %lld / %lld | %ld |\n", file,
@@ -121,6 +144,7 @@ static void bench(const char *dir, const char *file, const char *const *names,
   }
   free(best);
   free(t);
+  free(what);
   pt_model_free(m);
 }
 
