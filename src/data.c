@@ -41,12 +41,15 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->row_nu = TAKE_D(a, nrow);
   d->lambda = TAKE_D(a, ncon);
   d->w_val = TAKE_D(a, m->w_nnz);
+  d->mjt = TAKE_D(a, 12 * ncon);
   d->ldl_Lx = TAKE_D(a, m->ldl_nnz);
   d->ldl_Li = TAKE_I(a, m->ldl_nnz);
   d->ldl_D = TAKE_D(a, ncon);
   d->ldl_Y = TAKE_D(a, ncon);
   d->ldl_pattern = TAKE_I(a, ncon);
   d->ldl_flag = TAKE_I(a, ncon);
+  d->ldl_rowptr = TAKE_I(a, ncon + 1);
+  d->ldl_rowpat = TAKE_I(a, m->ldl_nnz);
   d->ldl_rhs = TAKE_D(a, ncon);
   d->wrk6 = TAKE_D(a, nv);
   d->coord = TAKE_D(a, nc);
@@ -137,6 +140,7 @@ pt_data *pt_data_new(const pt_model *m) {
   d->model = m;
   d->dt = m->dt;
   d->integrator = m->integrator;
+  pt_ldl_pattern(m, d);
   set_initial(m, d);
   pt_tree_init(m, d);  // at the assembled initial state
   // outputs at the initial state (the model was assembled at compile time)

@@ -164,12 +164,15 @@ struct pt_data {
 
   // W and its LDL factor
   double *w_val;               // (w_nnz)
+  double *mjt;                 // (ncon x 12) M^-1 J^T by row blocks (body1, body2)
   double *ldl_Lx;              // (ldl_nnz)
   int *ldl_Li;                 // (ldl_nnz)
   double *ldl_D;               // (ncon)
   double *ldl_Y;               // (ncon) work
   int *ldl_pattern;            // (ncon) work
   int *ldl_flag;               // (ncon) work
+  int *ldl_rowptr;             // (ncon + 1) row patterns of L (pt_ldl_pattern)
+  int *ldl_rowpat;             // (ldl_nnz) columns of each row of L, in topological order
   double *ldl_rhs;             // (ncon) work
   double *wrk6;                // (nv) work
 
@@ -310,6 +313,7 @@ void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12]
 // dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma
 int pt_accelerations(const pt_model *m, pt_data *d);
 int pt_w_factor(const pt_model *m, pt_data *d);
+void pt_ldl_pattern(const pt_model *m, pt_data *d);          // once per data
 void pt_w_solve(const pt_model *m, pt_data *d, double *b);
 void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *out);
 // partition.c
