@@ -58,6 +58,27 @@ static void coord_state(const pt_model *m, const pt_data *d, int c, double *val,
   if (acc) *acc = a;
 }
 
+// thetadd of joint coordinate c alone. An angle (measure.c) has J = (-h on omega1, h on
+// omega2) and Jdot x = (omega1 x h) . (omega2 - omega1): no need to evaluate the angle itself.
+static double coord_acc(const pt_model *m, const pt_data *d, int c) {
+  if (m->meas_type[c] != PT_MEAS_ANGLE) {
+    double a;
+    coord_state(m, d, c, &a, NULL, &a);
+    return a;
+  }
+  const int *b = m->meas_body + 2 * c;
+  double h[3], hd[3], w1[3], w2[3], dw[3], dwd[3];
+  ptu_mul_mat_vec3(h, body_A(d, b[0]), m->meas_geom + PT_MEAS_GEOM * c);
+  pt_body_omega(d, b[0], w1);
+  pt_body_omega(d, b[1], w2);
+  ptu_cross3(hd, w1, h);
+  ptu_sub3(dw, w2, w1);
+  for (int k = 0; k < 3; k++)
+    dwd[k] = (b[1] == PT_GROUND ? 0 : d->xdd[6 * b[1] + 3 + k]) -
+             (b[0] == PT_GROUND ? 0 : d->xdd[6 * b[0] + 3 + k]);
+  return ptu_dot3(h, dwd) + ptu_dot3(hd, dw);
+}
+
 // Eq. (10) for a tree: every body's r and p from the joint coordinates theta (ndof), parents
 // first; rot follows.
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
@@ -148,6 +169,10 @@ void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate) {
 // Any of the outputs may be NULL.
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc) {
+  if (!theta && !rate && acc) {
+    for (int i = 0; i < m->ndof; i++) acc[i] = coord_acc(m, d, d->tree_coord[i]);
+    return;
+  }
   for (int i = 0; i < m->ndof; i++) {
     double v;
     coord_state(m, d, d->tree_coord[i], theta ? &theta[i] : &v, rate ? &rate[i] : NULL,
