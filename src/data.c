@@ -134,6 +134,9 @@ pt_data *pt_data_new(const pt_model *m) {
     free(d);
     return NULL;
   }
+  // touch every page now: a large calloc is mapped lazily, and the first LU rebuild or QR
+  // switch would otherwise take its page faults inside a step
+  for (size_t i = 0; i < a.off + 64; i += 4096) ((volatile char *)d->buffer)[i] = 0;
   a.base = (char *)(((uintptr_t)d->buffer + 63) & ~(uintptr_t)63);
   a.off = 0;
   layout(m, d, &a);

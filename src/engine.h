@@ -267,8 +267,7 @@ struct pt_data {
   int *qr_ipiv;                // (nq) pivots of B
   int qr_b_valid;              // qr_b holds the factor at the current q
   int qr_b_chord;              // qr_b holds a factor of B near q (chord Newton steps)
-  double qr_rcond;             // rcond(B) at the end of the last QR step
-  double qr_anorm;             // 1-norm of B at its last factorization
+  double qr_rcond;             // rcond(B) estimate (pivot spread) at the last velocity solve
   int qr_stable;               // consecutive unremarkable steps in QR mode
   int64_t lu_rebuild_step[2];  // steps of the last two LU rebuilds
   double energy_prev;          // total energy after the previous step

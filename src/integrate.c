@@ -440,7 +440,7 @@ int pt_step(const pt_model *m, pt_data *d) {
     d->w_healthy = d->w_ratio_step;
   if (d->part_method == PT_PART_QR) {
     d->counters.qr_steps++;
-    d->counters.last_rcond = pt_qr_rcond(m, d);
+    d->counters.last_rcond = d->qr_rcond;
     const int calm = !retried && !(d->part_suspect & SUSPECT_NEWTON);
     d->qr_stable = calm ? d->qr_stable + 1 : 0;
     const int64_t need = (int64_t)m->switch_back_steps * (d->qr_backoff > 1 ? d->qr_backoff : 1);

@@ -13,8 +13,6 @@ int pt_qr_build(const pt_model *m, pt_data *d);
 int pt_qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit);
 // Eq. (6): B qd = [nu; zd] with B = [Phi^F_q; Q2^T] at the current q; keeps B's factor.
 int pt_qr_velocities(const pt_model *m, pt_data *d, const double *zd);
-// rcond(B) of the factor held now (LAPACK dgecon; once per step, for the counters).
-double pt_qr_rcond(const pt_model *m, pt_data *d);
 // Eq. (7)-(9): xdd, qdd, lambda with B's factor (rows and forces evaluated at the state).
 int pt_qr_accelerations(const pt_model *m, pt_data *d);
 // Tangent coordinates of the current state: z, zd, and zdd (from qdd) when zdd != NULL.
