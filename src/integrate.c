@@ -467,7 +467,17 @@ int pt_forward(const pt_model *m, pt_data *d) {
     if (rc) return rc;
   }
   if (tree_active(d)) {
-    rc = pt_eval(m, d);  // q, qd consistent: assembled, or left by a tree step
+    // as Newton and the velocity solve do for LU: the dependent coordinates from the
+    // independent ones (the joint coordinates measured in the state held now)
+    const int n = m->ndof;
+    double *y = d->ystage;
+    pt_kin_bodies(m, d);
+    pt_tree_coords(m, d, y, y + n, NULL);
+    pt_tree_positions(m, d, y);
+    pt_tree_velocities(m, d, y + n);
+    ptu_copy(d->tree_y, y, 2 * n);
+    d->tree_y_valid = 1;
+    rc = pt_eval(m, d);
   } else if (d->part_method == PT_PART_QR) {
     double *z = d->ystage, *zd = z + m->ndof;
     pt_qr_coords(m, d, z, zd, NULL);
