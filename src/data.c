@@ -41,12 +41,15 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->row_nu = TAKE_D(a, nrow);
   d->lambda = TAKE_D(a, ncon);
   d->w_val = TAKE_D(a, m->w_nnz);
+  d->mjt = TAKE_D(a, 12 * ncon);
   d->ldl_Lx = TAKE_D(a, m->ldl_nnz);
   d->ldl_Li = TAKE_I(a, m->ldl_nnz);
   d->ldl_D = TAKE_D(a, ncon);
   d->ldl_Y = TAKE_D(a, ncon);
   d->ldl_pattern = TAKE_I(a, ncon);
   d->ldl_flag = TAKE_I(a, ncon);
+  d->ldl_rowptr = TAKE_I(a, ncon + 1);
+  d->ldl_rowpat = TAKE_I(a, m->ldl_nnz);
   d->ldl_rhs = TAKE_D(a, ncon);
   d->wrk6 = TAKE_D(a, nv);
   d->coord = TAKE_D(a, nc);
@@ -64,6 +67,29 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->lu_rowind = TAKE_I(a, lu_max);
   d->lu_src = TAKE_I(a, lu_max);
   d->lu_val = TAKE_D(a, lu_max);
+  const size_t ntri = (size_t)ncq * (size_t)(ncq > 0 ? ncq - 1 : 0) / 2;
+  d->lu_prow = TAKE_I(a, ncq);
+  d->lu_pinv = TAKE_I(a, ncq);
+  d->lu_Lp = TAKE_I(a, ncq + 1);
+  d->lu_Li = TAKE_I(a, ntri);
+  d->lu_Lx = TAKE_D(a, ntri);
+  d->lu_Up = TAKE_I(a, ncq + 1);
+  d->lu_Ui = TAKE_I(a, ntri);
+  d->lu_Ux = TAKE_D(a, ntri);
+  d->lu_Ud = TAKE_D(a, ncq);
+  d->lu_x = TAKE_D(a, ncq);
+  d->lu_y = TAKE_D(a, ncq);
+  d->lu_mark = TAKE_I(a, ncq);
+  d->lu_stack = TAKE_I(a, 2 * ncq);
+  d->tree_joint = TAKE_I(a, m->njoint);
+  d->tree_child = TAKE_I(a, m->njoint);
+  d->tree_dof = TAKE_I(a, m->njoint);
+  d->tree_coord = TAKE_I(a, n2 / 2);
+  d->tree_pref = TAKE_D(a, 4 * m->njoint);
+  d->tree_tref = TAKE_D(a, 3 * m->njoint);
+  d->tree_theta_ref = TAKE_D(a, m->njoint);
+  d->tree_y = TAKE_D(a, n2);
+  d->tree_y_save = TAKE_D(a, n2);
   d->qr_work = TAKE_D(a, (size_t)nq * nq);
   d->iwork = TAKE_I(a, 2 * nq);
   d->y = TAKE_D(a, n2);
@@ -108,18 +134,18 @@ pt_data *pt_data_new(const pt_model *m) {
     free(d);
     return NULL;
   }
+  // touch every page now: a large calloc is mapped lazily, and the first LU rebuild or QR
+  // switch would otherwise take its page faults inside a step
+  for (size_t i = 0; i < a.off + 64; i += 4096) ((volatile char *)d->buffer)[i] = 0;
   a.base = (char *)(((uintptr_t)d->buffer + 63) & ~(uintptr_t)63);
   a.off = 0;
   layout(m, d, &a);
   d->model = m;
   d->dt = m->dt;
   d->integrator = m->integrator;
-  klu_defaults(&d->klu);
-  d->klu.tol = 1.0;  // true partial pivoting: the cached pivot order starts from the best rows
-  // unscaled, so pivots keep their size and compare with those at build; no per-refactor
-  // check of a pattern built here
-  d->klu.scale = -1;
+  pt_ldl_pattern(m, d);
   set_initial(m, d);
+  pt_tree_init(m, d);  // at the assembled initial state
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
     pt_kin_bodies(m, d);
@@ -137,38 +163,20 @@ void pt_data_free(pt_data *d) {
   free(d);
 }
 
-// The copy shares nothing with src: the arrays are copied byte for byte and the cached
-// partition is rebuilt on first use from the same dependent set.
+// A snapshot: the header and the buffer copied byte for byte. Everything the step uses (the
+// cached LU or QR partition with its pattern, pivots and factors, the integrator's history,
+// the switching state) lives in one or the other, so the copy continues bit-identically to
+// src, with no rebuild, no evaluation and no allocation (issue 10, item 5).
 int pt_data_copy(const pt_model *m, pt_data *dst, const pt_data *src) {
   if (dst == src) return PT_OK;
   if (dst->model != m || src->model != m) return PT_EINVAL;
-  arena a = {NULL, 0};
-  pt_data tmp;
-  memset(&tmp, 0, sizeof(tmp));
-  layout(m, &tmp, &a);
-  pt_partition_free(dst);
-  char *db = (char *)dst->q, *sb = (char *)src->q;  // q is the first array of the buffer
-  memcpy(db, sb, a.off);
-  dst->time = src->time;
-  dst->nstep = src->nstep;
-  dst->dt = src->dt;
-  dst->integrator = src->integrator;
-  dst->abm_count = src->abm_count;
-  dst->acc_valid = src->acc_valid;
-  dst->energy_kin = src->energy_kin;
-  dst->energy_pot = src->energy_pot;
-  dst->res_pos = src->res_pos;
-  dst->res_vel = src->res_vel;
-  dst->counters = src->counters;
-  dst->part_method = src->part_method;
-  if (src->part_valid) {
-    // the same dependent set (full pivoting at the same state); a copy of a data in QR mode
-    // keeps QR even if an LU partition cannot be built here
-    int rc = pt_partition_build(m, dst);
-    if (rc && src->part_method != PT_PART_QR) return rc;
-    pt_partition_copy_state(dst, src);
-    dst->abm_count = src->abm_count;
-  }
+  void *buffer = dst->buffer;
+  *dst = *src;
+  dst->buffer = buffer;
+  arena a = {(char *)(((uintptr_t)buffer + 63) & ~(uintptr_t)63), 0};
+  layout(m, dst, &a);  // dst's own arrays, at the same offsets as src's
+  const char *sbase = (const char *)(((uintptr_t)src->buffer + 63) & ~(uintptr_t)63);
+  memcpy(a.base, sbase, a.off);
   return PT_OK;
 }
 

@@ -31,33 +31,104 @@ static void minv_body(const pt_model *m, const pt_data *d, int k, const double *
   ptu_mul_mat_vec3(y + 3, d->inertia_ginv + 9 * k, v + 3);
 }
 
-// Eq. (64)/(69): W = J M^-1 J^T accumulated body by body over the pairs of rows that share it.
+// M^-1 J^T by row blocks (mjt), then eq. (64)/(69): W = J M^-1 J^T accumulated body by body
+// over the pairs of rows that share it, each pair once (W is symmetric).
 static void w_assemble(const pt_model *m, pt_data *d) {
-  ptu_zero(d->w_val, m->w_nnz);
+  // outputs
+  double *w = d->w_val, *mjt = d->mjt;
+  // inputs: row_jac, inertia_ginv
+  for (int a = 0; a < m->ncon; a++) {
+    const int r = m->con_row[a];
+    for (int s = 0; s < 2; s++) {
+      const int b = m->row_body[2 * r + s];
+      if (b != PT_GROUND) minv_body(m, d, b, d->row_jac + 12 * r + 6 * s, mjt + 12 * a + 6 * s);
+    }
+  }
+  ptu_zero(w, m->w_nnz);
   for (int k = 0; k < m->nbody; k++) {
     const int *rows = m->body_rows + 2 * m->body_row_adr[k];
     const int n = m->body_row_adr[k + 1] - m->body_row_adr[k];
     const int *nz = m->body_pair_nz + m->body_pair_adr[k];
     for (int ia = 0; ia < n; ia++) {
-      const double *Ja = d->row_jac + 12 * m->con_row[rows[2 * ia]] + 6 * rows[2 * ia + 1];
-      double y[6];
-      minv_body(m, d, k, Ja, y);
-      for (int ib = 0; ib < n; ib++) {
+      const double *y = mjt + 12 * rows[2 * ia] + 6 * rows[2 * ia + 1];
+      for (int ib = ia; ib < n; ib++) {
         const double *Jb = d->row_jac + 12 * m->con_row[rows[2 * ib]] + 6 * rows[2 * ib + 1];
         double s = 0;
         for (int c = 0; c < 6; c++) s += Jb[c] * y[c];
-        d->w_val[nz[ia * n + ib]] += s;
+        w[nz[ia * n + ib]] += s;
+        if (ib != ia) w[nz[ib * n + ia]] += s;
       }
     }
   }
 }
 
+// The row patterns of L (up-looking LDL^T of W in the AMD order of compile.c): for each row k
+// the columns i < k with L(k, i) != 0, in topological order, found by walking the elimination
+// tree from the nonzeros of W's column k. They depend on the model only: computed once per
+// data instead of in every factorization (as ldl_numeric does).
+void pt_ldl_pattern(const pt_model *m, pt_data *d) {
+  const int n = m->ncon;
+  int *flag = d->ldl_flag, *stack = d->iwork, *out = d->ldl_pattern, nz = 0;
+  for (int k = 0; k < n; k++) {
+    d->ldl_rowptr[k] = nz;
+    flag[k] = k;
+    int top = n;
+    const int kk = m->ldl_P[k];
+    for (int p = m->w_colptr[kk]; p < m->w_colptr[kk + 1]; p++) {
+      int i = m->ldl_Pinv[m->w_rowind[p]], len = 0;
+      if (i > k) continue;
+      for (; flag[i] != k; i = m->ldl_parent[i]) {
+        stack[len++] = i;
+        flag[i] = k;
+      }
+      while (len > 0) out[--top] = stack[--len];
+    }
+    for (int t = top; t < n; t++) d->ldl_rowpat[nz++] = out[t];
+  }
+  d->ldl_rowptr[n] = nz;
+}
+
+// W = L D L^T (permuted), up-looking, on the patterns of pt_ldl_pattern. Returns n, or the
+// row of a zero pivot.
+static int ldl_factor(const pt_model *m, pt_data *d) {
+  const int n = m->ncon;
+  const int *Lp = m->ldl_Lp, *P = m->ldl_P, *Pinv = m->ldl_Pinv;
+  int *Li = d->ldl_Li, *lnz = d->ldl_flag;
+  double *Lx = d->ldl_Lx, *D = d->ldl_D, *Y = d->ldl_Y;
+  for (int k = 0; k < n; k++) {
+    Y[k] = 0;
+    lnz[k] = 0;
+  }
+  for (int k = 0; k < n; k++) {
+    const int kk = P[k];
+    for (int p = m->w_colptr[kk]; p < m->w_colptr[kk + 1]; p++) {
+      const int i = Pinv[m->w_rowind[p]];
+      if (i <= k) Y[i] += d->w_val[p];
+    }
+    double dk = Y[k];
+    Y[k] = 0;
+    for (int t = d->ldl_rowptr[k]; t < d->ldl_rowptr[k + 1]; t++) {
+      const int i = d->ldl_rowpat[t];
+      const double yi = Y[i];
+      Y[i] = 0;
+      const int p2 = Lp[i] + lnz[i];
+      for (int p = Lp[i]; p < p2; p++) Y[Li[p]] -= Lx[p] * yi;
+      const double lki = yi / D[i];
+      dk -= lki * yi;
+      Li[p2] = k;
+      Lx[p2] = lki;
+      lnz[i]++;
+    }
+    if (dk == 0) return k;
+    D[k] = dk;
+  }
+  return n;
+}
+
 int pt_w_factor(const pt_model *m, pt_data *d) {
   if (m->ncon == 0) return PT_OK;
   w_assemble(m, d);
-  int ok = ldl_numeric(m->ncon, m->w_colptr, m->w_rowind, d->w_val, m->ldl_Lp, m->ldl_parent,
-                       m->ldl_lnz, d->ldl_Li, d->ldl_Lx, d->ldl_D, d->ldl_Y, d->ldl_pattern,
-                       d->ldl_flag, m->ldl_P, m->ldl_Pinv);
+  int ok = ldl_factor(m, d);
   if (ok != m->ncon) {
     d->w_singular = 1;
     d->w_ratio = 0;
@@ -141,14 +212,12 @@ int pt_accelerations(const pt_model *m, pt_data *d) {
     lam[a] = s - d->row_gamma[r];
   }
   pt_w_solve(m, d, lam);
-  // xdd = M^-1 Q - M^-1 J^T lambda
+  // xdd = M^-1 Q - M^-1 J^T lambda (M^-1 J^T from the assembly of W)
   for (int a = 0; a < m->ncon; a++) {
-    const int r = m->con_row[a];
-    const int *body = m->row_body + 2 * r;
+    const int *body = m->row_body + 2 * m->con_row[a];
     for (int b = 0; b < 2; b++) {
       if (body[b] == PT_GROUND) continue;
-      double y[6];
-      minv_body(m, d, body[b], d->row_jac + 12 * r + 6 * b, y);
+      const double *y = d->mjt + 12 * a + 6 * b;
       for (int c = 0; c < 6; c++) xdd[6 * body[b] + c] -= y[c] * lam[a];
     }
   }

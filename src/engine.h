@@ -8,7 +8,7 @@
 #ifndef PT_ENGINE_H
 #define PT_ENGINE_H
 
-#include <klu.h>
+#include <klu.h>  // for the linearization's sparse solves (linearize_system.c)
 
 #include "partita.h"
 
@@ -164,12 +164,15 @@ struct pt_data {
 
   // W and its LDL factor
   double *w_val;               // (w_nnz)
+  double *mjt;                 // (ncon x 12) M^-1 J^T by row blocks (body1, body2)
   double *ldl_Lx;              // (ldl_nnz)
   int *ldl_Li;                 // (ldl_nnz)
   double *ldl_D;               // (ncon)
   double *ldl_Y;               // (ncon) work
   int *ldl_pattern;            // (ncon) work
   int *ldl_flag;               // (ncon) work
+  int *ldl_rowptr;             // (ncon + 1) row patterns of L (pt_ldl_pattern)
+  int *ldl_rowpat;             // (ldl_nnz) columns of each row of L, in topological order
   double *ldl_rhs;             // (ncon) work
   double *wrk6;                // (nv) work
 
@@ -193,16 +196,43 @@ struct pt_data {
   int *lu_src;                 // (max nnz) index into jq
   double *lu_val;              // (max nnz)
   int lu_nnz;
-  klu_common klu;
-  klu_symbolic *klu_sym;
-  klu_numeric *klu_num;
+  // sparse LU of Phi_u, P Phi_u = L U (rows pivoted, columns in dependent order), on storage
+  // sized at load for the dense worst case: a rebuild or a copy never allocates (issue 10)
+  int lu_ready;                // the arrays below hold a factorization (pattern and pivots)
+  int *lu_prow;                // (ncq) row of Phi_u chosen as pivot k
+  int *lu_pinv;                // (ncq) pivot index of each row (build)
+  int *lu_Lp;                  // (ncq + 1) columns of L in lu_Li / lu_Lx
+  int *lu_Li;                  // (ncq (ncq - 1) / 2) rows of L below the diagonal (row numbering)
+  double *lu_Lx;               // (ncq (ncq - 1) / 2)
+  int *lu_Up;                  // (ncq + 1) columns of U in lu_Ui / lu_Ux, diagonal apart
+  int *lu_Ui;                  // (ncq (ncq - 1) / 2) pivot indices j < k, in elimination order
+  double *lu_Ux;               // (ncq (ncq - 1) / 2)
+  double *lu_Ud;               // (ncq) diagonal of U (the pivots)
+  double *lu_x;                // (ncq) dense work, all zero between uses
+  double *lu_y;                // (ncq) solve work
+  int *lu_mark;                // (ncq) depth-first search marks (build)
+  int *lu_stack;               // (2 ncq) search stack and reach (build)
   double rcond_built;          // rcond of Phi_u when the partition was built
   double *piv_built;           // (ncq) |pivots of Phi_u| when the partition was built
   double piv_ratio;            // min |pivot| / |pivot at build| at the last factorisation
   double rcond;                // at the last factorisation
   int newton_last;             // Newton iterations at the last solve
-  int lu_current;              // klu_num holds a factor usable for chord Newton steps
+  int lu_current;              // the LU holds a factor usable for chord Newton steps
   int part_suspect;            // set when the partition looked degraded in the last step
+
+  // tree partition (tree.c, issue 10): on a tree of revolute, prismatic and fixed joints the
+  // joint coordinates are the independent set and forward kinematics gives q exactly
+  int tree_ok;                 // the model qualifies and the self-check passed
+  int tree_y_valid;            // tree_y is the state held now
+  int *tree_joint;             // (njoint) joints in parent-first order
+  int *tree_child;             // (njoint) slot of the child body of each joint (0 body1, 1 body2)
+  int *tree_dof;               // (njoint) independent coordinate of each joint, -1 if fixed
+  int *tree_coord;             // (ndof) joint coordinate (measure) of each independent one
+  double *tree_pref;           // (njoint x 4) Euler parameters of A1^T A2 at the reference
+  double *tree_tref;           // (njoint x 3) A1^T (r2 - r1) at the reference
+  double *tree_theta_ref;      // (njoint) joint coordinate at the reference
+  double *tree_y;              // (2 ndof) theta, thetadot of the state held now (integrated)
+  double *tree_y_save;         // (2 ndof) at the step start
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
@@ -236,7 +266,8 @@ struct pt_data {
   double *qr_lwork;            // (64 nq + 64) LAPACK work
   int *qr_ipiv;                // (nq) pivots of B
   int qr_b_valid;              // qr_b holds the factor at the current q
-  double qr_rcond;             // rcond(B) at the last velocity solve
+  int qr_b_chord;              // qr_b holds a factor of B near q (chord Newton steps)
+  double qr_rcond;             // rcond(B) estimate (pivot spread) at the last velocity solve
   int qr_stable;               // consecutive unremarkable steps in QR mode
   int64_t lu_rebuild_step[2];  // steps of the last two LU rebuilds
   double energy_prev;          // total energy after the previous step
@@ -281,6 +312,7 @@ void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12]
 // dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma
 int pt_accelerations(const pt_model *m, pt_data *d);
 int pt_w_factor(const pt_model *m, pt_data *d);
+void pt_ldl_pattern(const pt_model *m, pt_data *d);          // once per data
 void pt_w_solve(const pt_model *m, pt_data *d, double *b);
 void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *out);
 // partition.c
@@ -289,6 +321,12 @@ int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
 int pt_solve_velocities(const pt_model *m, pt_data *d);
 void pt_partition_free(pt_data *d);
 void pt_jq_rows(const pt_model *m, pt_data *d);
+// tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
+int pt_tree_init(const pt_model *m, pt_data *d);
+void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
+void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
+void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
+                    double *acc);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

@@ -61,13 +61,42 @@ static int stage_qr(const pt_model *m, pt_data *d, const double *y, double *f) {
   return PT_OK;
 }
 
+// The tree partition (tree.c) is the LU method's partition on a tree in hybrid mode: theta
+// integrated, q by forward kinematics.
+static int tree_active(const pt_data *d) {
+  return d->tree_ok && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU;
+}
+
+// Tree stage: theta, thetadot -> q, qd exactly (eq. 10-11 by forward kinematics), then the
+// accelerations and thetadd. f = (thetadot, thetadd).
+static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f) {
+  const int n = m->ndof;
+  pt_tree_positions(m, d, y);
+  pt_tree_velocities(m, d, y + n);
+  ptu_copy(d->tree_y, y, 2 * n);
+  d->tree_y_valid = 1;
+  int rc = pt_eval(m, d);
+  if (rc) return rc;
+  ptu_copy(f, y + n, n);
+  pt_tree_coords(m, d, NULL, NULL, f + n);
+  return PT_OK;
+}
+
 // f(t, y) for y = (v, vd) or (z, zd): set the independent coordinates, recover the dependent
 // ones, and evaluate the accelerations. f = (vd, vdd).
 static int stage(const pt_model *m, pt_data *d, double t, const double *y, double *f) {
   const int n = m->ndof;
   const double tau = t - d->time;  // from the state held now to the stage's time
   d->time = t;
-  if (d->part_method == PT_PART_QR) {
+  if (tree_active(d)) {
+    int rc = stage_tree(m, d, y, f);
+    if (rc) return rc;
+  } else if (d->part_method == PT_PART_QR) {
+    // the same Taylor start as on the LU side below, for all of q (Newton then fixes z)
+    if (tau != 0) {
+      const double t2 = d->acc_valid ? 0.5 * tau * tau : 0;
+      for (int k = 0; k < m->nq; k++) d->q[k] += tau * d->qd[k] + t2 * d->qdd[k];
+    }
     int rc = stage_qr(m, d, y, f);
     if (rc) return rc;
   } else {
@@ -113,6 +142,13 @@ static void axpy(double *y, const double *a, double h, const double *b, int n) {
 
 static void current_y(const pt_model *m, const pt_data *d, double *y) {
   const int n = m->ndof;
+  if (tree_active(d)) {
+    if (d->tree_y_valid)
+      ptu_copy(y, d->tree_y, 2 * n);
+    else
+      pt_tree_coords(m, d, y, y + n, NULL);
+    return;
+  }
   if (d->part_method == PT_PART_QR) {
     pt_qr_coords(m, d, y, y + n, NULL);
     return;
@@ -127,6 +163,11 @@ static void current_y(const pt_model *m, const pt_data *d, double *y) {
 static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
   const int n = m->ndof;
   if (d->acc_valid) {
+    if (tree_active(d)) {
+      ptu_copy(f, y0 + n, n);
+      pt_tree_coords(m, d, NULL, NULL, f + n);
+      return PT_OK;
+    }
     if (d->part_method == PT_PART_QR) {
       pt_qr_coords(m, d, f + n, f, f + n);  // zd, then zdd over the z slot we do not need
       return PT_OK;
@@ -211,11 +252,13 @@ static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
 static void save_state(const pt_model *m, pt_data *d) {
   ptu_copy(d->q_save, d->q, m->nq);
   ptu_copy(d->qd_save, d->qd, m->nq);
+  if (d->tree_y_valid) ptu_copy(d->tree_y_save, d->tree_y, 2 * m->ndof);
 }
 
 static void restore_state(const pt_model *m, pt_data *d, double t0) {
   ptu_copy(d->q, d->q_save, m->nq);
   ptu_copy(d->qd, d->qd_save, m->nq);
+  if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
   d->time = t0;
   d->acc_valid = 0;
 }
@@ -273,7 +316,7 @@ static int to_qr(const pt_model *m, pt_data *d) {
 static void try_back_to_lu(const pt_model *m, pt_data *d) {
   d->qr_stable = 0;
   const int rc = lu_build(m, d);
-  d->counters.repartitions++;  // a build either way (it allocates: KLU analysis)
+  d->counters.repartitions++;  // a build either way
   const int w_recovered = d->w_ratio_step >= W_RECOVERED * d->w_healthy;
   if (rc == PT_OK && (d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy || w_recovered)) {
     d->counters.lu_switches++;
@@ -379,7 +422,7 @@ int pt_step(const pt_model *m, pt_data *d) {
   if (!rc) rc = finish_step(m, d, t0, h);
   // an energy jump taken with LU: redo the step with QR (hybrid)
   if (!rc && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU &&
-      energy_jump(d)) {
+      !tree_active(d) && energy_jump(d)) {
     restore_state(m, d, t0);
     d->nstep = nstep0;
     rc = to_qr(m, d);
@@ -397,6 +440,7 @@ int pt_step(const pt_model *m, pt_data *d) {
     d->w_healthy = d->w_ratio_step;
   if (d->part_method == PT_PART_QR) {
     d->counters.qr_steps++;
+    d->counters.last_rcond = d->qr_rcond;
     const int calm = !retried && !(d->part_suspect & SUSPECT_NEWTON);
     d->qr_stable = calm ? d->qr_stable + 1 : 0;
     const int64_t need = (int64_t)m->switch_back_steps * (d->qr_backoff > 1 ? d->qr_backoff : 1);
@@ -422,7 +466,19 @@ int pt_forward(const pt_model *m, pt_data *d) {
     rc = build_initial(m, d);
     if (rc) return rc;
   }
-  if (d->part_method == PT_PART_QR) {
+  if (tree_active(d)) {
+    // as Newton and the velocity solve do for LU: the dependent coordinates from the
+    // independent ones (the joint coordinates measured in the state held now)
+    const int n = m->ndof;
+    double *y = d->ystage;
+    pt_kin_bodies(m, d);
+    pt_tree_coords(m, d, y, y + n, NULL);
+    pt_tree_positions(m, d, y);
+    pt_tree_velocities(m, d, y + n);
+    ptu_copy(d->tree_y, y, 2 * n);
+    d->tree_y_valid = 1;
+    rc = pt_eval(m, d);
+  } else if (d->part_method == PT_PART_QR) {
     double *z = d->ystage, *zd = z + m->ndof;
     pt_qr_coords(m, d, z, zd, NULL);
     int it = pt_qr_positions(m, d, z, NEWTON_MAXIT);
@@ -446,24 +502,6 @@ int pt_forward(const pt_model *m, pt_data *d) {
   pt_outputs(m, d);
   d->energy_prev = d->energy_kin + d->energy_pot;
   return PT_OK;
-}
-
-void pt_partition_copy_state(pt_data *dst, const pt_data *src) {
-  dst->part_mode = src->part_mode;
-  dst->rcond_healthy = src->rcond_healthy;
-  dst->w_healthy = src->w_healthy;
-  dst->qr_backoff = src->qr_backoff;
-  dst->lu_back_step = src->lu_back_step;
-  dst->qr_stable = src->qr_stable;
-  dst->lu_rebuild_step[0] = src->lu_rebuild_step[0];
-  dst->lu_rebuild_step[1] = src->lu_rebuild_step[1];
-  dst->energy_prev = src->energy_prev;
-  dst->energy_davg = src->energy_davg;
-  dst->qr_b_valid = 0;
-  if (src->part_valid && src->part_method == PT_PART_QR) {
-    dst->part_method = PT_PART_QR;
-    dst->part_valid = 1;
-  }
 }
 
 // ---- public settings ------------------------------------------------------------------------

@@ -26,9 +26,4 @@ int pt_acc_dense(const pt_model *m, pt_data *d);
 // qdd (r, Euler parameters) from xdd (r, omega): pdd = E^T wdot / 2 - |w|^2 p / 4 (dynamics.c).
 void pt_qdd_from_xdd(const pt_model *m, pt_data *d);
 
-// For pt_data_copy (data.c), after it rebuilt the LU partition of dst: the hybrid
-// partitioning state of src (mode, active method, switching history). The QR arrays (q_ref,
-// Q2) live in the data buffer and are copied with it. (integrate.c)
-void pt_partition_copy_state(pt_data *dst, const pt_data *src);
-
 #endif

@@ -1,8 +1,15 @@
-// pt_step allocates nothing (issue 2, test 10), proven with a counting allocator: in a normal
-// build malloc/calloc/realloc are interposed and forwarded to glibc; under AddressSanitizer the
-// sanitizer's malloc hooks count instead. A step that rebuilds the cached partition may
-// allocate (KLU's symbolic analysis): that case is checked to be the only exception.
+// pt_step allocates nothing (issue 2, test 10; issue 10, item 4), partition rebuilds and LU/QR
+// switches included, proven with a counting allocator: in a normal build malloc/calloc/realloc
+// are interposed and forwarded to glibc; under AddressSanitizer the sanitizer's malloc hooks
+// count instead. The counted runs must show rebuilds and switches happening (a swinging Panda
+// released from a bent pose and a chain in LU mode, the parallelogram four-bar through its
+// singular positions; the same arm and chain in hybrid mode never rebuild: their joint
+// coordinates are the independent set). A snapshot (pt_data_copy, issue 10, item 5) allocates
+// nothing either, and the copy taken mid-run continues bit-identically to the original, in LU,
+// QR and hybrid mode.
+#include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -45,37 +52,132 @@ void free(void *p) { __libc_free(p); }
 static void install(void) {}
 #endif
 
-// Steps `n` times; returns allocations made in steps that did not rebuild the partition and
-// stores those that did.
-static long count_steps(const pt_model *m, pt_data *d, int n, long *in_rebuilds,
-                        long *rebuilds) {
-  long clean = 0;
-  *in_rebuilds = 0;
-  *rebuilds = 0;
+// Steps `n` times, all allocations counted; adds the partition events of those steps to c.
+static long count_steps(const pt_model *m, pt_data *d, int n, pt_counters *c) {
+  long total = 0;
+  pt_counters before, after;
+  pt_get_counters(d, &before);
   for (int i = 0; i < n; i++) {
-    pt_counters before, after;
-    pt_get_counters(d, &before);
     nalloc = 0;
     counting = 1;
     int rc = pt_step(m, d);
     counting = 0;
-    pt_get_counters(d, &after);
+    total += nalloc;
     CHECK(rc == PT_OK, "step %d: %s", i, pt_strerror(rc));
-    if (after.repartitions != before.repartitions) {
-      *in_rebuilds += nalloc;
-      (*rebuilds)++;
-    } else {
-      clean += nalloc;
-    }
+    if (rc) break;
   }
-  return clean;
+  pt_get_counters(d, &after);
+  c->repartitions = after.repartitions - before.repartitions;
+  c->qr_switches = after.qr_switches - before.qr_switches;
+  c->lu_switches = after.lu_switches - before.lu_switches;
+  c->qr_steps = after.qr_steps - before.qr_steps;
+  return total;
+}
+
+static pt_model *load(const char *root, const char *file) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/configs/models/%s", root, file);
+  pt_model *m = NULL;
+  pt_error err;
+  if (pt_model_load_file(path, NULL, &m, &err)) {
+    CHECK(0, "%s: %s", file, err.msg);
+    return NULL;
+  }
+  return m;
+}
+
+// The Panda released from a bent pose: it falls and swings (its partition is rebuilt often).
+static int panda_pose(const pt_model *m, pt_data *d) {
+  const double q[7] = {0, 0.5, 0, -0.5, 0, 0.5, 0};
+  pt_assign pos[7];
+  char name[32];
+  for (int j = 0; j < 7; j++) {
+    snprintf(name, sizeof(name), "panda_joint%d", j + 1);
+    pos[j].coord = pt_coord_index(m, name);
+    pos[j].value = q[j];
+  }
+  pt_error err;
+  int rc = pt_set_state(m, d, pos, 7, NULL, 0, &err);
+  CHECK(rc == PT_OK, "panda pose: %s", err.msg);
+  return rc;
+}
+
+// Same state, bit for bit: body poses and velocities, coordinates and rates, time.
+static int same_state(const pt_model *m, const pt_data *a, const pt_data *b) {
+  const size_t nc = (size_t)pt_model_ncoord(m);
+  int same = pt_time(a) == pt_time(b) &&
+             memcmp(pt_coords(a), pt_coords(b), sizeof(double) * nc) == 0 &&
+             memcmp(pt_coord_rates(a), pt_coord_rates(b), sizeof(double) * nc) == 0;
+  for (int k = 0; k < pt_model_nbody(m); k++)
+    same = same && memcmp(pt_body_pose(a, k), pt_body_pose(b, k), 7 * sizeof(double)) == 0 &&
+           memcmp(pt_body_velocity(a, k), pt_body_velocity(b, k), 6 * sizeof(double)) == 0;
+  return same;
+}
+
+// A copy taken after n1 steps, then both stepped n2 steps: the copy's trajectory must be the
+// original's, bit for bit, and the copy itself allocates nothing.
+// With want_qr, stepping goes on past n1 until the hybrid mode is in QR.
+static void copy_continues(const char *root, const char *file, int mode, int pose, int n1,
+                           int n2, int want_qr) {
+  pt_model *m = load(root, file);
+  if (!m) return;
+  pt_data *d = pt_data_new(m), *c = pt_data_new(m);
+  pt_set_partition_mode(d, mode);
+  if (pose && panda_pose(m, d)) goto done;
+  for (int i = 0; i < n1 || (want_qr && !pt_partition_method(d) && i < 10000); i++) {
+    int rc = pt_step(m, d);
+    CHECK(rc == PT_OK, "%s: step %d: %s", file, i, pt_strerror(rc));
+    if (rc) goto done;
+  }
+  nalloc = 0;
+  counting = 1;
+  int rc = pt_data_copy(m, c, d);
+  counting = 0;
+  CHECK(rc == PT_OK, "%s: copy: %s", file, pt_strerror(rc));
+  CHECK(nalloc == 0, "%s: the copy made %ld allocations", file, nalloc);
+  const int method = pt_partition_method(d);
+  const long long at = (long long)pt_nstep(d);
+  CHECK(!want_qr || method == 1, "%s: hybrid never went to QR", file);
+  double maxdiff = 0;
+  int differ = 0;
+  for (int i = 0; i < n2 && !differ; i++) {
+    int r1 = pt_step(m, d), r2 = pt_step(m, c);
+    CHECK(r1 == PT_OK && r2 == r1, "%s: step %d after the copy: %d %d", file, i, r1, r2);
+    if (r1 || r2) break;
+    const int nc = pt_model_ncoord(m);
+    differ = !same_state(m, d, c);
+    for (int k = 0; k < nc; k++) maxdiff = fmax(maxdiff, fabs(pt_coords(d)[k] - pt_coords(c)[k]));
+  }
+  pt_counters ca, cb;
+  pt_get_counters(d, &ca);
+  pt_get_counters(c, &cb);
+  CHECK(!differ, "%s (mode %d): the copy left the original's trajectory (max diff %.3g)", file,
+        mode, maxdiff);
+  CHECK(memcmp(&ca, &cb, sizeof(ca)) == 0, "%s: counters differ after the copy", file);
+  printf("copy of %-22s mode %d (method %s at the copy, step %lld), then %d steps: "
+         "bit-identical %s, rebuilds %lld, QR switches %lld\n", file, mode,
+         method ? "QR" : "LU", at, n2,
+         differ ? "NO" : "yes", (long long)ca.repartitions, (long long)ca.qr_switches);
+done:
+  pt_data_free(c);
+  pt_data_free(d);
+  pt_model_free(m);
 }
 
 int main(int argc, char **argv) {
   install();
-  char path[1024];
-  const char *models[] = {"chain7.yaml", "fourbar_parallelogram.yaml", "double_pendulum.yaml",
-                          "slider_crank.yaml", "door.yaml"};
+  const char *root = argc > 1 ? argv[1] : ".";
+  // what each counted run must show: 0 nothing asserted, 1 no rebuild (a tree in hybrid mode:
+  // the joint coordinates are the independent set), 2 rebuilds (an arm in LU mode: Cartesian
+  // independent coordinates), 3 rebuilds and switches both ways (the singular four-bar)
+  const struct {
+    const char *file;
+    int mode, expect;
+  } runs[] = {{"chain7.yaml", PT_MODE_HYBRID, 1},        {"chain7.yaml", PT_MODE_LU, 2},
+              {"fourbar_parallelogram.yaml", PT_MODE_HYBRID, 0},
+              {"double_pendulum.yaml", PT_MODE_HYBRID, 1}, {"slider_crank.yaml", PT_MODE_HYBRID, 0},
+              {"door.yaml", PT_MODE_HYBRID, 0},           {"panda.urdf", PT_MODE_HYBRID, 1},
+              {"panda.urdf", PT_MODE_LU, 2},              {"fourbar_singular.yaml", PT_MODE_HYBRID, 3}};
   // the counter must see an allocation at all (or this test could never fail)
   nalloc = 0;
   counting = 1;
@@ -83,24 +185,40 @@ int main(int argc, char **argv) {
   counting = 0;
   CHECK(nalloc == 1, "the counting allocator did not count (%ld)", nalloc);
   free(probe);
-  for (size_t k = 0; k < sizeof(models) / sizeof(models[0]); k++) {
-    snprintf(path, sizeof(path), "%s/configs/models/%s", argc > 1 ? argv[1] : ".", models[k]);
-    pt_model *m = NULL;
-    pt_error err;
-    if (pt_model_load_file(path, NULL, &m, &err)) {
-      CHECK(0, "%s", err.msg);
-      continue;
-    }
+  for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+    const char *file = runs[k].file;
+    pt_model *m = load(root, file);
+    if (!m) continue;
     pt_data *d = pt_data_new(m);
+    pt_set_partition_mode(d, runs[k].mode);
+    const int panda = strcmp(file, "panda.urdf") == 0;
+    if (panda) panda_pose(m, d);
     pt_set_input(m, d, 0, 0.5);  // inputs change between steps too (if the model has any)
-    long in_rebuilds, rebuilds;
-    long clean = count_steps(m, d, 2000, &in_rebuilds, &rebuilds);
-    printf("%-28s 2000 steps: %ld allocations in steps without a rebuild; %ld rebuilds "
-           "(%ld allocations in them)\n", models[k], clean, rebuilds, in_rebuilds);
-    CHECK(clean == 0, "%s: %ld allocations in steps without a partition rebuild", models[k],
-          clean);
+    const int n = panda || strcmp(file, "fourbar_singular.yaml") == 0 ? 3000 : 2000;
+    pt_counters c;
+    long allocs = count_steps(m, d, n, &c);
+    printf("%-26s mode %d, %d steps: %ld allocations; %lld rebuilds, %lld LU->QR, %lld QR->LU, "
+           "%lld QR steps\n", file, runs[k].mode, n, allocs, (long long)c.repartitions,
+           (long long)c.qr_switches, (long long)c.lu_switches, (long long)c.qr_steps);
+    CHECK(allocs == 0, "%s: %ld allocations in %d steps", file, allocs, n);
+    if (runs[k].expect == 1)
+      CHECK(c.repartitions == 0, "%s: %lld rebuilds of a tree's partition", file,
+            (long long)c.repartitions);
+    // the counted steps must contain what used to allocate
+    if (runs[k].expect >= 2)
+      CHECK(c.repartitions > 0, "%s: no partition rebuild in the counted steps", file);
+    if (runs[k].expect == 3)
+      CHECK(c.qr_switches > 0 && c.lu_switches > 0, "%s: LU->QR %lld, QR->LU %lld: both expected",
+            file, (long long)c.qr_switches, (long long)c.lu_switches);
     pt_data_free(d);
     pt_model_free(m);
   }
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_LU, 0, 300, 500, 0);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_QR, 0, 300, 500, 0);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 450, 1500, 0);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 100, 1500, 1);
+  copy_continues(root, "panda.urdf", PT_MODE_HYBRID, 1, 500, 1000, 0);
+  copy_continues(root, "panda.urdf", PT_MODE_LU, 1, 500, 1000, 0);
+  copy_continues(root, "panda.urdf", PT_MODE_QR, 1, 500, 1000, 0);
   return finish("step_allocates_nothing");
 }

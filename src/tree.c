@@ -1,0 +1,273 @@
+// tree.c: joint coordinates as the independent coordinates of a tree (issue 10, "Directions").
+//
+// The linearization paper (Negrut and Ortiz, eq. 21-22) weights the full-pivoting selection so
+// that user coordinates become the independent set wherever they are valid. On a tree of
+// revolute, prismatic and fixed joints the joint coordinates are always valid: the partition
+// is theta (the joint coordinates, integrated) and q (every body's r and p, dependent), and
+// u = g(v) of seed gcp eq. (10) is forward kinematics, exact and in one pass from the root:
+//   A2 = A1 Rot(h1, theta - theta_ref) A1^T A2|ref,  r2 = r1 + A1 s1 - A2 s2     (revolute)
+//   A2 = A1 A1^T A2|ref,  r2 = r1 + A1 (t_ref + h1 (theta - theta_ref))          (prismatic)
+// with the reference taken at the model's assembled initial state; velocities likewise
+// (eq. 11: omega2 = omega1 + h thetadot, ...), accelerations from the joint coordinates'
+// second derivatives, thetadd = J_theta xdd + Jdot_theta x. No Newton, no partition rebuild,
+// no singular Phi_u: a serial arm never leaves this partition. Closed loops keep the LU/QR
+// partitions (partition.c, qr_partition.c).
+#include "engine.h"
+#include "ptu.h"
+
+// Euler parameters of Rot(h, a) for unit h
+static void quat_axis(double p[4], const double h[3], double a) {
+  const double s = sin(0.5 * a);
+  p[0] = cos(0.5 * a);
+  for (int k = 0; k < 3; k++) p[1 + k] = s * h[k];
+}
+
+// Hamilton product: A(res) = A(a) A(b)
+static void quat_mul(double res[4], const double a[4], const double b[4]) {
+  res[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  res[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  res[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  res[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+static const double ground_q[7] = {0, 0, 0, 1, 0, 0, 0};
+static const double ground_rot[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+static const double ground_x[6] = {0, 0, 0, 0, 0, 0};
+
+static const double *body_q(const pt_data *d, int b) { return b == PT_GROUND ? ground_q : d->q + 7 * b; }
+static const double *body_A(const pt_data *d, int b) {
+  return b == PT_GROUND ? ground_rot : d->rot + 9 * b;
+}
+static const double *body_x(const pt_data *d, int b) { return b == PT_GROUND ? ground_x : d->x + 6 * b; }
+
+// Joint coordinate i: value (as measured), rate and acceleration at the current state.
+static void coord_state(const pt_model *m, const pt_data *d, int c, double *val, double *rate,
+                        double *acc) {
+  double jac[12], jdotx;
+  pt_measure(m, d, c, val, jac, &jdotx);
+  const int *b = m->meas_body + 2 * c;
+  double r = 0, a = jdotx;
+  for (int s = 0; s < 2; s++) {
+    if (b[s] == PT_GROUND) continue;
+    for (int k = 0; k < 6; k++) {
+      r += jac[6 * s + k] * d->x[6 * b[s] + k];
+      a += jac[6 * s + k] * d->xdd[6 * b[s] + k];
+    }
+  }
+  if (rate) *rate = r;
+  if (acc) *acc = a;
+}
+
+// thetadd of joint coordinate c alone. An angle (measure.c) has J = (-h on omega1, h on
+// omega2) and Jdot x = (omega1 x h) . (omega2 - omega1): no need to evaluate the angle itself.
+static double coord_acc(const pt_model *m, const pt_data *d, int c) {
+  if (m->meas_type[c] != PT_MEAS_ANGLE) {
+    double a;
+    coord_state(m, d, c, &a, NULL, &a);
+    return a;
+  }
+  const int *b = m->meas_body + 2 * c;
+  double h[3], hd[3], w1[3], w2[3], dw[3], dwd[3];
+  ptu_mul_mat_vec3(h, body_A(d, b[0]), m->meas_geom + PT_MEAS_GEOM * c);
+  pt_body_omega(d, b[0], w1);
+  pt_body_omega(d, b[1], w2);
+  ptu_cross3(hd, w1, h);
+  ptu_sub3(dw, w2, w1);
+  for (int k = 0; k < 3; k++)
+    dwd[k] = (b[1] == PT_GROUND ? 0 : d->xdd[6 * b[1] + 3 + k]) -
+             (b[0] == PT_GROUND ? 0 : d->xdd[6 * b[0] + 3 + k]);
+  return ptu_dot3(h, dwd) + ptu_dot3(hd, dw);
+}
+
+// Eq. (10) for a tree: every body's r and p from the joint coordinates theta (ndof), parents
+// first; rot follows.
+void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int type = m->joint_type[j];
+    const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+    const double dth = i >= 0 ? theta[i] - d->tree_theta_ref[j] : 0;
+    double rel[4], qa[4];  // Euler parameters of A1^T A2
+    if (type == PT_JOINT_REVOLUTE) {
+      quat_axis(qa, g + 6, dth);
+      quat_mul(rel, qa, d->tree_pref + 4 * j);
+    } else {
+      ptu_copy(rel, d->tree_pref + 4 * j, 4);
+    }
+    double w[3];  // A1^T (r2 - r1) for prismatic and fixed joints
+    for (int k = 0; k < 3; k++) w[k] = d->tree_tref[3 * j + k] + (i >= 0 ? g[6 + k] * dth : 0);
+    if (ch == 1) {  // child body2: A2 = A1 rel
+      const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
+      double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2, a[3], b[3];
+      quat_mul(q2 + 3, q1 + 3, rel);
+      ptu_quat2mat(A2, q2 + 3);
+      if (type == PT_JOINT_REVOLUTE) {
+        ptu_mul_mat_vec3(a, A1, g);
+        ptu_mul_mat_vec3(b, A2, g + 3);
+        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k] - b[k];
+      } else {
+        ptu_mul_mat_vec3(a, A1, w);
+        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k];
+      }
+    } else {  // child body1: A1 = A2 rel^T
+      const double *q2 = body_q(d, b2), *A2 = body_A(d, b2);
+      double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, a[3], b[3], inv[4];
+      inv[0] = rel[0];
+      for (int k = 1; k < 4; k++) inv[k] = -rel[k];
+      quat_mul(q1 + 3, q2 + 3, inv);
+      ptu_quat2mat(A1, q1 + 3);
+      if (type == PT_JOINT_REVOLUTE) {
+        ptu_mul_mat_vec3(a, A1, g);
+        ptu_mul_mat_vec3(b, A2, g + 3);
+        for (int k = 0; k < 3; k++) q1[k] = q2[k] + b[k] - a[k];
+      } else {
+        ptu_mul_mat_vec3(a, A1, w);
+        for (int k = 0; k < 3; k++) q1[k] = q2[k] - a[k];
+      }
+    }
+  }
+}
+
+// Eq. (11) for a tree: every body's x = (rdot, omega) from the joint rates (ndof) at the
+// positions of pt_tree_positions, then qd.
+void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate) {
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int type = m->joint_type[j];
+    const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+    const double td = i >= 0 ? rate[i] : 0;
+    double h[3], a[3], b[3];
+    ptu_mul_mat_vec3(h, body_A(d, b1), g + 6);  // joint axis, global
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const double sg = ch == 1 ? 1 : -1;  // theta moves body2 relative to body1
+    const double *xp = body_x(d, par);
+    double *xc = d->x + 6 * kid;
+    if (type == PT_JOINT_REVOLUTE) {
+      // omega_kid = omega_par +- h thetadot; the joint point moves with both bodies
+      for (int k = 0; k < 3; k++) xc[3 + k] = xp[3 + k] + sg * td * h[k];
+      double sp[3], sk[3];
+      ptu_mul_mat_vec3(sp, body_A(d, par), g + (ch == 1 ? 0 : 3));
+      ptu_mul_mat_vec3(sk, body_A(d, kid), g + (ch == 1 ? 3 : 0));
+      ptu_cross3(a, xp + 3, sp);
+      ptu_cross3(b, xc + 3, sk);
+      for (int k = 0; k < 3; k++) xc[k] = xp[k] + a[k] - b[k];
+    } else {
+      // same rotation; r_kid - r_par turns with the bodies and slides along h
+      double dr[3];
+      ptu_sub3(dr, body_q(d, kid), body_q(d, par));
+      for (int k = 0; k < 3; k++) xc[3 + k] = xp[3 + k];
+      ptu_cross3(a, xp + 3, dr);
+      for (int k = 0; k < 3; k++) xc[k] = xp[k] + a[k] + sg * td * h[k];
+    }
+  }
+  pt_qd_from_x(m, d);
+}
+
+// The joint coordinates of the current state: theta, thetadot and (if acc) thetadd from xdd.
+// Any of the outputs may be NULL.
+void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
+                    double *acc) {
+  if (!theta && !rate && acc) {
+    for (int i = 0; i < m->ndof; i++) acc[i] = coord_acc(m, d, d->tree_coord[i]);
+    return;
+  }
+  for (int i = 0; i < m->ndof; i++) {
+    double v;
+    coord_state(m, d, d->tree_coord[i], theta ? &theta[i] : &v, rate ? &rate[i] : NULL,
+                acc ? &acc[i] : NULL);
+  }
+}
+
+// Qualifies the model (a tree of revolute, prismatic and fixed joints without motions whose
+// joint coordinates are the degrees of freedom), orders its joints from the root and takes
+// the reference at the current (assembled) state. Then checks itself at a displaced state:
+// rows satisfied, joint coordinates reproduced, velocity rows satisfied; otherwise the tree
+// partition stays off. Returns 1 if it is on.
+int pt_tree_init(const pt_model *m, pt_data *d) {
+  d->tree_ok = 0;
+  if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
+    return 0;
+  int nd = 0;
+  for (int j = 0; j < m->njoint; j++) {
+    const int type = m->joint_type[j];
+    if (type != PT_JOINT_REVOLUTE && type != PT_JOINT_PRISMATIC && type != PT_JOINT_FIXED)
+      return 0;
+    d->tree_dof[j] = -1;
+    if (type != PT_JOINT_FIXED) {
+      if (m->joint_coord_adr[j] < 0) return 0;
+      d->tree_coord[nd] = m->joint_coord_adr[j];
+      d->tree_dof[j] = nd++;
+    }
+  }
+  if (nd != m->ndof) return 0;
+  // parent-first order: a joint is placed once one of its bodies is placed (ground first)
+  int *placed = d->iwork;  // (nbody)
+  for (int k = 0; k < m->nbody; k++) placed[k] = 0;
+  int nt = 0;
+  for (int pass = 0; pass < m->njoint && nt < m->njoint; pass++)
+    for (int j = 0; j < m->njoint; j++) {
+      const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+      const int p1 = b1 == PT_GROUND || placed[b1], p2 = b2 == PT_GROUND || placed[b2];
+      if (p1 == p2) continue;  // not reached yet, or already placed
+      d->tree_child[j] = p1 ? 1 : 0;
+      placed[p1 ? b2 : b1] = 1;
+      d->tree_joint[nt++] = j;
+    }
+  if (nt != m->njoint) return 0;
+  // reference at the current state
+  pt_kin_bodies(m, d);
+  for (int j = 0; j < m->njoint; j++) {
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    double R[9], dr[3];
+    ptu_mul_matT_mat3(R, body_A(d, b1), body_A(d, b2));
+    ptu_mat2quat(d->tree_pref + 4 * j, R);
+    ptu_sub3(dr, body_q(d, b2), body_q(d, b1));
+    ptu_mul_matT_vec3(d->tree_tref + 3 * j, body_A(d, b1), dr);
+    double v = 0;
+    if (d->tree_dof[j] >= 0) coord_state(m, d, m->joint_coord_adr[j], &v, NULL, NULL);
+    d->tree_theta_ref[j] = v;
+  }
+  // self-check at a displaced, moving state; the state is restored afterwards
+  const int nq = m->nq, n = m->ndof;
+  ptu_copy(d->q_save, d->q, nq);
+  ptu_copy(d->qd_save, d->qd, nq);
+  double *y = d->ystage, *yd = d->ystage + n, *z = d->ysum, *zd = d->ysum + n;
+  for (int i = 0; i < n; i++) {
+    coord_state(m, d, d->tree_coord[i], &y[i], NULL, NULL);
+    y[i] += 0.3 + 0.1 * i;
+    yd[i] = 0.7 - 0.2 * i;
+  }
+  pt_tree_positions(m, d, y);
+  pt_tree_velocities(m, d, yd);
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  double scale = 1;
+  for (int k = 0; k < m->nbody; k++)
+    for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
+  double err = 0, verr = 0;
+  for (int r = 0; r < m->nrow_joint; r++) {
+    err = fmax(err, fabs(d->row_phi[r]));
+    const int *b = m->row_body + 2 * r;
+    double s = -d->row_nu[r];
+    for (int sl = 0; sl < 2; sl++)
+      if (b[sl] != PT_GROUND)
+        for (int k = 0; k < 6; k++) s += d->row_jac[12 * r + 6 * sl + k] * d->x[6 * b[sl] + k];
+    verr = fmax(verr, fabs(s));
+  }
+  for (int i = 0; i < n; i++) {
+    coord_state(m, d, d->tree_coord[i], &z[i], &zd[i], NULL);
+    // angles may come back wrapped
+    double dz = fabs(z[i] - y[i]);
+    dz = fmin(dz, fabs(dz - 2 * M_PI));
+    err = fmax(err, dz / scale);
+    verr = fmax(verr, fabs(zd[i] - yd[i]));
+  }
+  ptu_copy(d->q, d->q_save, nq);
+  ptu_copy(d->qd, d->qd_save, nq);
+  pt_kin_bodies(m, d);
+  pt_joint_rows(m, d);
+  d->tree_ok = err < 1e-10 * scale && verr < 1e-9 * scale;
+  return d->tree_ok;
+}
