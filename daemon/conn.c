@@ -515,6 +515,7 @@ void server_shutdown(server *srv) {
     if (c->reading && !c->closing)
       uv_read_stop(&c->h.stream);
     c->reading = 0;
+    subs_drop_conn(c);   // no more frames: only the answers still owed go out
   }
   server_tick(srv);
 }

@@ -365,7 +365,8 @@ static void test_realtime(void) {
   CHECK(td_stop(&d, 3000, NULL) == 0, "stop");
 }
 
-// SIGTERM with clients connected (one subscribed to a running model): exit 0 within 2 s.
+// SIGTERM with clients connected (one subscribed to a running model): exit 0. The bound (10 s,
+// what a service manager would wait) catches a hang, not a slow machine.
 static void test_sigterm(void) {
   tdaemon d;
   CHECK(td_start(&d, NULL, 0) == 0, "start");
@@ -375,7 +376,7 @@ static void test_sigterm(void) {
   ptc_free(td_set_mode(a, "p", MODE(FREE_RUN), 0));
   usleep(200000);
   double ms;
-  int rc = td_stop(&d, 2000, &ms);
+  int rc = td_stop(&d, 10000, &ms);
   CHECK(rc == 0, "exit status %d after %.0f ms", rc, ms);
   ptc_close(a);
   ptc_close(b);
