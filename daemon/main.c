@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
   openblas_set_num_threads(1);
   signal(SIGPIPE, SIG_IGN);   // a peer closing mid-write is an error code, not a signal
   srv.loop = uv_default_loop();
+  server_init(&srv);
   srv.start_ms = server_now_ms();
   srv.models = calloc((size_t)srv.cfg.limits.max_models, sizeof(sim *));
   if (!srv.models)

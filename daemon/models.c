@@ -11,13 +11,6 @@
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 
-sim *server_find_model(server *srv, const char *name) {
-  for (int i = 0; i < srv->nmodels; i++)
-    if (strcmp(srv->models[i]->name, name) == 0)
-      return srv->models[i];
-  return NULL;
-}
-
 static int valid_name(const char *n) {
   size_t len = strlen(n);
   if (len == 0 || len >= SIM_NAME || !text_is_clean(n))
@@ -182,8 +175,8 @@ static void load_after(uv_work_t *w, int status) {
   conn_request_done(j->c);
   free(j->text);
   free(j);
-  if (srv->stopping)
-    server_tick(srv);
+  if (srv->on_work_done)
+    srv->on_work_done(srv);
 }
 
 int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <uv.h>
 
 #include "config.h"
@@ -96,22 +97,33 @@ struct server {
   int stopping;
   int abandoned;              // stopped with loads still compiling on the work pool
   char rbuf[PD_READ_CHUNK];   // read buffer: each read is consumed before the next
+  // How the connection layer (conn.c) reaches the layers above it; set by server_init.
+  void (*on_request)(conn *c, pb_request *req);   // a whole request arrived (takes it)
+  void (*on_conn_closing)(conn *c);               // a connection starts closing
+  void (*on_work_done)(server *srv);   // a close or a load completed: shutdown may proceed
+  int (*send_status)(conn *c, uint64_t id, int code, const char *fmt, ...)
+      __attribute__((format(printf, 4, 5)));
 };
 
-uint64_t server_now_ms(void);
+// The model registered under `name`, or NULL: the registry is the server's array of models.
+static inline sim *server_find_model(server *srv, const char *name) {
+  for (int i = 0; i < srv->nmodels; i++)
+    if (strcmp(srv->models[i]->name, name) == 0)
+      return srv->models[i];
+  return NULL;
+}
 
-// conn.c
-int server_listen(server *srv);
+// conn.c: connections (nothing above it is called directly: see the callbacks in server)
+void conn_accept(uv_stream_t *listener, int status);   // a listener's connection callback
 void conn_close(conn *c, const char *why);
 void conn_send_msg(conn *c, const ProtobufCMessage *m);
 void conn_send_frame(conn *c, const uint8_t *body, size_t len, sub *sb);
 size_t conn_backlog(const conn *c);
 void conn_request_done(conn *c);      // a request in flight finished (may free c)
 void conn_resume(conn *c);            // process buffered frames, read again
-void server_shutdown(server *srv);
-void server_tick(server *srv);
+uint64_t server_now_ms(void);
 
-// dispatch.c
+// reply.c: answers
 // A request waiting for a model command; the command's completion answers it.
 typedef struct {
   conn *c;
@@ -120,25 +132,16 @@ typedef struct {
   int gather_left;            // GetStats over every model
   Partita__V1__Stats *stats;
 } req_ctx;
-void dispatch(conn *c, pb_request *req);   // takes ownership of req
-int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd);   // -1: answered with error
-void reply_info(req_ctx *x, sim *s, int code, const char *msg);
+void reply(conn *c, uint64_t id, pb_response *r);   // r->status set by caller or OK
 int reply_status(conn *c, uint64_t id, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void reply(conn *c, uint64_t id, pb_response *r);   // r->status set by caller or OK
 int status_from_pt(int rc);
+void reply_info(req_ctx *x, sim *s, int code, const char *msg);
+void reply_latest(conn *c, uint64_t id, sim *s, uint32_t fields);   // GetState at once
+int submit(conn *c, uint64_t id, int op, sim *s, sim_cmd *cmd);   // -1: answered with error
+int reply_stats_request(conn *c, uint64_t id, const char *model);   // GetStats
 
-// models.c
-int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq);
-int do_list(conn *c, uint64_t id);
-sim *server_find_model(server *srv, const char *name);
-int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts *o, sim **out,
-                     char *err, size_t errlen);
-void server_unload(server *srv, sim *s);
-int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
-                  char *err, size_t errlen);
-
-// subs.c
+// subs.c: subscriptions and the frames (stream and UDP) they get
 void subs_on_async(sim *s);
 int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char *err,
              size_t errlen);
@@ -146,9 +149,29 @@ int subs_remove(conn *c, uint64_t id);
 void subs_drop_conn(conn *c);
 void subs_drop_model(sim *s);
 
-// udp.c
+// models.c: the model registry, LoadModel, ListModels
+int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq);
+int do_list(conn *c, uint64_t id);
+int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts *o, sim **out,
+                     char *err, size_t errlen);
+void server_unload(server *srv, sim *s);
+int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
+                  char *err, size_t errlen);
+
+// udp.c: UDP inputs
 int udp_start(server *srv, const char *addr);
-void udp_send(server *srv, const struct sockaddr *to, const uint8_t *data, size_t len, sub *sb);
+
+// heavy.c: Linearize, InverseDynamics, Equilibrium
+int heavy_start(conn *c, sim *s, pb_request *req);   // takes ownership of req; 0 queued
+
+// dispatch.c: the request table
+void dispatch(conn *c, pb_request *req);   // takes ownership of req
+
+// server.c: the whole (the only module that calls the ones above it all)
+void server_init(server *srv);        // the connection layer's callbacks
+int server_listen(server *srv);
+void server_tick(server *srv);
+void server_shutdown(server *srv);
 
 // state.c
 typedef struct {
@@ -162,8 +185,5 @@ void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names);
 void state_release(state_msg *m);
 Partita__V1__ModelInfo *model_info_new(sim *s);
 void model_info_free(Partita__V1__ModelInfo *mi);
-
-// heavy.c
-int heavy_start(conn *c, sim *s, pb_request *req);   // takes ownership of req; 0 queued
 
 #endif

@@ -205,6 +205,23 @@ void subs_drop_model(sim *s) {
   sweep(s);
 }
 
+// Best effort, never queued: a frame the socket cannot take now is dropped and counted.
+static void udp_send(server *srv, const struct sockaddr *to, const uint8_t *data, size_t len, sub *sb) {
+  if (!srv->has_udp) {
+    sb->dropped++;
+    sb->s->dropped_loop++;
+    return;
+  }
+  uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+  int rc = uv_udp_try_send(&srv->udp, &b, 1, to);
+  if (rc < 0) {
+    sb->dropped++;
+    sb->s->dropped_loop++;
+  } else {
+    srv->bytes_out += len;
+  }
+}
+
 static void send_event(sim *s, const sim_event *ev) {
   server *srv = s->server;
   Partita__V1__ModelEvent me = PARTITA__V1__MODEL_EVENT__INIT;

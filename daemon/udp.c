@@ -145,20 +145,3 @@ int udp_start(server *srv, const char *addr) {
   log_info("listening on udp %s port %d", host, actual);
   return 0;
 }
-
-// Best effort, never queued: a frame the socket cannot take now is dropped and counted.
-void udp_send(server *srv, const struct sockaddr *to, const uint8_t *data, size_t len, sub *sb) {
-  if (!srv->has_udp) {
-    sb->dropped++;
-    sb->s->dropped_loop++;
-    return;
-  }
-  uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
-  int rc = uv_udp_try_send(&srv->udp, &b, 1, to);
-  if (rc < 0) {
-    sb->dropped++;
-    sb->s->dropped_loop++;
-  } else {
-    srv->bytes_out += len;
-  }
-}
