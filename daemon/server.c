@@ -70,6 +70,7 @@ static int listen_pipe(server *srv) {
   if (rc == 0) {
     srv->has_pipe = 1;
     srv->pipe.data = srv;
+    mode_t old = umask(0117);   // created rw-rw---- at once: no moment open to others
     rc = uv_pipe_bind(&srv->pipe, path);
     if (rc == UV_EADDRINUSE) {
       // a socket file left behind by an earlier run: replace it
@@ -78,6 +79,7 @@ static int listen_pipe(server *srv) {
         rc = uv_pipe_bind(&srv->pipe, path);
       uv_fs_req_cleanup(&req);
     }
+    umask(old);
   }
   if (rc == 0 && socket_access(srv, path))
     return -1;
@@ -91,10 +93,12 @@ static int listen_pipe(server *srv) {
   return 0;
 }
 
+// The Unix socket first: once the TCP port answers (what readiness checks look at), the
+// socket exists with its final mode.
 int server_listen(server *srv) {
-  if (srv->cfg.listen[0] && listen_tcp(srv))
-    return -1;
   if (srv->cfg.socket[0] && listen_pipe(srv))
+    return -1;
+  if (srv->cfg.listen[0] && listen_tcp(srv))
     return -1;
   if (srv->cfg.udp[0] && udp_start(srv, srv->cfg.udp))
     return -1;
