@@ -168,7 +168,7 @@ int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynam
   r->n_reactions = (size_t)pt_model_njoint(m);
   // the members `partita inverse MODEL --json` prints beside these (client/cli/inverse.c)
   const size_t nc = (size_t)pt_model_ncoord(m);
-  r->model = strdup(pt_model_name(m));
+  r->model = strdup(rq->model);   // the name the daemon knows it by
   r->mode = strdup(res->nreq > 0 ? "torque_request" : "kinematic");
   r->coordinates = named_coords(m, res->coord, &r->n_coordinates);
   r->rates = named_coords(m, res->coord_rate, &r->n_rates);
@@ -226,7 +226,8 @@ static char **lin_names(char (*names)[PT_LIN_NAME_MAX], int n) {
 }
 
 // The reply; NULL when out of memory (what was built is freed).
-static Partita__V1__LinearizeReply *lin_reply(const pt_model *m, const pt_linearization *r) {
+// `model`: the name the daemon knows the model by (the request's).
+static Partita__V1__LinearizeReply *lin_reply(const char *model, const pt_linearization *r) {
   const int n2 = 2 * r->nz;
   Partita__V1__LinearizeReply *o = malloc(sizeof(*o));
   if (!o)
@@ -263,7 +264,7 @@ static Partita__V1__LinearizeReply *lin_reply(const pt_model *m, const pt_linear
   }
   // the members `partita linearize MODEL --json` prints beside these (client/cli/linearize.c):
   // the notes split at their '\n' ends, one string a line
-  o->model = strdup(pt_model_name(m));
+  o->model = strdup(model);
   o->time = r->time;
   o->order = r->size;
   size_t nnote = 0, nnote_made = 0;
@@ -323,7 +324,7 @@ int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize 
     snprintf(msg, msglen, "%.500s", err.msg[0] ? err.msg : pt_strerror(rc));
     return rc;
   }
-  *out = lin_reply(m, r);
+  *out = lin_reply(rq->model, r);
   pt_linearization_free(r);
   if (!*out) {
     snprintf(msg, msglen, "out of memory");
@@ -392,7 +393,7 @@ int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibr
   r->residual = res->residual;
   // the members `partita equilibrium MODEL --json` prints beside these (client/cli/
   // equilibrium.c): the efforts are those of the prescribed motions, frozen at `time`
-  r->model = strdup(pt_model_name(m));
+  r->model = strdup(rq->model);   // the name the daemon knows it by
   r->time = res->time;
   r->damped_steps = res->damped_steps;
   r->stable = res->stable == 1;
