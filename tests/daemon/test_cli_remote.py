@@ -608,3 +608,29 @@ def test_remote_analysis_refusals(daemon, loaded, args, mention):
     if mention not in ("--floating-base", "--dense"):
         assert offline(path, *args).returncode == 2
     assert cli_json(daemon, "state", name)["step"] == 0
+
+
+def test_python_client_answers_the_same_members(daemon, loaded, client):
+    """The Python client's three analyses carry the members (and numbers) the CLI prints."""
+    name, _, _ = loaded(config_text("slider_crank"))
+    for method, cmd, kwargs, args in (
+            ("inverse_dynamics", "inverse", {"time": 0.3}, ("--at", 0.3)),
+            ("equilibrium", "equilibrium", {"newton_only": True, "allow_unstable": True},
+             ("--newton-only", "--allow-unstable"))):
+        py = getattr(client, method)(name, **kwargs)
+        doc = cli_json(daemon, cmd, "--model", name, *args)
+        if cmd == "equilibrium":
+            assert py.pop("applied") is False
+            doc.pop("applied")
+        assert set(py) == set(doc)
+        for key, value in doc.items():
+            if key == "reactions":
+                assert {j: {k: list(v) for k, v in r.items()} for j, r in py[key].items()} \
+                    == value
+            else:
+                assert py[key] == value, key
+    name, _, _ = loaded(config_text("fourbar_parallelogram"))  # StateSpace needs a state
+    ss = client.linearize(name)
+    doc = cli_json(daemon, "linearize", "--model", name)
+    assert (ss.model, ss.time, ss.notes, ss.order) == \
+        (doc["model"], doc["time"], doc["notes"], doc["order"])
