@@ -59,6 +59,22 @@ static Partita__V1__NamedValue *inv_named(const char *name, double value) {
   return nv;
 }
 
+// One NamedValue per coordinate, named as the model names them (ncoord values). NULL when out
+// of memory; *n is the count built (the caller's message owns what was built either way).
+static Partita__V1__NamedValue **named_coords(const pt_model *m, const double *v, size_t *n) {
+  const int nc = pt_model_ncoord(m);
+  Partita__V1__NamedValue **out = calloc((size_t)nc + 1, sizeof(*out));
+  *n = 0;
+  if (!out)
+    return NULL;
+  for (int i = 0; i < nc; i++) {
+    if (!(out[i] = inv_named(pt_coord_name(m, i), v[i])))
+      return out;
+    *n = (size_t)i + 1;
+  }
+  return out;
+}
+
 // Reaction messages of every joint (njoint x 6: force, torque). NULL when out of memory.
 static Partita__V1__Reaction **inv_reactions(const pt_model *m, const double *reaction) {
   const int nj = pt_model_njoint(m);
@@ -150,6 +166,16 @@ int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynam
   if (!r->reactions)
     goto nomem;
   r->n_reactions = (size_t)pt_model_njoint(m);
+  // the members `partita inverse MODEL --json` prints beside these (client/cli/inverse.c)
+  const size_t nc = (size_t)pt_model_ncoord(m);
+  r->model = strdup(rq->model);   // the name the daemon knows it by
+  r->mode = strdup(res->nreq > 0 ? "torque_request" : "kinematic");
+  r->coordinates = named_coords(m, res->coord, &r->n_coordinates);
+  r->rates = named_coords(m, res->coord_rate, &r->n_rates);
+  r->accelerations = named_coords(m, res->coord_acc, &r->n_accelerations);
+  if (!r->model || !r->mode || r->n_coordinates != nc || r->n_rates != nc ||
+      r->n_accelerations != nc)
+    goto nomem;
   *out = r;
   r = NULL;
   goto done;
@@ -200,7 +226,8 @@ static char **lin_names(char (*names)[PT_LIN_NAME_MAX], int n) {
 }
 
 // The reply; NULL when out of memory (what was built is freed).
-static Partita__V1__LinearizeReply *lin_reply(const pt_linearization *r) {
+// `model`: the name the daemon knows the model by (the request's).
+static Partita__V1__LinearizeReply *lin_reply(const char *model, const pt_linearization *r) {
   const int n2 = 2 * r->nz;
   Partita__V1__LinearizeReply *o = malloc(sizeof(*o));
   if (!o)
@@ -235,9 +262,27 @@ static Partita__V1__LinearizeReply *lin_reply(const pt_linearization *r) {
       o->eigenvalues[o->n_eigenvalues++] = e;
     }
   }
+  // the members `partita linearize MODEL --json` prints beside these (client/cli/linearize.c):
+  // the notes split at their '\n' ends, one string a line
+  o->model = strdup(model);
+  o->time = r->time;
+  o->order = r->size;
+  size_t nnote = 0, nnote_made = 0;
+  for (const char *p = r->notes; p && *p; p++)
+    nnote += *p == '\n' || p[1] == '\0';
+  if ((o->notes = calloc(nnote + 1, sizeof(char *)))) {
+    for (const char *p = r->notes; p && *p && nnote_made < nnote;) {
+      const char *nl = strchr(p, '\n');
+      const size_t len = nl ? (size_t)(nl - p) : strlen(p);
+      if (!(o->notes[nnote_made] = strndup(p, len)))
+        break;
+      o->n_notes = ++nnote_made;
+      p += len + (nl != NULL);
+    }
+  }
   if (!o->states || !o->inputs || !o->outputs || !o->a || !o->b || !o->c || !o->d || !o->mck ||
       !o->mck->m || !o->mck->c || !o->mck->k || !o->eigenvalues ||
-      o->n_eigenvalues != (size_t)n2) {
+      o->n_eigenvalues != (size_t)n2 || !o->model || !o->notes || o->n_notes != nnote) {
     protobuf_c_message_free_unpacked(&o->base, NULL);
     return NULL;
   }
@@ -279,7 +324,7 @@ int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize 
     snprintf(msg, msglen, "%.500s", err.msg[0] ? err.msg : pt_strerror(rc));
     return rc;
   }
-  *out = lin_reply(r);
+  *out = lin_reply(rq->model, r);
   pt_linearization_free(r);
   if (!*out) {
     snprintf(msg, msglen, "out of memory");
@@ -318,6 +363,8 @@ int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibr
   pt_equilibrium_options o = {0};
   o.max_iterations = (int)rq->max_iterations;
   o.tolerance = rq->tolerance;
+  o.no_damped = rq->newton_only;
+  o.allow_unstable = rq->allow_unstable;
   if (!rc)
     rc = pt_equilibrium(m, d, &o, res, &err);
   if (rc) {
@@ -344,6 +391,20 @@ int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibr
   r->n_reactions = (size_t)pt_model_njoint(m);
   r->iterations = res->iterations;
   r->residual = res->residual;
+  // the members `partita equilibrium MODEL --json` prints beside these (client/cli/
+  // equilibrium.c): the efforts are those of the prescribed motions, frozen at `time`
+  r->model = strdup(rq->model);   // the name the daemon knows it by
+  r->time = res->time;
+  r->damped_steps = res->damped_steps;
+  r->stable = res->stable == 1;
+  r->efforts = calloc((size_t)res->nmotion + 1, sizeof(*r->efforts));
+  if (!r->model || !r->efforts)
+    goto nomem;
+  for (int i = 0; i < res->nmotion; i++) {
+    if (!(r->efforts[i] = inv_named(pt_motion_name(m, i), res->motion_effort[i])))
+      goto nomem;
+    r->n_efforts = (size_t)i + 1;
+  }
   *out = r;
   r = NULL;
   goto done;

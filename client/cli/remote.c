@@ -18,6 +18,16 @@ typedef Partita__V1__Request pb_req;
 #define MAXPOS 64
 #define MAXASSIGN 256
 
+// NAME=VALUE assignments as NamedValue parts of a request; a name given twice keeps its last
+// value, as the offline commands do (cli_analysis_assign).
+typedef struct {
+  char name[MAXASSIGN][128];
+  double val[MAXASSIGN];
+  int n;
+  Partita__V1__NamedValue nv[MAXASSIGN];
+  Partita__V1__NamedValue *pnv[MAXASSIGN];
+} assign_list;
+
 typedef struct {
   const char *cmd;
   const char *connect, *socket, *name, *mode, *mode_rate, *count, *every, *at, *model;
@@ -26,11 +36,20 @@ typedef struct {
   int timeout_ms;
   const char *pos[MAXPOS];
   int npos;
-  char acc_name[MAXASSIGN][128];
-  double acc_val[MAXASSIGN];
-  int nacc;
+  assign_list acc, init, rate;           // --acc, --init, --init-rate NAME=VALUE
+  const char *max_iterations, *tolerance;
+  int newton_only, allow_unstable, dense;
+  unsigned given;                        // OPT_* bits: the analysis options given
   ptc_client *c;
 } ctx;
+
+// The options of the analyses, as bits of ctx.given: each analysis refuses the ones its offline
+// twin does not take, so `--model` and a MODEL file accept the same command lines.
+enum {
+  OPT_AT = 1u << 0, OPT_ACC = 1u << 1, OPT_INIT = 1u << 2, OPT_INIT_RATE = 1u << 3,
+  OPT_STATES = 1u << 4, OPT_APPLY = 1u << 5, OPT_EQ = 1u << 6,   // OPT_EQ: --max-iterations,
+};                                                               // --tolerance, --newton-only,
+                                                                 // --allow-unstable
 
 static const char *const mode_names[] = {"unspecified", "paused", "realtime", "free", "lockstep"};
 
@@ -42,9 +61,13 @@ static const char usage[] =
     "             | unload N | state N | watch N [--count K] [--every K] | set N ACT=VALUE ...\n"
     "             | step N [COUNT] | mode N paused|realtime|free|lockstep [--rate R]\n"
     "             | reset N | stats [N]\n"
-    "       partita inverse --model N [--at T] [--acc NAME=VALUE ...]\n"
+    "       partita inverse --model N [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
+    "                         [--init-rate NAME=VALUE ...]\n"
     "       partita linearize --model N [--states A,B] [--inputs U,V] [--outputs Y,Z]\n"
-    "       partita equilibrium --model N [--apply]\n"
+    "                         [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
+    "       partita equilibrium --model N [--apply] [--init NAME=VALUE ...]\n"
+    "                         [--max-iterations N] [--tolerance X] [--newton-only]\n"
+    "                         [--allow-unstable]\n"
     "options: --connect HOST:PORT (default " CLI_REMOTE_DEFAULT_CONNECT
     ", or $PARTITA_CONNECT)\n"
     "         --socket PATH (Unix socket; default $PARTITA_SOCKET if set)\n"
@@ -786,6 +809,69 @@ static void text_named_reactions(Partita__V1__NamedValue **v, size_t n,
   text_reactions(r, nr);
 }
 
+// One NAME=VALUE of option `opt` into l (a repeated name keeps its last value).
+static int add_assign(ctx *x, const char *opt, const char *text, assign_list *l) {
+  char name[128];
+  double v;
+  if (cli_parse_assign(x->cmd, opt, text, name, sizeof(name), &v))
+    return -1;
+  int k = 0;
+  while (k < l->n && strcmp(l->name[k], name) != 0)
+    k++;
+  if (k == MAXASSIGN) {
+    cli_error(x->cmd, "%s: more than %d names", opt, MAXASSIGN);
+    return -1;
+  }
+  memcpy(l->name[k], name, sizeof(name));
+  l->val[k] = v;
+  if (k == l->n)
+    l->n++;
+  return 0;
+}
+
+// The request's view of l (pointers into l, valid while l lives).
+static Partita__V1__NamedValue **assigns(assign_list *l, size_t *n) {
+  for (int i = 0; i < l->n; i++) {
+    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
+    l->nv[i] = nv;
+    l->nv[i].name = l->name[i];
+    l->nv[i].value = l->val[i];
+    l->pnv[i] = &l->nv[i];
+  }
+  *n = (size_t)l->n;
+  return l->pnv;
+}
+
+// What an analysis on a loaded model cannot take: options of another command (refused as the
+// offline command refuses them) and the MODEL-file options, which the daemon's copy of the
+// model has no use for. Exit status 2 for all of them.
+static int analysis_options(const ctx *x, unsigned allowed) {
+  static const struct {
+    unsigned bit;
+    const char *opts;
+  } names[] = {{OPT_AT, "--at"}, {OPT_ACC, "--acc"}, {OPT_INIT, "--init"},
+               {OPT_INIT_RATE, "--init-rate"}, {OPT_STATES, "--states/--inputs/--outputs"},
+               {OPT_APPLY, "--apply"},
+               {OPT_EQ, "--max-iterations/--tolerance/--newton-only/--allow-unstable"}};
+  for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+    if (x->given & names[k].bit & ~allowed) {
+      cli_error(x->cmd, "%s: not an option of partita %s (see partita %s --help)",
+                names[k].opts, x->cmd, x->cmd);
+      return -1;
+    }
+  if (x->floating_base) {
+    cli_error(x->cmd, "--floating-base is for a MODEL file: model '%s' is already loaded in the "
+              "daemon (give --floating-base to partita load)", x->model);
+    return -1;
+  }
+  if (x->dense) {
+    cli_error(x->cmd, "--dense is for a MODEL file: the daemon solves with the sparse LU "
+              "(the same numbers)");
+    return -1;
+  }
+  return 0;
+}
+
 // A reply that lacks its result: free it and say so.
 static int no_result(ctx *x, pb_msg *m) {
   ptc_free(m);
@@ -793,12 +879,16 @@ static int no_result(ctx *x, pb_msg *m) {
   return CLI_EXIT_FAIL;
 }
 
+// The model's name a reply carries; the one asked for when an older daemon leaves it empty.
+static const char *reply_model(const ctx *x, const char *name) {
+  return name && *name ? name : x->model;
+}
+
 static int cmd_inverse(ctx *x) {
-  if (need_pos(x, 0, 0))
+  if (need_pos(x, 0, 0) || analysis_options(x, OPT_AT | OPT_ACC | OPT_INIT | OPT_INIT_RATE))
     return CLI_EXIT_USAGE;
   pb_req rq = PARTITA__V1__REQUEST__INIT;
   Partita__V1__InverseDynamics id = PARTITA__V1__INVERSE_DYNAMICS__INIT;
-  Partita__V1__NamedValue acc[MAXASSIGN], *pacc[MAXASSIGN];
   rq.op_case = PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS;
   rq.inverse_dynamics = &id;
   id.model = (char *)x->model;
@@ -807,15 +897,9 @@ static int cmd_inverse(ctx *x) {
       return CLI_EXIT_USAGE;
     id.use_time = 1;
   }
-  for (int i = 0; i < x->nacc; i++) {
-    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
-    acc[i] = nv;
-    acc[i].name = x->acc_name[i];
-    acc[i].value = x->acc_val[i];
-    pacc[i] = &acc[i];
-  }
-  id.n_accelerations = (size_t)x->nacc;
-  id.accelerations = pacc;
+  id.accelerations = assigns(&x->acc, &id.n_accelerations);
+  id.coordinates = assigns(&x->init, &id.n_coordinates);
+  id.rates = assigns(&x->rate, &id.n_rates);
   pb_msg *m;
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
@@ -824,10 +908,16 @@ static int cmd_inverse(ctx *x) {
     return no_result(x, m);
   if (x->json) {
     cli_json j;
-    json_open(&j);
+    json_open(&j);   // the members and order of `partita inverse MODEL --json`
+    json_str(&j, "model", reply_model(x, r->model));
     json_num(&j, "time", r->time);
+    json_str(&j, "mode", r->mode && *r->mode ? r->mode
+                                             : x->acc.n ? "torque_request" : "kinematic");
     json_named_values(&j, "efforts", r->efforts, r->n_efforts);
     json_reactions(&j, r->reactions, r->n_reactions);
+    json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
+    json_named_values(&j, "rates", r->rates, r->n_rates);
+    json_named_values(&j, "accelerations", r->accelerations, r->n_accelerations);
     json_close(&j);
   } else {
     printf("t = %.6f\nefforts:\n", r->time);
@@ -842,7 +932,7 @@ static int cmd_linearize(ctx *x) {
   int counts[3] = {0, 0, 0};
   const char *src[3] = {x->states, x->inputs, x->outputs};
   const char *opt[3] = {"--states", "--inputs", "--outputs"};
-  if (need_pos(x, 0, 0))
+  if (need_pos(x, 0, 0) || analysis_options(x, OPT_STATES | OPT_INIT | OPT_INIT_RATE))
     return CLI_EXIT_USAGE;
   for (int k = 0; k < 3; k++) {
     if (!src[k])
@@ -864,6 +954,8 @@ static int cmd_linearize(ctx *x) {
   li.inputs = lists[1];
   li.n_outputs = (size_t)counts[2];
   li.outputs = lists[2];
+  li.coordinates = assigns(&x->init, &li.n_coordinates);
+  li.rates = assigns(&x->rate, &li.n_rates);
   pb_msg *m;
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
@@ -871,7 +963,9 @@ static int cmd_linearize(ctx *x) {
   if (!r)
     return no_result(x, m);
   cli_json j;
-  json_open(&j);
+  json_open(&j);   // the members and order of `partita linearize MODEL --json`
+  json_str(&j, "model", reply_model(x, r->model));
+  json_num(&j, "time", r->time);
   json_names(&j, "states", r->states, r->n_states);
   json_names(&j, "inputs", r->inputs, r->n_inputs);
   json_names(&j, "outputs", r->outputs, r->n_outputs);
@@ -886,6 +980,8 @@ static int cmd_linearize(ctx *x) {
   json_matrix(&j, "K", r->mck ? r->mck->k : NULL);
   cli_json_end_object(&j);
   json_eigenvalues(&j, r->eigenvalues, r->n_eigenvalues);
+  json_names(&j, "notes", r->notes, r->n_notes);
+  json_int(&j, "order", r->order);
   // text output is the same document: matrices read best as rows anyway
   (void)x->json;
   json_close(&j);
@@ -894,7 +990,7 @@ static int cmd_linearize(ctx *x) {
 }
 
 static int cmd_equilibrium(ctx *x) {
-  if (need_pos(x, 0, 0))
+  if (need_pos(x, 0, 0) || analysis_options(x, OPT_APPLY | OPT_INIT | OPT_EQ))
     return CLI_EXIT_USAGE;
   pb_req rq = PARTITA__V1__REQUEST__INIT;
   Partita__V1__Equilibrium eq = PARTITA__V1__EQUILIBRIUM__INIT;
@@ -902,6 +998,24 @@ static int cmd_equilibrium(ctx *x) {
   rq.equilibrium = &eq;
   eq.model = (char *)x->model;
   eq.apply = x->apply;
+  eq.coordinates = assigns(&x->init, &eq.n_coordinates);
+  eq.newton_only = x->newton_only;
+  eq.allow_unstable = x->allow_unstable;
+  // the ranges client/cli/equilibrium.c takes
+  long n;
+  if (x->max_iterations) {
+    if (cli_parse_long(x->cmd, "--max-iterations", x->max_iterations, 1, 100000, &n))
+      return CLI_EXIT_USAGE;
+    eq.max_iterations = (uint32_t)n;
+  }
+  if (x->tolerance) {
+    if (cli_parse_double(x->cmd, "--tolerance", x->tolerance, &eq.tolerance))
+      return CLI_EXIT_USAGE;
+    if (!(eq.tolerance > 0)) {
+      cli_error(x->cmd, "--tolerance: %s is not positive", x->tolerance);
+      return CLI_EXIT_USAGE;
+    }
+  }
   pb_msg *m;
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
@@ -910,10 +1024,16 @@ static int cmd_equilibrium(ctx *x) {
     return no_result(x, m);
   if (x->json) {
     cli_json j;
-    json_open(&j);
+    json_open(&j);   // `partita equilibrium MODEL --json`'s members and order, then "applied"
+    json_str(&j, "model", reply_model(x, r->model));
+    json_num(&j, "time", r->time);
     json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
     json_reactions(&j, r->reactions, r->n_reactions);
+    json_named_values(&j, "efforts", r->efforts, r->n_efforts);
     json_int(&j, "iterations", r->iterations);
+    json_int(&j, "damped_steps", r->damped_steps);
+    cli_json_key(&j, "stable");
+    cli_json_bool(&j, r->stable);
     json_num(&j, "residual", r->residual);
     cli_json_key(&j, "applied");
     cli_json_bool(&j, r->applied);
@@ -956,7 +1076,9 @@ static int parse_args(ctx *x, int argc, char **argv) {
                 {"--every", &x->every},     {"--at", &x->at},          {"--model", &x->model},
                 {"--states", &x->states},   {"--inputs", &x->inputs},  {"--outputs", &x->outputs},
                 {"--dt", &x->dt},           {"--integrator", &x->integrator},
-                {"--timeout", &v},          {"--acc", &v}};
+                {"--timeout", &v},          {"--acc", &v},             {"--init", &v},
+                {"--init-rate", &v},        {"--max-iterations", &x->max_iterations},
+                {"--tolerance", &x->tolerance}};
     for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]) && !slot; k++) {
       const char *val;
       r = cli_opt_value(x->cmd, argc, argv, &i, opts[k].opt, &val);
@@ -973,14 +1095,25 @@ static int parse_args(ctx *x, int argc, char **argv) {
           }
           x->timeout_ms = (int)(t * 1000);
         } else if (!strcmp(opts[k].opt, "--acc")) {
-          if (x->nacc == MAXASSIGN) {
-            cli_error(x->cmd, "too many --acc");
+          x->given |= OPT_ACC;
+          if (add_assign(x, "--acc", val, &x->acc))
             return -1;
-          }
-          if (cli_parse_assign(x->cmd, "--acc", val, x->acc_name[x->nacc], 128,
-                               &x->acc_val[x->nacc]))
+        } else if (!strcmp(opts[k].opt, "--init")) {
+          x->given |= OPT_INIT;
+          if (add_assign(x, "--init", val, &x->init))
             return -1;
-          x->nacc++;
+        } else if (!strcmp(opts[k].opt, "--init-rate")) {
+          x->given |= OPT_INIT_RATE;
+          if (add_assign(x, "--init-rate", val, &x->rate))
+            return -1;
+        } else if (!strcmp(opts[k].opt, "--at")) {
+          x->given |= OPT_AT;
+        } else if (!strcmp(opts[k].opt, "--states") || !strcmp(opts[k].opt, "--inputs") ||
+                   !strcmp(opts[k].opt, "--outputs")) {
+          x->given |= OPT_STATES;
+        } else if (!strcmp(opts[k].opt, "--max-iterations") ||
+                   !strcmp(opts[k].opt, "--tolerance")) {
+          x->given |= OPT_EQ;
         }
       }
     }
@@ -990,6 +1123,15 @@ static int parse_args(ctx *x, int argc, char **argv) {
       x->json = 1;
     } else if (cli_is_flag(a, "--apply")) {
       x->apply = 1;
+      x->given |= OPT_APPLY;
+    } else if (cli_is_flag(a, "--newton-only")) {
+      x->newton_only = 1;
+      x->given |= OPT_EQ;
+    } else if (cli_is_flag(a, "--allow-unstable")) {
+      x->allow_unstable = 1;
+      x->given |= OPT_EQ;
+    } else if (cli_is_flag(a, "--dense")) {
+      x->dense = 1;
     } else if (cli_is_flag(a, "--floating-base")) {
       x->floating_base = 1;
     } else if (a[0] == '-' && a[1] == '-') {
@@ -1028,6 +1170,11 @@ int cli_remote_main(int argc, char **argv) {
   }
   if (parse_args(&x, argc, argv))
     return CLI_EXIT_USAGE;
+  if (!rc->by_model && (x.given || x.dense)) {
+    cli_error(x.cmd, "an analysis option given to partita %s (see partita %s --help)", x.cmd,
+              x.cmd);
+    return CLI_EXIT_USAGE;
+  }
   if (rc->by_model && !x.model) {
     cli_error(x.cmd, "a running daemon needs --model NAME (or give a MODEL file)");
     return CLI_EXIT_USAGE;

@@ -443,3 +443,194 @@ def test_global_options_before_the_command(daemon, loaded):
     proc = subprocess.run([PARTITA_CLI, "--timeout=5", "--socket", daemon.unix, "models"],
                           capture_output=True, text=True, timeout=CLI_TIMEOUT, env=_cli_env())
     assert proc.returncode == 0 and name in proc.stdout, proc.stderr
+
+
+# -- the same analysis offline (MODEL file) and remotely (--model NAME), issue 12 item 7 -------
+#
+# Each case runs `partita CMD FILE OPTIONS --json` with the embedded engine and `partita CMD
+# --model NAME OPTIONS --json` against the same file loaded in partitad, in lockstep at its
+# initial state. The daemon analyses a plain copy of its live data, which at the initial state
+# is the data the offline command builds from the file, with the same engine calls in the same
+# order: so the documents are equal bit for bit (both print %.17g; doubles cross the wire
+# unchanged), not merely close. The one member that differs by design is "model": the file's
+# model name offline, the name the daemon knows it by remotely; and equilibrium --model adds
+# "applied".
+
+ROOT = os.environ.get("PARTITA_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def config_text(name):
+    with open(os.path.join(ROOT, "configs", "models", name + ".yaml"), encoding="utf-8") as f:
+        return f.read()
+
+
+def offline(path, *args):
+    """`partita CMD PATH ARGS` with the embedded engine: (exit code, stdout, stderr)."""
+    if not PARTITA_CLI or not os.path.isfile(PARTITA_CLI):
+        pytest.skip("PARTITA_CLI is not set to the partita binary")
+    cmd, rest = args[0], args[1:]
+    proc = subprocess.run([PARTITA_CLI, cmd, path] + [str(a) for a in rest], capture_output=True,
+                          text=True, timeout=CLI_TIMEOUT, env=_cli_env(), stdin=subprocess.DEVNULL)
+    for mark in ("Sanitizer", "runtime error:"):
+        assert mark not in proc.stderr, proc.stderr
+    return proc
+
+
+def same_both_ways(daemon, name, path, *args):
+    """Runs the analysis both ways and checks the documents agree; answers (offline, remote)."""
+    proc = offline(path, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    here = json.loads(proc.stdout)
+    there = cli_json(daemon, args[0], "--model", name, *args[1:])
+    assert there.pop("model") == name
+    assert here.pop("model") != name             # the file's own name: unique() makes `name`
+    if args[0] == "equilibrium":
+        assert there.pop("applied") is False
+    assert list(there) == list(here)             # the same members in the same order
+    assert there == here                         # and the same values, bit for bit
+    assert cli_json(daemon, "state", name)["step"] == 0     # the live model did not move
+    return here, there
+
+
+def test_inverse_offline_equals_remote(daemon, loaded):
+    # kinematic inverse dynamics of the lecture's door at t = 1 (a motion drives the hinge)
+    name, path, _ = loaded(config_text("door"))
+    r, _ = same_both_ways(daemon, name, path, "inverse", "--at", 1)
+    assert r["mode"] == "kinematic" and set(r["efforts"]) == {"door_motor"}
+    assert set(r) == {"time", "mode", "efforts", "reactions", "coordinates", "rates",
+                      "accelerations"}
+    # the closed form in door.yaml: (J' + m 0.5^2) phi'' + c phi' + k phi at phi = pi/2 sin(pi/4)
+    w, a = math.pi / 4, math.pi / 2
+    phi, dphi, ddphi = a * math.sin(w), a * w * math.cos(w), -a * w * w * math.sin(w)
+    want = (2.5 + 30 * 0.25) * ddphi + 1.0 * dphi + 8.0 * phi
+    assert r["efforts"]["door_motor"] == pytest.approx(want, rel=1e-9)
+    same_both_ways(daemon, name, path, "inverse", "--at", 0.25)
+    # a closed loop: the slider-crank's crank motor
+    name, path, _ = loaded(config_text("slider_crank"))
+    same_both_ways(daemon, name, path, "inverse")
+    same_both_ways(daemon, name, path, "inverse", "--at", 0.3)
+    # torque requests at a state given by --init / --init-rate (the name given twice keeps its
+    # last value, both ways)
+    name, path, _ = loaded(pendulum_yaml())
+    r, _ = same_both_ways(daemon, name, path, "inverse", "--acc", "hinge=3", "--init",
+                          "hinge=0.7", "--init", "hinge=0.4", "--init-rate", "hinge=-1.5")
+    assert r["mode"] == "torque_request"
+    assert r["coordinates"]["hinge"] == pytest.approx(0.4, abs=1e-12)
+    assert r["rates"]["hinge"] == pytest.approx(-1.5, abs=1e-12)
+    assert r["accelerations"]["hinge"] == pytest.approx(3, abs=1e-9)
+    # the horizontal link tilted 0.4 rad: gravity's moment is -M g L cos(0.4)
+    assert r["efforts"]["tau_hinge"] == pytest.approx(I_HINGE * 3 - M * G * L * math.cos(0.4),
+                                                      rel=1e-9)
+    same_both_ways(daemon, name, path, "inverse", "--acc", "hinge=-2", "--at", 0.5)
+
+
+def test_linearize_offline_equals_remote(daemon, loaded):
+    name, path, _ = loaded(double_pendulum_yaml())
+    r, _ = same_both_ways(daemon, name, path, "linearize")
+    assert set(r) == {"time", "states", "inputs", "outputs", "A", "B", "C", "D", "mck",
+                      "eigenvalues", "notes", "order"}
+    assert r["notes"] and r["order"] > 0
+    r, _ = same_both_ways(daemon, name, path, "linearize", "--init", "shoulder=0.3",
+                          "--init-rate", "elbow=-0.8")
+    assert "operating point" in r["notes"][0]
+    assert r["A"] != same_both_ways(daemon, name, path, "linearize")[0]["A"]  # it did move
+    coords = cli_json(daemon, "state", name)["coordinates"]
+    first = list(coords)[0]
+    same_both_ways(daemon, name, path, "linearize", "--states", first,
+                   "--outputs", "%s,%s.rate" % (first, first), "--init", "%s=0.2" % first)
+    # a closed loop, whose notes say which joint coordinates were dropped and why
+    name, path, _ = loaded(config_text("fourbar_parallelogram"))
+    r, _ = same_both_ways(daemon, name, path, "linearize")
+    assert any(n.startswith("dropped") for n in r["notes"])
+
+
+def test_equilibrium_offline_equals_remote(daemon, loaded):
+    theta0 = 1.0
+    pos = "[%r, 0, %r]" % (L * math.cos(theta0), -L * math.sin(theta0))
+    name, path, _ = loaded(swing_yaml("tilt", "[0, 0, -%r]" % G, pos))
+    r, _ = same_both_ways(daemon, name, path, "equilibrium")
+    assert set(r) == {"time", "coordinates", "reactions", "efforts", "iterations",
+                      "damped_steps", "stable", "residual"}
+    assert r["coordinates"]["hinge"] == pytest.approx(math.pi / 2 - theta0, abs=1e-7)
+    assert r["stable"] is True
+    same_both_ways(daemon, name, path, "equilibrium", "--init", "hinge=0.2", "--tolerance",
+                   "1e-13", "--max-iterations", 50)
+    # From near the inverted position Newton lands on the unstable equilibrium (hinge =
+    # pi/2 - theta0 - pi, the link straight up); --allow-unstable keeps it, both ways.
+    up = math.pi / 2 - theta0 - math.pi
+    r, _ = same_both_ways(daemon, name, path, "equilibrium", "--init", "hinge=%r" % (up + 0.05),
+                          "--allow-unstable")
+    assert r["stable"] is False and r["damped_steps"] == 0
+    assert r["coordinates"]["hinge"] == pytest.approx(up, abs=1e-7)
+    # without it the damped dynamics find the stable one
+    r, _ = same_both_ways(daemon, name, path, "equilibrium", "--init", "hinge=%r" % (up + 0.05))
+    assert r["stable"] is True and r["damped_steps"] > 0
+    r, _ = same_both_ways(daemon, name, path, "equilibrium", "--init", "hinge=%r" % (up + 0.05),
+                          "--newton-only")
+    assert r["stable"] is False and r["damped_steps"] == 0
+    # prescribed motions hold their efforts, frozen at the initial time
+    name, path, _ = loaded(config_text("slider_crank"))
+    r, _ = same_both_ways(daemon, name, path, "equilibrium")
+    assert set(r["efforts"]) == {"crank_motor"}
+    # one Newton iteration is not enough from afar: both fail, with the same exit status
+    name, path, _ = loaded(swing_yaml("tilt", "[0, 0, -%r]" % G, pos))
+    args = ("equilibrium", "--max-iterations", 1, "--newton-only")
+    here = offline(path, *args)
+    there = cli(daemon, args[0], "--model", name, *args[1:])
+    assert here.returncode != 0 and there.returncode != 0 and here.stderr and there.stderr
+    assert cli_json(daemon, "state", name)["step"] == 0
+
+
+@pytest.mark.parametrize("args, mention", [
+    (("inverse", "--floating-base"), "--floating-base"),
+    (("linearize", "--floating-base"), "--floating-base"),
+    (("equilibrium", "--floating-base"), "--floating-base"),
+    (("linearize", "--dense"), "--dense"),
+    (("equilibrium", "--init-rate", "hinge=1"), "--init-rate"),   # offline refuses it too
+    (("equilibrium", "--acc", "hinge=1"), "--acc"),
+    (("linearize", "--at", "1"), "--at"),
+    (("inverse", "--apply"), "--apply"),
+    (("inverse", "--newton-only"), "--newton-only"),
+    (("linearize", "--allow-unstable"), "--allow-unstable"),
+    (("equilibrium", "--tolerance", "0"), "--tolerance"),
+    (("equilibrium", "--tolerance", "-1e-9"), "--tolerance"),
+    (("equilibrium", "--max-iterations", "0"), "--max-iterations"),
+    (("equilibrium", "--max-iterations", "100001"), "--max-iterations"),
+    (("inverse", "--init", "hinge"), "--init"),
+    (("linearize", "--init-rate", "hinge=x"), "--init-rate"),
+])
+def test_remote_analysis_refusals(daemon, loaded, args, mention):
+    """What a loaded model cannot take is refused before anything is sent: exit 2."""
+    name, path, _ = loaded(pendulum_yaml())
+    cli_fails(daemon, args[0], "--model", name, *args[1:], code=2, mention=mention)
+    # the MODEL file options still work offline; the rest fail offline as well
+    if mention not in ("--floating-base", "--dense"):
+        assert offline(path, *args).returncode == 2
+    assert cli_json(daemon, "state", name)["step"] == 0
+
+
+def test_python_client_answers_the_same_members(daemon, loaded, client):
+    """The Python client's three analyses carry the members (and numbers) the CLI prints."""
+    name, _, _ = loaded(config_text("slider_crank"))
+    for method, cmd, kwargs, args in (
+            ("inverse_dynamics", "inverse", {"time": 0.3}, ("--at", 0.3)),
+            ("equilibrium", "equilibrium", {"newton_only": True, "allow_unstable": True},
+             ("--newton-only", "--allow-unstable"))):
+        py = getattr(client, method)(name, **kwargs)
+        doc = cli_json(daemon, cmd, "--model", name, *args)
+        if cmd == "equilibrium":
+            assert py.pop("applied") is False
+            doc.pop("applied")
+        assert set(py) == set(doc)
+        for key, value in doc.items():
+            if key == "reactions":
+                assert {j: {k: list(v) for k, v in r.items()} for j, r in py[key].items()} \
+                    == value
+            else:
+                assert py[key] == value, key
+    name, _, _ = loaded(config_text("fourbar_parallelogram"))  # StateSpace needs a state
+    ss = client.linearize(name)
+    doc = cli_json(daemon, "linearize", "--model", name)
+    assert (ss.model, ss.time, ss.notes, ss.order) == \
+        (doc["model"], doc["time"], doc["notes"], doc["order"])

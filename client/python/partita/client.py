@@ -370,7 +370,9 @@ class Client:
 
     def inverse_dynamics(self, model, coordinates=None, rates=None, accelerations=None,
                          time=None):
-        """Answers {"time", "efforts": {name: value}, "reactions": {joint: {force, torque}}}."""
+        """Answers the members of `partita inverse --json`: {"model", "time", "mode"
+        ("kinematic" or "torque_request"), "efforts": {name: value}, "reactions": {joint:
+        {force, torque}}, "coordinates", "rates", "accelerations": {coordinate: value}}."""
         msg = pb.InverseDynamics(model=model, coordinates=_named(coordinates or {}),
                                  rates=_named(rates or {}),
                                  accelerations=_named(accelerations or {}))
@@ -378,12 +380,17 @@ class Client:
             msg.use_time = True
             msg.time = time
         r = self.request("inverse_dynamics", msg).inverse_dynamics
-        return {"time": r.time,
+        return {"model": r.model, "time": r.time, "mode": r.mode,
                 "efforts": {e.name: e.value for e in r.efforts},
-                "reactions": _reactions(r.reactions)}
+                "reactions": _reactions(r.reactions),
+                "coordinates": {c.name: c.value for c in r.coordinates},
+                "rates": {c.name: c.value for c in r.rates},
+                "accelerations": {c.name: c.value for c in r.accelerations}}
 
     def linearize(self, model, states=(), inputs=(), outputs=(), coordinates=None, rates=None):
-        """Answers a StateSpace (A, B, C, D, names, mck = {"M", "C", "K"}, eigenvalues)."""
+        """Answers a StateSpace (A, B, C, D, names, mck = {"M", "C", "K"}, eigenvalues), with
+        the attributes model, time (of the operating point), notes (how the states were chosen,
+        one line each) and order (of the system solved), as `partita linearize --json`."""
         msg = pb.Linearize(model=model, states=list(states), inputs=list(inputs),
                            outputs=list(outputs),
                            coordinates=_named(coordinates or {}),
@@ -394,19 +401,28 @@ class Client:
             mck = {"M": matrix_to_numpy(r.mck.m), "C": matrix_to_numpy(r.mck.c),
                    "K": matrix_to_numpy(r.mck.k)}
         eig = np.array([complex(e.re, e.im) for e in r.eigenvalues])
-        return StateSpace(matrix_to_numpy(r.a), matrix_to_numpy(r.b), matrix_to_numpy(r.c),
-                          matrix_to_numpy(r.d), states=r.states, inputs=r.inputs,
-                          outputs=r.outputs, mck=mck, server_eigenvalues=eig)
+        ss = StateSpace(matrix_to_numpy(r.a), matrix_to_numpy(r.b), matrix_to_numpy(r.c),
+                        matrix_to_numpy(r.d), states=r.states, inputs=r.inputs,
+                        outputs=r.outputs, mck=mck, server_eigenvalues=eig)
+        ss.model, ss.time, ss.notes, ss.order = r.model, r.time, list(r.notes), r.order
+        return ss
 
     def equilibrium(self, model, apply=False, coordinates=None, max_iterations=0,
-                    tolerance=0.0):
+                    tolerance=0.0, newton_only=False, allow_unstable=False):
+        """Answers the members of `partita equilibrium --json` ("model", "time", "coordinates",
+        "reactions", "efforts" of the motions, "iterations", "damped_steps", "stable",
+        "residual") and "applied"."""
         msg = pb.Equilibrium(model=model, apply=apply,
                              coordinates=_named(coordinates or {}),
-                             max_iterations=max_iterations, tolerance=tolerance)
+                             max_iterations=max_iterations, tolerance=tolerance,
+                             newton_only=newton_only, allow_unstable=allow_unstable)
         r = self.request("equilibrium", msg).equilibrium
-        return {"coordinates": {c.name: c.value for c in r.coordinates},
-                "reactions": _reactions(r.reactions), "iterations": r.iterations,
-                "residual": r.residual, "applied": r.applied}
+        return {"model": r.model, "time": r.time,
+                "coordinates": {c.name: c.value for c in r.coordinates},
+                "reactions": _reactions(r.reactions),
+                "efforts": {e.name: e.value for e in r.efforts},
+                "iterations": r.iterations, "damped_steps": r.damped_steps,
+                "stable": r.stable, "residual": r.residual, "applied": r.applied}
 
     def stats(self, model=""):
         """Answers the Stats message (models[], server)."""
