@@ -182,6 +182,8 @@ void server_shutdown(server *srv) {
     c->reading = 0;
     subs_drop_conn(c);   // no more frames: only the answers still owed go out
   }
+  for (int i = 0; i < srv->nmodels; i++)   // queued and running commands answer at once
+    atomic_store(&srv->models[i]->draining, 1);
   server_tick(srv);
 }
 

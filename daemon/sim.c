@@ -105,6 +105,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   hist_reset(&s->h_late);
   hist_reset(&s->h_snap);
   atomic_init(&s->stop, 0);
+  atomic_init(&s->draining, 0);
   atomic_init(&s->pub_mode, MODE_PAUSED);
   atomic_init(&s->pub_failed, 0);
   atomic_init(&s->pub_rate, 1.0);
@@ -453,8 +454,14 @@ static void fill_stats(sim *s, sim_stats *st) {
   st->partition_qr = pt_partition_method(s->d);
 }
 
-static int cancelled(const sim_cmd *c) {
-  return c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed);
+// Why a command should not (go on to) be done: its connection closed, or the server is
+// shutting down and answers what is in flight at once. NULL: do it.
+static const char *cancelled(const sim *s, const sim_cmd *c) {
+  if (atomic_load_explicit(&s->draining, memory_order_relaxed))
+    return "the server is shutting down";
+  if (c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed))
+    return "the connection closed";
+  return NULL;
 }
 
 // A Step command: n steps, ending early (with a status that says so) when a step fails, the
@@ -468,10 +475,10 @@ static void run_steps(sim *s, sim_cmd *c) {
                (long long)i, (long long)c->n);
       return;
     }
-    if ((i & 255) == 255 && cancelled(c)) {
+    const char *why = (i & 255) == 255 ? cancelled(s, c) : NULL;
+    if (why) {
       c->status = PT_EPRECOND;
-      snprintf(c->msg, sizeof(c->msg), "cancelled after %lld steps: the connection closed",
-               (long long)i);
+      snprintf(c->msg, sizeof(c->msg), "cancelled after %lld steps: %s", (long long)i, why);
       return;
     }
     drain_inputs(s);
@@ -489,9 +496,10 @@ static void run_cmd(sim *s, sim_cmd *c) {
   pt_error err = {0};
   c->status = PT_OK;
   drain_inputs(s);   // inputs sent before this command take effect before it
-  if (cancelled(c)) {   // nobody is waiting for the answer: do not do the work
+  const char *why = cancelled(s, c);
+  if (why) {   // nobody waits for the result, or the server is going: do not do the work
     c->status = PT_EPRECOND;
-    snprintf(c->msg, sizeof(c->msg), "cancelled: the connection closed");
+    snprintf(c->msg, sizeof(c->msg), "cancelled: %s", why);
     spsc_push(&s->doneq, &c);
     uv_async_send(&s->async);
     return;

@@ -141,6 +141,7 @@ struct sim {
   pthread_t thread;
   int started;
   atomic_int stop;
+  atomic_int draining;              // shutting down: queued work is answered, not done
   sem_t wake;                       // posted by the loop thread: never blocks it
 
   spsc cmdq;                        // sim_cmd *, loop -> sim
