@@ -18,8 +18,7 @@ static void conn_free(conn *c) {
   free(c);
 }
 
-static void on_close(uv_handle_t *h) {
-  conn *c = h->data;
+static void closed(conn *c) {
   server *srv = c->srv;
   c->closed = 1;
   if (c->prev)
@@ -35,6 +34,8 @@ static void on_close(uv_handle_t *h) {
     srv->on_work_done(srv);
 }
 
+static void on_close(uv_handle_t *h) { closed(h->data); }
+
 void conn_close(conn *c, const char *why) {
   if (c->closing)
     return;
@@ -45,6 +46,10 @@ void conn_close(conn *c, const char *why) {
             why);
   if (c->srv->on_conn_closing)
     c->srv->on_conn_closing(c);
+  if (c->detached) {
+    closed(c);
+    return;
+  }
   if (c->reading)
     uv_read_stop(&c->h.stream);
   c->reading = 0;
@@ -69,7 +74,7 @@ void conn_request_done(conn *c) {
 }
 
 size_t conn_backlog(const conn *c) {
-  return c->olen + uv_stream_get_write_queue_size(&c->h.stream);
+  return c->olen + (c->detached ? 0 : uv_stream_get_write_queue_size(&c->h.stream));
 }
 
 static void start_write(conn *c);
@@ -93,7 +98,7 @@ static void on_write(uv_write_t *w, int status) {
 }
 
 static void start_write(conn *c) {
-  if (c->writing || c->olen == 0 || c->closing)
+  if (c->writing || c->olen == 0 || c->closing || c->detached)
     return;
   // swap buffers: the output buffer becomes the write in flight
   uint8_t *b = c->wbuf;
@@ -260,6 +265,8 @@ void conn_resume(conn *c) {
   if (c->closing || c->reading)
     return;
   process(c);   // frames already buffered first
+  if (c->detached)
+    return;
   if (!c->closing && !c->close_when_flushed &&
       c->inflight < c->srv->cfg.limits.max_in_flight &&
       uv_read_start(&c->h.stream, on_alloc, on_read) == 0)
@@ -350,3 +357,39 @@ void conn_accept(uv_stream_t *listener, int status) {
   conn_resume(c);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Connections without a socket, for tests and the fuzzer: requests are fed in as bytes and
+// the answers stay in the output buffer (obuf, olen) for the caller to read.
+
+conn *conn_detached(server *srv) {
+  conn *c = calloc(1, sizeof(*c));
+  if (!c)
+    return NULL;
+  c->srv = srv;
+  c->id = ++srv->next_conn_id;
+  c->detached = 1;
+  c->accepted_ms = server_now_ms();
+  c->authed = srv->cfg.auth_token[0] == 0;
+  ptc_frame_decoder_init(&c->dec, c->authed ? srv->cfg.limits.max_frame_bytes
+                                            : PD_UNAUTH_FRAME_BYTES);
+  snprintf(c->peer, sizeof(c->peer), "#%llu (detached)", (unsigned long long)c->id);
+  c->next = srv->conns;
+  if (srv->conns)
+    srv->conns->prev = c;
+  srv->conns = c;
+  srv->nclients++;
+  return c;
+}
+
+int conn_feed(conn *c, const void *data, size_t n) {
+  if (c->closing)
+    return -1;
+  c->srv->bytes_in += n;
+  if (ptc_frame_feed(&c->dec, data, n) != PTC_FRAME_OK) {
+    protocol_error(c, c->dec.error);
+    return -1;
+  }
+  process(c);
+  return 0;
+}

@@ -53,6 +53,7 @@ typedef struct conn {
   uint64_t accepted_ms;
   int closing;                // uv_close called
   int closed;                 // close callback ran
+  int detached;               // no socket (tests, fuzzing): output stays in obuf
   atomic_int gone;            // set at close: model threads drop its remaining work
   int close_when_flushed;     // after an error message or at shutdown
   uint64_t soft_since;        // ms when the backlog went over the soft limit (0: under)
@@ -122,6 +123,10 @@ size_t conn_backlog(const conn *c);
 void conn_request_done(conn *c);      // a request in flight finished (may free c)
 void conn_resume(conn *c);            // process buffered frames, read again
 uint64_t server_now_ms(void);
+// A connection without a socket (tests, fuzzing): conn_feed processes request bytes, and the
+// answers accumulate in c->obuf (c->olen bytes). conn_close frees it once nothing is in flight.
+conn *conn_detached(server *srv);
+int conn_feed(conn *c, const void *data, size_t n);   // -1 once the stream is broken
 
 // reply.c: answers
 // A request waiting for a model command; the command's completion answers it.
