@@ -221,8 +221,31 @@ static int same_coord(const ptd_coord *a, const ptd_coord *b) {
 
 // ---------------------------------------------------------------------------------------------
 
-typedef struct {           // everything pt_linearize allocates
-  pt_data *w;
+struct pt_linearizer {
+  const pt_model *m;
+  pt_data *w;              // work data: the operating point, scratch of the local differences
+};
+
+pt_linearizer *pt_linearizer_new(const pt_model *m) {
+  pt_linearizer *lz = calloc(1, sizeof(*lz));
+  if (!lz) return NULL;
+  lz->m = m;
+  lz->w = pt_data_new(m);
+  if (!lz->w) {
+    free(lz);
+    return NULL;
+  }
+  return lz;
+}
+
+void pt_linearizer_free(pt_linearizer *lz) {
+  if (!lz) return;
+  pt_data_free(lz->w);
+  free(lz);
+}
+
+typedef struct {           // everything one linearization allocates
+  pt_data *w;              // the linearizer's
   ptd_coord *cand, *states;
   int *kept, *inputs, *meas;
   output *outs;
@@ -233,7 +256,6 @@ typedef struct {           // everything pt_linearize allocates
 } work;
 
 static void work_free(work *k) {
-  pt_data_free(k->w);
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
   free(k->jq), free(k->ju), free(k->gbuf), free(k->A), free(k->R), free(k->g), free(k->piv);
@@ -402,13 +424,27 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
 
 int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
                  pt_linearization **out, pt_error *err) {
+  if (out) *out = NULL;
+  if (!m || !d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
+  if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
+  pt_linearizer *lz = pt_linearizer_new(m);
+  if (!lz) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  int rc = pt_linearize_with(lz, d, opt, PT_LIN_EIGEN, out, err);
+  pt_linearizer_free(lz);
+  return rc;
+}
+
+int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
+                      int flags, pt_linearization **out, pt_error *err) {
   static const pt_linearize_options none;
   work k;
   memset(&k, 0, sizeof(k));
   if (!out) return pt_error_set(err, PT_EINVAL, "no result pointer");
   *out = NULL;
   if (!opt) opt = &none;
-  if (!m || !d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
+  if (!lz) return pt_error_set(err, PT_EINVAL, "no linearizer");
+  const pt_model *m = lz->m;
+  if (!d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
   int ncand, nu, ny, rc;
   const int nv = m->nv, z = m->nv - m->ncon;
@@ -420,9 +456,9 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
   if (rc) goto done;
   // the operating point: d's state (consistent after pt_step, pt_forward or pt_set_state),
   // evaluated on a work data
-  k.w = pt_data_new(m);
+  k.w = lz->w;
   k.states = calloc((size_t)z + 1, sizeof(ptd_coord));
-  if (!k.w || !k.states) {
+  if (!k.states) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory");
     goto done;
   }
@@ -513,7 +549,7 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
     goto done;
   }
   read_results(m, &k, &L, r);
-  rc = eigenvalues(r);
+  rc = flags & PT_LIN_EIGEN ? eigenvalues(r) : PT_OK;
   if (rc) {
     pt_linearization_free(r);
     pt_error_set(err, rc, "the eigenvalue computation failed");

@@ -1,7 +1,8 @@
 // test_linearize_fd.c: A from the augmented sensitivities (analytic partials) against central
 // differences of the engine's own forward dynamics (issue 6, test 4): every state value and
 // rate is moved by +-h with pt_set_state on a copy, pt_forward gives the state accelerations.
-// The dense and sparse solutions of the augmented system are compared too.
+// The dense and sparse solutions of the augmented system are compared too, and a reused
+// linearizer (pt_linearize_with) against pt_linearize.
 // Models: a 7-link chain, a body on a bushing carrying a link (springs, dampers, forces,
 // actuators), the parallelogram four-bar (closed loop), a mixed chain of every joint with
 // coordinates plus a fixed joint, a chain driven by a motion, and the rotor-stator spinning.
@@ -67,6 +68,31 @@ static int fd_check(const pt_model *m, const pt_data *d0, const char *const *sta
     CHECK(fabs(rd->K[i] - r->K[i]) <= 1e-9 * fmax(1, fabs(r->K[i])), "%s: dense K", what);
   }
   pt_linearization_free(rd);
+  // a linearizer used first at another state (the model's initial one) gives the same numbers
+  // as pt_linearize, bit for bit; without PT_LIN_EIGEN the eigenvalues are left zeroed
+  pt_linearizer *lz = pt_linearizer_new(m);
+  pt_data *d1 = pt_data_new(m);
+  pt_linearize_options o = {states, ns, NULL, 0, NULL, 0, PT_LIN_SPARSE};
+  pt_linearization *r1 = NULL, *r2 = NULL;
+  CHECK(lz && d1 && pt_linearize_with(lz, d1, &o, 0, &r1, &e0) == 0, "%s: linearizer at the "
+        "initial state: %s", what, e0.msg);
+  for (int i = 0; r1 && i < 2 * r1->nz; i++)
+    CHECK(r1->eig[i].re == 0 && r1->eig[i].im == 0, "%s: eigenvalues not asked for", what);
+  CHECK(lz && pt_linearize_with(lz, d0, &o, PT_LIN_EIGEN, &r2, &e0) == 0, "%s: linearizer: %s",
+        what, e0.msg);
+  if (r2) {
+    CHECK(r2->nz == z && r2->nu == r->nu && r2->ny == r->ny, "%s: linearizer sizes", what);
+    CHECK(!memcmp(r2->A, r->A, sizeof(double) * (size_t)(n2 * n2)) &&
+          !memcmp(r2->B, r->B, sizeof(double) * (size_t)(n2 * r->nu)) &&
+          !memcmp(r2->C, r->C, sizeof(double) * (size_t)(r->ny * n2)) &&
+          !memcmp(r2->M, r->M, sizeof(double) * (size_t)(z * z)) &&
+          !memcmp(r2->K, r->K, sizeof(double) * (size_t)(z * z)) &&
+          !memcmp(r2->eig, r->eig, sizeof(pt_eigenvalue) * (size_t)n2),
+          "%s: a reused linearizer differs from pt_linearize", what);
+  }
+  pt_linearization_free(r1), pt_linearization_free(r2);
+  pt_linearizer_free(lz);
+  pt_data_free(d1);
   printf("%s: %d states, max |A - A_fd| = %.3g (max |A| %.3g), sparse vs dense %.3g\n", what,
          z, err, amax, dmax);
   pt_data_free(c);
