@@ -239,10 +239,10 @@ static void rotate_body(double *p, int c, double h) {
   for (int i = 0; i < 3; i++) p[1 + i] = a0 * b[i] + b0 * a[i] + t[i];
 }
 
-// State of body k perturbed in local variable v (0-2 r, 3-5 pi, 6-8 rdot, 9-11 omega) by h,
-// with the other bodies at the base state (q0, x0); rdot and omega held unless perturbed.
-void ptd_perturb(const pt_model *m, pt_data *s, const double *q0, const double *x0, int k,
-                 int v, double h) {
+// q, x and qd of body k set to the base state (q0, x0) moved in local variable v (0-2 r, 3-5
+// pi, 6-8 rdot, 9-11 omega) by h; rdot and omega held unless perturbed. No kinematics.
+static void perturb_body(pt_data *s, const double *q0, const double *x0, int k, int v,
+                         double h) {
   double *q = s->q + 7 * k, *x = s->x + 6 * k, *qd = s->qd + 7 * k;
   ptu_copy(q, q0 + 7 * k, 7);
   ptu_copy(x, x0 + 6 * k, 6);
@@ -253,19 +253,75 @@ void ptd_perturb(const pt_model *m, pt_data *s, const double *q0, const double *
   ptu_quat_E(E, q + 3);
   ptu_copy(qd, x, 3);
   for (int c = 0; c < 4; c++) qd[3 + c] = 0.5 * (E[c] * x[3] + E[4 + c] * x[4] + E[8 + c] * x[5]);
+}
+
+// State of body k perturbed in local variable v by h, the other bodies at the base state.
+void ptd_perturb(const pt_model *m, pt_data *s, const double *q0, const double *x0, int k,
+                 int v, double h) {
+  perturb_body(s, q0, x0, k, v, h);
   pt_kin_bodies(m, s);
 }
 
 double ptd_fd_step(int v) { return v < 6 ? FD_H_POS : FD_H_VEL; }
 
-// Slot of body k in a pair, or -1.
-static int slot_of(const int *b, int k) { return b[0] == k ? 0 : (b[1] == k ? 1 : -1); }
+// Colours of the bodies such that no active row and no listed coordinate joins two bodies of
+// one colour (greedy, bodies in order: 2 colours on a tree, 3 on most loops). Bodies of one
+// colour are then perturbed together: each row or coordinate sees at most one of them move,
+// so one evaluation of all rows serves them all and the cost grows linearly in bodies.
+// Returns the number of colours, -1 out of memory.
+static int colour_bodies(const pt_model *m, const int *meas, int nmeas, int *colour) {
+  const int nb = m->nbody, nc = m->ncon, npair = nc + nmeas;
+  int *adr = calloc((size_t)nb + 1, sizeof(int));     // (nb + 1) neighbour list of body k
+  int *fill = calloc((size_t)nb + 1, sizeof(int));    // (nb) degree, then next free slot
+  int *adj = malloc(sizeof(int) * (2 * (size_t)npair + 1));
+  int *used = calloc((size_t)nb + 2, sizeof(int));    // (nb + 1) colour -> stamp
+  int ncol = -1;
+  if (!adr || !fill || !adj || !used) goto done;
+  // body pairs: of the active rows, then of the coordinates
+#define PAIR(i) ((i) < nc ? m->row_body + 2 * m->con_row[i] : m->meas_body + 2 * meas[(i) - nc])
+#define SKIP(b) ((b)[0] == PT_GROUND || (b)[1] == PT_GROUND || (b)[0] == (b)[1])
+  for (int i = 0; i < npair; i++) {
+    const int *b = PAIR(i);
+    if (!SKIP(b)) fill[b[0]]++, fill[b[1]]++;
+  }
+  for (int k = 0; k < nb; k++) adr[k + 1] = adr[k] + fill[k], fill[k] = adr[k];
+  for (int i = 0; i < npair; i++) {
+    const int *b = PAIR(i);
+    if (!SKIP(b)) adj[fill[b[0]]++] = b[1], adj[fill[b[1]]++] = b[0];
+  }
+#undef PAIR
+#undef SKIP
+  ncol = 0;
+  for (int k = 0; k < nb; k++) {
+    for (int e = adr[k]; e < adr[k + 1]; e++)
+      if (adj[e] < k) used[colour[adj[e]]] = k + 1;   // colours taken by earlier neighbours
+    int c = 0;
+    while (used[c] == k + 1) c++;
+    colour[k] = c;
+    if (c + 1 > ncol) ncol = c + 1;
+  }
+done:
+  free(adr), free(fill), free(adj), free(used);
+  return ncol;
+}
+
+// Slot of the pair's body of colour c, or -1.
+static int slot_of_colour(const int *b, const int *colour, int c) {
+  for (int s = 0; s < 2; s++)
+    if (b[s] != PT_GROUND && colour[b[s]] == c) return s;
+  return -1;
+}
 
 int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, const int *meas,
                      int nmeas, double *jq, double *ju) {
   const int nb = m->nbody, nc = m->ncon;
   double *q0 = malloc(sizeof(double) * (size_t)(7 * nb + 7 * nb + 6 * nb + 2 * nc + 2 * nmeas));
-  if (!q0) return PT_ENOMEM;
+  int *colour = malloc(sizeof(int) * ((size_t)nb + 1));
+  const int ncol = q0 && colour ? colour_bodies(m, meas, nmeas, colour) : -1;
+  if (ncol < 0) {
+    free(q0), free(colour);
+    return PT_ENOMEM;
+  }
   double *qd0 = q0 + 7 * nb, *x0 = qd0 + 7 * nb, *gp = x0 + 6 * nb, *mp = gp + nc;
   ptu_copy(q0, s->q, 7 * nb);
   ptu_copy(qd0, s->qd, 7 * nb);
@@ -274,28 +330,30 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
   ptu_zero(gu, 12 * nc);
   ptu_zero(jq, 12 * nmeas);
   ptu_zero(ju, 12 * nmeas);
-  for (int k = 0; k < nb; k++) {
+  for (int c = 0; c < ncol; c++) {
     for (int v = 0; v < 12; v++) {
       const double h = ptd_fd_step(v);
       for (int sign = 1; sign >= -1; sign -= 2) {
-        ptd_perturb(m, s, q0, x0, k, v, sign * h);
+        for (int k = 0; k < nb; k++)
+          if (colour[k] == c) perturb_body(s, q0, x0, k, v, sign * h);
+        pt_kin_bodies(m, s);
         pt_joint_rows(m, s);
         pt_motion_rows(m, s);
         for (int a = 0; a < nc; a++) {
           const int r = m->con_row[a];
-          if (slot_of(m->row_body + 2 * r, k) < 0) continue;
+          const int sl = slot_of_colour(m->row_body + 2 * r, colour, c);
+          if (sl < 0) continue;
           if (sign > 0) gp[a] = s->row_gamma[r];
           else {
-            const int sl = slot_of(m->row_body + 2 * r, k);
             double *out = v < 6 ? gq + 12 * a + 6 * sl + v : gu + 12 * a + 6 * sl + v - 6;
             *out = (gp[a] - s->row_gamma[r]) / (2 * h);
           }
         }
         for (int i = 0; i < nmeas; i++) {
-          const int c = meas[i], sl = slot_of(m->meas_body + 2 * c, k);
+          const int sl = slot_of_colour(m->meas_body + 2 * meas[i], colour, c);
           if (sl < 0) continue;
           double val, jac[12], jdx;
-          pt_measure(m, s, c, &val, jac, &jdx);
+          pt_measure(m, s, meas[i], &val, jac, &jdx);
           if (sign > 0) mp[i] = jdx;
           else {
             double *out = v < 6 ? jq + 12 * i + 6 * sl + v : ju + 12 * i + 6 * sl + v - 6;
@@ -304,13 +362,16 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
         }
       }
     }
-    ptu_copy(s->q + 7 * k, q0 + 7 * k, 7);
-    ptu_copy(s->qd + 7 * k, qd0 + 7 * k, 7);
-    ptu_copy(s->x + 6 * k, x0 + 6 * k, 6);
+    for (int k = 0; k < nb; k++)
+      if (colour[k] == c) {
+        ptu_copy(s->q + 7 * k, q0 + 7 * k, 7);
+        ptu_copy(s->qd + 7 * k, qd0 + 7 * k, 7);
+        ptu_copy(s->x + 6 * k, x0 + 6 * k, 6);
+      }
   }
   pt_kin_bodies(m, s);
   pt_joint_rows(m, s);
   pt_motion_rows(m, s);
-  free(q0);
+  free(q0), free(colour);
   return PT_OK;
 }
