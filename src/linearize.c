@@ -120,6 +120,7 @@ static void coord_ptd_grads(const pt_model *m, const pt_data *w, const ptd_coord
   ptu_zero(g->sddu, nv);
   ptd_coord_jac(m, w, c, g->sq);
   if (c->meas < 0) {
+    g->body[0] = c->body, g->body[1] = PT_GROUND;
     if (c->comp < 3) return;
     // rotation vector phi of the attitude: phidot = J_l^-1(phi) omega, at phi = 0:
     // sdot_q = omega~ / 2, sddot_q = omegadot~ / 2 + omega~ omega~ / 6, sddot_u = 0
@@ -138,6 +139,7 @@ static void coord_ptd_grads(const pt_model *m, const pt_data *w, const ptd_coord
     return;
   }
   const int *b = m->meas_body + 2 * c->meas;
+  g->body[0] = b[0], g->body[1] = b[1];
   double D[144], x[12], xdd[12];
   ptd_meas_jac_deriv(m, w, c->meas, D);
   ptd_local12(b, w->x, x);
@@ -224,6 +226,8 @@ static int same_coord(const ptd_coord *a, const ptd_coord *b) {
 struct pt_linearizer {
   const pt_model *m;
   pt_data *w;              // work data: the operating point, scratch of the local differences
+  ptd_trip T;              // the augmented matrix as triplets (grown as needed)
+  ptd_csc A;               // and by compressed columns
 };
 
 pt_linearizer *pt_linearizer_new(const pt_model *m) {
@@ -241,6 +245,8 @@ pt_linearizer *pt_linearizer_new(const pt_model *m) {
 void pt_linearizer_free(pt_linearizer *lz) {
   if (!lz) return;
   pt_data_free(lz->w);
+  ptd_trip_free(&lz->T);
+  ptd_csc_free(&lz->A);
   free(lz);
 }
 
@@ -249,7 +255,7 @@ typedef struct {           // everything one linearization allocates
   ptd_coord *cand, *states;
   int *kept, *inputs, *meas;
   output *outs;
-  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *A, *R;
+  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R;
   ptd_grads *g;
   lapack_int *piv;
   notes nt;
@@ -258,7 +264,7 @@ typedef struct {           // everything one linearization allocates
 static void work_free(work *k) {
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
-  free(k->jq), free(k->ju), free(k->gbuf), free(k->A), free(k->R), free(k->g), free(k->piv);
+  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->g), free(k->piv);
   free(k->nt.buf);
 }
 
@@ -352,10 +358,16 @@ static double dotx(const work *k, const ptd_layout *L, int col, const ptd_grads 
   const double *gq = kind == 0 ? g->sq : kind == 1 ? g->sdq : g->sddq;
   const double *gu = kind == 1 ? g->sq : kind == 2 ? g->sddu : NULL;
   double s = 0;
-  for (int i = 0; i < L->n; i++) {
-    s += gq[i] * X[L->q + i];
-    if (gu) s += gu[i] * X[L->u + i];
-    if (kind == 2) s += g->sq[i] * X[L->ud + i];
+  const int b0 = g->body[0], b1 = g->body[1];
+  const int lo = b0 < b1 ? b0 : b1, hi = b0 < b1 ? b1 : b0;   // index order, as a dense sum
+  for (int t = 0; t < 2; t++) {   // the partials are zero outside the coordinate's bodies
+    const int b = t ? hi : lo;
+    if (b == PT_GROUND || (t == 1 && b == lo)) continue;
+    for (int i = 6 * b; i < 6 * b + 6; i++) {
+      s += gq[i] * X[L->q + i];
+      if (gu) s += gu[i] * X[L->u + i];
+      if (kind == 2) s += g->sq[i] * X[L->ud + i];
+    }
   }
   return s;
 }
@@ -505,11 +517,9 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   k.ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
   k.g = calloc((size_t)(z + ny) + 1, sizeof(ptd_grads));
   k.gbuf = calloc(4 * (size_t)nv * (size_t)(z + ny) + 1, sizeof(double));
-  k.A = malloc(sizeof(double) * (size_t)L.N * (size_t)L.N);
   k.R = malloc(sizeof(double) * (size_t)L.N * (size_t)(2 * z + nu) + 8);
-  k.piv = malloc(sizeof(lapack_int) * (size_t)L.N);
   if (!k.meas || !k.Qq || !k.Qu || !k.Qin || !k.gq || !k.gu || !k.jq || !k.ju || !k.g ||
-      !k.gbuf || !k.A || !k.R || !k.piv) {
+      !k.gbuf || !k.R) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)",
                       L.N);
     goto done;
@@ -526,13 +536,28 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
     k.g[i].sq = b, k.g[i].sdq = b + nv, k.g[i].sddq = b + 2 * nv, k.g[i].sddu = b + 3 * nv;
     grads_of(m, &k, i < z ? k.states + i : &k.outs[i - z].c, nmeas, k.g + i);
   }
-  ptd_fill_system(m, k.w, &L, k.A, k.R, k.Qq, k.Qu, k.Qin, nu, k.gq, k.gu, k.g);
+  rc = ptd_fill_system(m, k.w, &L, &lz->T, k.R, k.Qq, k.Qu, k.Qin, nu, k.gq, k.gu, k.g);
+  if (!rc) rc = ptd_csc_build(&lz->A, &lz->T, L.N);
+  if (rc) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L.N);
+    goto done;
+  }
   // eq. 25b: one LU factorisation, 2z + nu right-hand sides
   int info = 0;
-  if (opt->solver == PT_LIN_DENSE)
-    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L.N, 2 * z + nu, k.A, L.N, k.piv, k.R, L.N);
-  else
-    info = ptd_solve_sparse(L.N, k.A, k.R, 2 * z + nu);
+  if (opt->solver == PT_LIN_DENSE) {
+    k.dense = calloc((size_t)L.N * (size_t)L.N, sizeof(double));
+    k.piv = malloc(sizeof(lapack_int) * (size_t)L.N);
+    if (!k.dense || !k.piv) {
+      rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L.N);
+      goto done;
+    }
+    const ptd_csc *A = &lz->A;
+    for (int j = 0; j < L.N; j++)
+      for (int p = A->Ap[j]; p < A->Ap[j + 1]; p++) k.dense[(size_t)j * L.N + A->Ai[p]] = A->Ax[p];
+    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L.N, 2 * z + nu, k.dense, L.N, k.piv, k.R, L.N);
+  } else {
+    info = ptd_solve_sparse(&lz->A, k.R, 2 * z + nu);
+  }
   if (info == PT_ENOMEM) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory (sparse LU of order %d)", L.N);
     goto done;

@@ -69,7 +69,28 @@ typedef struct {        // a state or output coordinate's partials (dense, nv ea
   double *sdq;          // sdot_q
   double *sddq;         // sddot_q
   double *sddu;         // sddot_u
+  int body[2];          // the bodies (or PT_GROUND) outside whose 6 slots all four are zero
 } ptd_grads;
+
+// The augmented matrix as triplets (row, column, value) in the order they are added;
+// duplicates are summed by ptd_csc in that order (the order a dense fill would sum them).
+typedef struct {
+  int *i, *j;
+  double *v;
+  size_t n, cap;
+  int oom;               // an addition failed for lack of memory
+} ptd_trip;
+
+// Compressed columns (N x N) of the triplets, duplicates summed, exact zeros dropped.
+typedef struct {
+  int N;
+  int *Ap, *Ai;          // (N + 1), (nnz)
+  double *Ax;            // (nnz)
+  int *mark;             // (N + 2) work
+  int *ti, *tj;          // (cap) work: the triplets sorted by row
+  double *tv;            // (cap)
+  size_t cap;
+} ptd_csc;
 
 typedef struct {
   int n, nc, z, N;                       // nv, active rows, states, order of the system
@@ -78,11 +99,15 @@ typedef struct {
 
 ptd_layout ptd_layout_of(const pt_model *m, int z);
 void ptd_local12(const int b[2], const double *v, double out[12]);  // 12 values of 2 bodies
-// Fills A (column-major, N x N) and the right-hand sides R (N x (2z + nu)): Wbar, Sbar, inputs.
-void ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, double *A,
-                     double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
-                     const double *gq, const double *gu, const ptd_grads *st);
+// Fills A (triplets T, emptied first) and the right-hand sides R (N x (2z + nu), column-major):
+// Wbar, Sbar, inputs. PT_ENOMEM.
+int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, ptd_trip *T,
+                    double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
+                    const double *gq, const double *gu, const ptd_grads *st);
+int ptd_csc_build(ptd_csc *C, const ptd_trip *T, int N);   // PT_ENOMEM
+void ptd_trip_free(ptd_trip *T);
+void ptd_csc_free(ptd_csc *C);
 // Solves A X = R in place (R: N x nrhs, column-major) by sparse LU. PT_ESINGULAR, PT_ENOMEM.
-int ptd_solve_sparse(int N, const double *A, double *R, int nrhs);
+int ptd_solve_sparse(const ptd_csc *A, double *R, int nrhs);
 
 #endif
