@@ -90,6 +90,10 @@ typedef struct {
   int *ti, *tj;          // (cap) work: the triplets sorted by row
   double *tv;            // (cap)
   size_t cap;
+  // KLU's analysis (orderings) of the last pattern factored, reused while the pattern holds
+  klu_symbolic *sym;
+  int sym_N, sym_nnz;
+  int *sym_Ap, *sym_Ai;  // (sym_N + 1), (sym_nnz): that pattern
 } ptd_csc;
 
 typedef struct {
@@ -107,7 +111,8 @@ int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, pt
 int ptd_csc_build(ptd_csc *C, const ptd_trip *T, int N);   // PT_ENOMEM
 void ptd_trip_free(ptd_trip *T);
 void ptd_csc_free(ptd_csc *C);
-// Solves A X = R in place (R: N x nrhs, column-major) by sparse LU. PT_ESINGULAR, PT_ENOMEM.
-int ptd_solve_sparse(const ptd_csc *A, double *R, int nrhs);
+// Solves A X = R in place (R: N x nrhs, column-major) by sparse LU, reusing the analysis of
+// the previous call when A has its pattern. PT_ESINGULAR, PT_ENOMEM.
+int ptd_solve_sparse(ptd_csc *A, double *R, int nrhs);
 
 #endif

@@ -30,6 +30,7 @@ ptd_layout ptd_layout_of(const pt_model *m, int z) {
 // Triplets and compressed columns
 
 static void trip_put(ptd_trip *T, int i, int j, double v) {
+  if (v == 0) return;   // adds nothing to a sum; ptd_csc_build drops the exact zeros anyway
   if (T->n == T->cap) {
     const size_t cap = T->cap ? 2 * T->cap : 1024;
     int *ni = realloc(T->i, sizeof(int) * cap);
@@ -53,7 +54,18 @@ void ptd_trip_free(ptd_trip *T) {
   memset(T, 0, sizeof(*T));
 }
 
+static void forget_symbolic(ptd_csc *C) {
+  if (C->sym) {
+    klu_common c;
+    klu_defaults(&c);
+    klu_free_symbolic(&C->sym, &c);
+  }
+  free(C->sym_Ap), free(C->sym_Ai);
+  C->sym = NULL, C->sym_Ap = C->sym_Ai = NULL, C->sym_N = C->sym_nnz = 0;
+}
+
 void ptd_csc_free(ptd_csc *C) {
+  forget_symbolic(C);
   free(C->Ap), free(C->Ai), free(C->Ax), free(C->mark), free(C->ti), free(C->tj), free(C->tv);
   memset(C, 0, sizeof(*C));
 }
@@ -254,17 +266,33 @@ int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, pt
 
 // Eq. 25b by sparse LU (KLU: block triangular form, fill-reducing order, partial pivoting):
 // the augmented matrix has a few nonzeros per row, so this grows far slower than the dense LU.
-int ptd_solve_sparse(const ptd_csc *A, double *R, int nrhs) {
+int ptd_solve_sparse(ptd_csc *A, double *R, int nrhs) {
+  const int N = A->N, nnz = A->Ap[N];
   klu_common c;
   klu_defaults(&c);
   c.tol = 0.1;  // prefer accuracy over keeping the diagonal
-  klu_symbolic *sym = klu_analyze(A->N, A->Ap, A->Ai, &c);
-  klu_numeric *num = sym ? klu_factor(A->Ap, A->Ai, A->Ax, sym, &c) : NULL;
+  // the orderings depend on the pattern alone: a fresh analysis of the same pattern is the same
+  const int same = A->sym && A->sym_N == N && A->sym_nnz == nnz &&
+                   !memcmp(A->sym_Ap, A->Ap, sizeof(int) * ((size_t)N + 1)) &&
+                   !memcmp(A->sym_Ai, A->Ai, sizeof(int) * (size_t)nnz);
+  if (!same) {
+    forget_symbolic(A);
+    A->sym = klu_analyze(N, A->Ap, A->Ai, &c);
+    A->sym_Ap = malloc(sizeof(int) * ((size_t)N + 1));
+    A->sym_Ai = malloc(sizeof(int) * ((size_t)nnz + 1));
+    if (!A->sym || !A->sym_Ap || !A->sym_Ai) {
+      forget_symbolic(A);
+      return c.status == KLU_OUT_OF_MEMORY || c.status == KLU_OK ? PT_ENOMEM : PT_ESINGULAR;
+    }
+    memcpy(A->sym_Ap, A->Ap, sizeof(int) * ((size_t)N + 1));
+    memcpy(A->sym_Ai, A->Ai, sizeof(int) * (size_t)nnz);
+    A->sym_N = N, A->sym_nnz = nnz;
+  }
+  klu_numeric *num = klu_factor(A->Ap, A->Ai, A->Ax, A->sym, &c);
   int rc = c.status == KLU_OUT_OF_MEMORY ? PT_ENOMEM : PT_ESINGULAR;
-  if (num && klu_rcond(sym, num, &c) && c.rcond > 1e-15 &&
-      klu_solve(sym, num, A->N, nrhs, R, &c))
+  if (num && klu_rcond(A->sym, num, &c) && c.rcond > 1e-15 &&
+      klu_solve(A->sym, num, N, nrhs, R, &c))
     rc = PT_OK;
   if (num) klu_free_numeric(&num, &c);
-  if (sym) klu_free_symbolic(&sym, &c);
   return rc;
 }
