@@ -255,7 +255,7 @@ typedef struct {           // everything one linearization allocates
   ptd_coord *cand, *states;
   int *kept, *inputs, *meas;
   output *outs;
-  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R;
+  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu;
   ptd_grads *g;
   lapack_int *piv;
   notes nt;
@@ -264,7 +264,7 @@ typedef struct {           // everything one linearization allocates
 static void work_free(work *k) {
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
-  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->g), free(k->piv);
+  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->g), free(k->piv);
   free(k->nt.buf);
 }
 
@@ -406,20 +406,26 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
       r->C[(size_t)y * n2 + j] = dotx(k, L, j < z ? z + j : j - z, g, k->outs[y].kind);
     for (int c = 0; c < nu; c++) r->D[(size_t)y * nu + c] = dotx(k, L, n2 + c, g, k->outs[y].kind);
   }
-  // eq. 30: M = u_Wbar^T M(q) u_Wbar; eq. 29: C = -M Wdot_Wbar, K = -M Wdot_Sbar
-  for (int i = 0; i < z; i++)
-    for (int j = 0; j < z; j++) {
-      const double *ui = X + (size_t)i * N + L->u, *uj = X + (size_t)j * N + L->u;
-      double s = 0;
-      for (int b = 0; b < m->nbody; b++) {
-        const double *Ig = k->w->inertia_g + 9 * b;
-        for (int c = 0; c < 3; c++) {
-          s += m->body_mass[b] * ui[6 * b + c] * uj[6 * b + c];
-          for (int e = 0; e < 3; e++) s += ui[6 * b + 3 + c] * Ig[3 * c + e] * uj[6 * b + 3 + e];
-        }
-      }
-      r->M[(size_t)i * z + j] = s;
+  // eq. 30: M = u_Wbar^T M(q) u_Wbar (symmetric: the upper triangle, mirrored), through
+  // mu = M(q) u_Wbar (nv x z, column j for state j); eq. 29: C = -M Wdot_Wbar, K = -M Wdot_Sbar
+  for (int j = 0; j < z; j++) {
+    const double *uj = X + (size_t)j * N + L->u;
+    double *mj = k->mu + (size_t)j * L->n;
+    for (int b = 0; b < m->nbody; b++) {
+      const double *Ig = k->w->inertia_g + 9 * b;
+      for (int c = 0; c < 3; c++) mj[6 * b + c] = m->body_mass[b] * uj[6 * b + c];
+      ptu_mul_mat_vec3(mj + 6 * b + 3, Ig, uj + 6 * b + 3);
     }
+  }
+  for (int i = 0; i < z; i++) {
+    const double *ui = X + (size_t)i * N + L->u;
+    for (int j = i; j < z; j++) {
+      const double *mj = k->mu + (size_t)j * L->n;
+      double s = 0;
+      for (int v = 0; v < L->n; v++) s += ui[v] * mj[v];
+      r->M[(size_t)i * z + j] = r->M[(size_t)j * z + i] = s;
+    }
+  }
   for (int i = 0; i < z; i++)
     for (int j = 0; j < z; j++) {
       double c = 0, kk = 0;
@@ -516,10 +522,11 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   k.jq = calloc(12 * (size_t)nmeas + 1, sizeof(double));
   k.ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
   k.g = calloc((size_t)(z + ny) + 1, sizeof(ptd_grads));
-  k.gbuf = calloc(4 * (size_t)nv * (size_t)(z + ny) + 1, sizeof(double));
+  k.gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)(z + ny) + 1));   // filled below
   k.R = malloc(sizeof(double) * (size_t)L.N * (size_t)(2 * z + nu) + 8);
+  k.mu = malloc(sizeof(double) * ((size_t)nv * (size_t)z + 1));
   if (!k.meas || !k.Qq || !k.Qu || !k.Qin || !k.gq || !k.gu || !k.jq || !k.ju || !k.g ||
-      !k.gbuf || !k.R) {
+      !k.gbuf || !k.R || !k.mu) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)",
                       L.N);
     goto done;
