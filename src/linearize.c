@@ -255,7 +255,7 @@ typedef struct {           // everything one linearization allocates
   ptd_coord *cand, *states;
   int *kept, *inputs, *meas;
   output *outs;
-  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu;
+  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
   ptd_grads *g;
   lapack_int *piv;
   notes nt;
@@ -264,7 +264,7 @@ typedef struct {           // everything one linearization allocates
 static void work_free(work *k) {
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
-  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->g), free(k->piv);
+  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd), free(k->g), free(k->piv);
   free(k->nt.buf);
 }
 
@@ -388,17 +388,22 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
     ptd_coord_name(m, &k->outs[y].c, nm, sizeof(nm));
     snprintf(r->output_name[y], PT_LIN_NAME_MAX, "%.70s%s", nm, suf[k->outs[y].kind]);
   }
-  // state (S_j, W_j) -> column of X: W_j is column j, S_j column z + j
+  // Wdot_X = sddot (23i) read off each column: wd (z x (2z + nu)), column-major
+  const int ncol = n2 + nu;
+  for (int col = 0; col < ncol; col++)
+    for (int i = 0; i < z; i++) k->wd[(size_t)col * z + i] = dotx(k, L, col, k->g + i, 2);
+  // state (S_j, W_j) -> column of X: W_j is column j, S_j column z + j. Sdot_X = W_X (23g)
+  // and W_X = Wbar_X (23j): the first block row is [0 I], and Sdot_u = 0
   for (int i = 0; i < z; i++)
     for (int j = 0; j < n2; j++) {
       const int col = j < z ? z + j : j - z;
-      r->A[(size_t)i * n2 + j] = X[(size_t)col * N + L->Sd + i];
-      r->A[(size_t)(z + i) * n2 + j] = X[(size_t)col * N + L->Wd + i];
+      r->A[(size_t)i * n2 + j] = j == z + i;
+      r->A[(size_t)(z + i) * n2 + j] = k->wd[(size_t)col * z + i];
     }
   for (int i = 0; i < z; i++)
     for (int c = 0; c < nu; c++) {
-      r->B[(size_t)i * nu + c] = X[(size_t)(n2 + c) * N + L->Sd + i];
-      r->B[(size_t)(z + i) * nu + c] = X[(size_t)(n2 + c) * N + L->Wd + i];
+      r->B[(size_t)i * nu + c] = 0;
+      r->B[(size_t)(z + i) * nu + c] = k->wd[(size_t)(n2 + c) * z + i];
     }
   for (int y = 0; y < ny; y++) {
     const ptd_grads *g = k->g + z + y;
@@ -430,8 +435,8 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
     for (int j = 0; j < z; j++) {
       double c = 0, kk = 0;
       for (int l = 0; l < z; l++) {
-        c -= r->M[(size_t)i * z + l] * X[(size_t)j * N + L->Wd + l];
-        kk -= r->M[(size_t)i * z + l] * X[(size_t)(z + j) * N + L->Wd + l];
+        c -= r->M[(size_t)i * z + l] * k->wd[(size_t)j * z + l];
+        kk -= r->M[(size_t)i * z + l] * k->wd[(size_t)(z + j) * z + l];
       }
       r->Cmat[(size_t)i * z + j] = c;
       r->K[(size_t)i * z + j] = kk;
@@ -525,8 +530,9 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   k.gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)(z + ny) + 1));   // filled below
   k.R = malloc(sizeof(double) * (size_t)L.N * (size_t)(2 * z + nu) + 8);
   k.mu = malloc(sizeof(double) * ((size_t)nv * (size_t)z + 1));
+  k.wd = malloc(sizeof(double) * ((size_t)z * (size_t)(2 * z + nu) + 1));
   if (!k.meas || !k.Qq || !k.Qu || !k.Qin || !k.gq || !k.gu || !k.jq || !k.ju || !k.g ||
-      !k.gbuf || !k.R || !k.mu) {
+      !k.gbuf || !k.R || !k.mu || !k.wd) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)",
                       L.N);
     goto done;

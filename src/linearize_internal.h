@@ -96,9 +96,11 @@ typedef struct {
   int *sym_Ap, *sym_Ai;  // (sym_N + 1), (sym_nnz): that pattern
 } ptd_csc;
 
+// The system solved is Table 1's with the blocks that are known or read off eliminated
+// (linearize_system.c): unknowns udot, lambda, u, q; equations 23a, c, d, e, f, h.
 typedef struct {
-  int n, nc, z, N;                       // nv, active rows, states, order of the system
-  int ud, qd, Wd, Sd, lam, u, q, W, S;   // column offsets of the blocks of X (Table 1)
+  int n, nc, z, N;          // nv, active rows, states, order of the system (3 nv + nc)
+  int ud, lam, u, q;        // column offsets of the blocks of X
 } ptd_layout;
 
 ptd_layout ptd_layout_of(const pt_model *m, int z);

@@ -20,9 +20,8 @@ void ptd_local12(const int b[2], const double *v, double out[12]) {
 ptd_layout ptd_layout_of(const pt_model *m, int z) {
   ptd_layout L;
   L.n = m->nv, L.nc = m->ncon, L.z = z;
-  L.ud = 0, L.qd = L.n, L.Wd = 2 * L.n, L.Sd = L.Wd + z, L.lam = L.Sd + z;
-  L.u = L.lam + L.nc, L.q = L.u + L.n, L.W = L.q + L.n, L.S = L.W + z;
-  L.N = L.S + z;
+  L.ud = 0, L.lam = L.n, L.u = L.lam + L.nc, L.q = L.u + L.n;
+  L.N = L.q + L.n;
   return L;
 }
 
@@ -149,14 +148,19 @@ static void add_row12(ptd_trip *T, int i, int o, const int b[2], const double *v
       for (int k = 0; k < 6; k++) trip_put(T, i, o + 6 * b[t] + k, s * v[6 * t + k]);
 }
 
-// Fills A (eq. 25b, Table 1) and the right-hand sides [I 0 0; 0 I 0; 0 0 Q_in] of Wbar, Sbar
-// and the inputs. Qq, Qu, Qin: force partials; gq, gu: gamma partials; st: the states.
+// Fills A (eq. 25b, Table 1) and the right-hand sides of Wbar, Sbar and the inputs, with the
+// blocks of Table 1 that need no solve eliminated first:
+//   23b (T qdot - u): qdot appears in no other equation and is never read: dropped;
+//   23g (Sdot = W), 23j (W = Wbar), 23k (S = Sbar): W and S are the right-hand side's columns,
+//     moved into 23f and 23h; Sdot_X = W_X;
+//   23i (Wdot = sddot(udot, u, q)): Wdot appears nowhere else: read off after the solve.
+// Left: 23a, c, d, e (n + 3 nc rows) and 23f, h (z rows each) in udot, lambda, u, q: order
+// 3 nv + nc. Qq, Qu, Qin: force partials; gq, gu: gamma partials; st: the states.
 int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, ptd_trip *T,
                     double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
                     const double *gq, const double *gu, const ptd_grads *st) {
   const int N = L->N, n = L->n, nc = L->nc, z = L->z;
-  const int r1 = 0, r2 = n, r3 = 2 * n, r4 = r3 + nc, r5 = r4 + nc, r6 = r5 + nc;
-  const int r7 = r6 + z, r8 = r7 + z, r9 = r8 + z, r10 = r9 + z, r11 = r10 + z;
+  const int r1 = 0, r3 = n, r4 = r3 + nc, r5 = r4 + nc, r6 = r5 + nc, r8 = r6 + z;
   const int nrhs = 2 * z + nu;
   T->n = 0, T->oom = 0;
   ptu_zero(R, N * nrhs);
@@ -220,40 +224,15 @@ int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, pt
       AT(r4 + a, L->q + 6 * b[t] + c % 6, tu);
     }
   }
-  // (23b): T qdot - u + [T qdot]_q q, T = I, [T qdot]_q = -omega~ / 2 (rotation blocks)
-  for (int i = 0; i < n; i++) {
-    AT(r2 + i, L->qd + i, 1);
-    AT(r2 + i, L->u + i, -1);
-  }
-  for (int k = 0; k < m->nbody; k++) {
-    const double *wv = w->x + 6 * k + 3;
-    const int o = r2 + 6 * k + 3, c = L->q + 6 * k + 3;
-    AT(o + 0, c + 1, 0.5 * wv[2]), AT(o + 0, c + 2, -(0.5 * wv[1]));
-    AT(o + 1, c + 0, -(0.5 * wv[2])), AT(o + 1, c + 2, 0.5 * wv[0]);
-    AT(o + 2, c + 0, 0.5 * wv[1]), AT(o + 2, c + 1, -(0.5 * wv[0]));
-  }
   for (int k = 0; k < z; k++) {
     const ptd_grads *g = st + k;
-    // (23f): S - s(q)
+    // (23f): S - s(q) = 0 with S = Sbar: -s_q q = -Sbar
     add_row(T, r6 + k, L->q, g->sq, g->body, -1);
-    AT(r6 + k, L->S + k, 1);
-    // (23g): Sdot - W
-    AT(r7 + k, L->Sd + k, 1);
-    AT(r7 + k, L->W + k, -1);
-    // (23h): W - sdot(u, q)
-    AT(r8 + k, L->W + k, 1);
+    R[(size_t)(z + k) * N + r6 + k] = -1;
+    // (23h): W - sdot(u, q) = 0 with W = Wbar: -s_q u - sdot_q q = -Wbar
     add_row(T, r8 + k, L->u, g->sq, g->body, -1);
     add_row(T, r8 + k, L->q, g->sdq, g->body, -1);
-    // (23i): Wdot - sddot(udot, u, q)
-    AT(r9 + k, L->Wd + k, 1);
-    add_row(T, r9 + k, L->ud, g->sq, g->body, -1);
-    add_row(T, r9 + k, L->u, g->sddu, g->body, -1);
-    add_row(T, r9 + k, L->q, g->sddq, g->body, -1);
-    // (23j, k) and their right-hand sides
-    AT(r10 + k, L->W + k, 1);
-    AT(r11 + k, L->S + k, 1);
-    R[(size_t)k * N + r10 + k] = 1;
-    R[(size_t)(z + k) * N + r11 + k] = 1;
+    R[(size_t)k * N + r8 + k] = -1;
   }
   // inputs: dF/du_in = -Q_in moves to the right-hand side of (23a)
   for (int c = 0; c < nu; c++)
