@@ -20,7 +20,12 @@ void ptd_meas_jac_deriv(const pt_model *m, const pt_data *d, int c, double D[144
 void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
                         const double dv[3]);
 
-// Partials of the quadratic-velocity terms by local central differences (one row / one
+// gamma_q (12) and gamma_u (12) of active row a, analytic, if it is a joint row (1); 0 for a
+// motion row.
+int ptd_gamma_partials(const pt_model *m, const pt_data *d, int a, double gq[12], double gu[12]);
+
+// Partials of the quadratic-velocity terms: analytic for joint rows, by local central
+// differences for motion rows and coordinates (one row / one
 // coordinate at a time, its two bodies perturbed): per active row a, dgamma/dq (gq, 12) and
 // dgamma/du (gu, 12); per listed coordinate meas[i], d(jdotx)/dq and d(jdotx)/du (12 each).
 // s is the data at the operating point, used as scratch: its state is restored bit for bit and
