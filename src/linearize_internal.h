@@ -24,6 +24,10 @@ void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
 // motion row.
 int ptd_gamma_partials(const pt_model *m, const pt_data *d, int a, double gq[12], double gu[12]);
 
+// d(Jdot x)/dq and d(Jdot x)/du (12 each) of coordinate c, analytic (1), except a distance (0).
+int ptd_meas_quadratic_partials(const pt_model *m, const pt_data *d, int c, double jq[12],
+                                double ju[12]);
+
 // Partials of the quadratic-velocity terms: analytic for joint rows, by local central
 // differences for motion rows and coordinates (one row / one
 // coordinate at a time, its two bodies perturbed): per active row a, dgamma/dq (gq, 12) and

@@ -350,12 +350,12 @@ typedef struct {      // a joint's row context with derivatives (joint.c's jctx)
   dvec w1, w2, s1, s2, d, dd;
 } djctx;
 
-static void djctx_init(const pt_model *m, const pt_data *dt, int j, djctx *c) {
-  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+// bodies b1, b2 with the points sbar1 on b1 and sbar2 on b2 (body axes)
+static void djctx_init(const pt_data *dt, int b1, int b2, const double sbar1[3],
+                       const double sbar2[3], djctx *c) {
   double p1[3], p2[3], s1[3], s2[3], w[3], v[3];
-  pt_body_point(dt, b1, g, p1, s1);
-  pt_body_point(dt, b2, g + 3, p2, s2);
+  pt_body_point(dt, b1, sbar1, p1, s1);
+  pt_body_point(dt, b2, sbar2, p2, s2);
   dv_fixed(&c->s1, s1, b1, 0);
   dv_fixed(&c->s2, s2, b2, 1);
   pt_body_omega(dt, b1, w);
@@ -441,7 +441,7 @@ int ptd_gamma_partials(const pt_model *m, const pt_data *dt, int a, double gq[12
   const double *geo = m->joint_geom + PT_JOINT_GEOM * j;
   djctx c;
   dvec v[8];
-  djctx_init(m, dt, j, &c);
+  djctx_init(dt, b1, b2, geo, geo + 3, &c);
   for (int i = 2; i < 8; i++) {
     double w[3];
     world(dt, i >= 5 ? b2 : b1, geo + 3 * i, w);
@@ -480,6 +480,54 @@ int ptd_gamma_partials(const pt_model *m, const pt_data *dt, int a, double gq[12
   }
   ptu_copy(gq, g.d, 12);
   ptu_copy(gu, g.d + 12, 12);
+  return 1;
+}
+
+// d(Jdot x)/dq (12) and d(Jdot x)/du (12) of coordinate c from measure.c's formulas: angles
+// (hdot . (w2 - w1), hdot = w_h x h with h on body h), slides (a dot-2 row: -gamma), point
+// positions (w x (w x s))_k. 0 for a distance (local differences).
+int ptd_meas_quadratic_partials(const pt_model *m, const pt_data *dt, int c, double jq[12],
+                                double ju[12]) {
+  const int *body = m->meas_body + 2 * c;
+  const double *g = m->meas_geom + PT_MEAS_GEOM * c;
+  djctx x;
+  dsca r;
+  dvec h, t;
+  double v[3];
+  switch ((pt_meas_type)m->meas_type[c]) {
+  case PT_MEAS_ANGLE:
+  case PT_MEAS_UANGLE1:
+  case PT_MEAS_UANGLE2: {
+    const int hs = m->meas_type[c] == PT_MEAS_UANGLE2;   // slot of the axis's body
+    djctx_init(dt, body[0], body[1], g, g, &x);
+    world(dt, body[hs], g, v);
+    dv_fixed(&h, v, body[hs], hs);
+    dv_cross(&t, hs ? &x.w2 : &x.w1, &h);   // hdot
+    dvec dw = x.w2;
+    dv_axpy(&dw, -1, &x.w1);
+    ds_dot(&r, &t, &dw);
+    break;
+  }
+  case PT_MEAS_SLIDE:
+    djctx_init(dt, body[0], body[1], g + 3, g + 6, &x);
+    world(dt, body[0], g, v);
+    dv_fixed(&h, v, body[0], 0);
+    dgamma_dot2(&x, &h, &r);
+    for (int k = 0; k < NV; k++) r.d[k] = -r.d[k];
+    break;
+  case PT_MEAS_POINT: {
+    const double zero[3] = {0, 0, 0};
+    djctx_init(dt, body[0], PT_GROUND, g, zero, &x);
+    dv_centripetal(&t, &x.w1, &x.s1);
+    const int k = m->meas_comp[c];
+    for (int i = 0; i < NV; i++) r.d[i] = t.d[k][i];
+    break;
+  }
+  default:
+    return 0;
+  }
+  ptu_copy(jq, r.d, 12);
+  ptu_copy(ju, r.d + 12, 12);
   return 1;
 }
 #undef NV
@@ -561,7 +609,17 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
     fd[a] = !ptd_gamma_partials(m, s, a, gq + 12 * a, gu + 12 * a);
     nfd += fd[a];
   }
-  for (int c = 0; c < ncol && nfd + nmeas > 0; c++) {
+  int nmfd = 0;
+  char *mfd = calloc((size_t)nmeas + 1, 1);
+  if (!mfd) {
+    free(q0), free(colour), free(fd);
+    return PT_ENOMEM;
+  }
+  for (int i = 0; i < nmeas; i++) {
+    mfd[i] = !ptd_meas_quadratic_partials(m, s, meas[i], jq + 12 * i, ju + 12 * i);
+    nmfd += mfd[i];
+  }
+  for (int c = 0; c < ncol && nfd + nmfd > 0; c++) {
     for (int v = 0; v < 12; v++) {
       const double h = ptd_fd_step(v);
       for (int sign = 1; sign >= -1; sign -= 2) {
@@ -584,7 +642,7 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
         }
         for (int i = 0; i < nmeas; i++) {
           const int sl = slot_of_colour(m->meas_body + 2 * meas[i], colour, c);
-          if (sl < 0) continue;
+          if (!mfd[i] || sl < 0) continue;
           double val, jac[12], jdx;
           pt_measure(m, s, meas[i], &val, jac, &jdx);
           if (sign > 0) mp[i] = jdx;
@@ -602,9 +660,11 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
         ptu_copy(s->x + 6 * k, x0 + 6 * k, 6);
       }
   }
-  pt_kin_bodies(m, s);
-  pt_joint_rows(m, s);
-  pt_motion_rows(m, s);
-  free(q0), free(colour), free(fd);
+  if (nfd + nmfd > 0) {
+    pt_kin_bodies(m, s);
+    pt_joint_rows(m, s);
+    pt_motion_rows(m, s);
+  }
+  free(q0), free(colour), free(fd), free(mfd);
   return PT_OK;
 }

@@ -231,6 +231,38 @@ static void test_mixed(void) {
   pt_model_free(m);
 }
 
+// The analytic partials of every coordinate's Jdot x against central differences of
+// measure.c's own (s: a copy of d used as scratch).
+static void check_meas_partials(const pt_model *m, const pt_data *d, pt_data *s,
+                                const char *what) {
+  int nan = 0;
+  double emax = 0;
+  for (int c = 0; c < m->ncoord; c++) {
+    double jq[12], ju[12], val, jac[12], jp, jm;
+    if (!ptd_meas_quadratic_partials(m, d, c, jq, ju)) continue;
+    nan++;
+    const int *b = m->meas_body + 2 * c;
+    for (int sl = 0; sl < 2; sl++) {
+      if (b[sl] == PT_GROUND) continue;
+      for (int x = 0; x < 12; x++) {
+        const double h = ptd_fd_step(x);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, h);
+        pt_measure(m, s, c, &val, jac, &jp);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, -h);
+        pt_measure(m, s, c, &val, jac, &jm);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, 0);
+        const double fd = (jp - jm) / (2 * h), an = x < 6 ? jq[6 * sl + x] : ju[6 * sl + x - 6];
+        emax = fmax(emax, fabs(fd - an));
+        CHECK(fabs(fd - an) <= 1e-6 * fmax(1, fabs(an)), "%s: Jdot x of %s, body %d, variable "
+              "%d: analytic %.12g vs FD %.12g", what, pt_coord_name(m, c), b[sl], x, an, fd);
+      }
+    }
+  }
+  CHECK(nan > 0, "%s: no analytic coordinate", what);
+  printf("%s: Jdot x partials of %d of %d coordinates, max |analytic - FD| = %.3g\n", what,
+         nan, m->ncoord, emax);
+}
+
 // The analytic gamma partials of every joint row (revolute, universal, cylindrical, prismatic,
 // fixed) against central differences of joint.c's own gamma, each body variable moved by the
 // local step (positions 1e-5, velocities 1e-3: exact for a quadratic), at a moving state.
@@ -269,6 +301,17 @@ static void test_gamma_partials(void) {
   }
   CHECK(nrow == m->ncon, "%d of %d rows analytic", nrow, m->ncon);
   printf("gamma partials: %d joint rows, max |analytic - FD| = %.3g\n", nrow, emax);
+  check_meas_partials(m, d, s, "mixed joints");   // angles, universal angles, slides
+  pt_data_free(s);
+  pt_data_free(d);
+  pt_model_free(m);
+  // point positions on a moving body (and a distance, left to the local differences)
+  m = load_yaml(bushing_yaml);
+  d = pt_data_new(m);
+  s = pt_data_new(m);
+  pt_forward(m, d);
+  pt_data_copy(m, s, d);
+  check_meas_partials(m, d, s, "bushing");
   pt_data_free(s);
   pt_data_free(d);
   pt_model_free(m);
