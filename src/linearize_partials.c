@@ -429,51 +429,60 @@ static void dgamma_dot2(const djctx *c, const dvec *a1, dsca *g) {
   ds_axpy(g, -1, &t);
 }
 
+typedef struct {   // the derivative vectors of the joint last set up (rows come joint by joint)
+  int j;           // -1: none
+  djctx c;
+  dvec v[8];       // joint_geom vectors 2-7 in global axes (2-4 on body 1, 5-7 on body 2)
+} jcache;
+
 // (joint.c's order of the basic constraints in each joint type)
-int ptd_gamma_partials(const pt_model *m, const pt_data *dt, int a, double gq[12],
-                       double gu[12]) {
+static int gamma_partials(const pt_model *m, const pt_data *dt, int a, jcache *jc,
+                          double gq[12], double gu[12]) {
   const int r = m->con_row[a];
   if (r >= m->nrow_joint) return 0;
-  int j = 0;
+  int j = jc->j >= 0 && m->joint_row_adr[jc->j] <= r ? jc->j : 0;
   while (j + 1 < m->njoint && m->joint_row_adr[j + 1] <= r) j++;
   const int k = r - m->joint_row_adr[j];
-  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-  const double *geo = m->joint_geom + PT_JOINT_GEOM * j;
-  djctx c;
-  dvec v[8];
-  djctx_init(dt, b1, b2, geo, geo + 3, &c);
-  for (int i = 2; i < 8; i++) {
-    double w[3];
-    world(dt, i >= 5 ? b2 : b1, geo + 3 * i, w);
-    dv_fixed(v + i, w, i >= 5 ? b2 : b1, i >= 5);
+  if (jc->j != j) {
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double *geo = m->joint_geom + PT_JOINT_GEOM * j;
+    djctx_init(dt, b1, b2, geo, geo + 3, &jc->c);
+    for (int i = 2; i < 8; i++) {
+      double w[3];
+      world(dt, i >= 5 ? b2 : b1, geo + 3 * i, w);
+      dv_fixed(jc->v + i, w, i >= 5 ? b2 : b1, i >= 5);
+    }
+    jc->j = j;
   }
+  const djctx *c = &jc->c;
+  const dvec *v = jc->v;
   const dvec *h1 = v + 2, *f1 = v + 3, *g1 = v + 4, *h2 = v + 5, *g2 = v + 7;
   dsca g;
   switch ((pt_joint_type)m->joint_type[j]) {
   case PT_JOINT_REVOLUTE:
-    if (k < 3) dgamma_sph(&c, k, &g);
-    else dgamma_dot1(&c, k == 3 ? f1 : g1, h2, &g);
+    if (k < 3) dgamma_sph(c, k, &g);
+    else dgamma_dot1(c, k == 3 ? f1 : g1, h2, &g);
     break;
   case PT_JOINT_CYLINDRICAL:
   case PT_JOINT_PRISMATIC:
-    if (k == 0) dgamma_dot1(&c, f1, h2, &g);
-    else if (k == 1) dgamma_dot1(&c, g1, h2, &g);
-    else if (k == 2) dgamma_dot2(&c, f1, &g);
-    else if (k == 3) dgamma_dot2(&c, g1, &g);
-    else dgamma_dot1(&c, f1, g2, &g);
+    if (k == 0) dgamma_dot1(c, f1, h2, &g);
+    else if (k == 1) dgamma_dot1(c, g1, h2, &g);
+    else if (k == 2) dgamma_dot2(c, f1, &g);
+    else if (k == 3) dgamma_dot2(c, g1, &g);
+    else dgamma_dot1(c, f1, g2, &g);
     break;
   case PT_JOINT_SPHERICAL:
-    dgamma_sph(&c, k, &g);
+    dgamma_sph(c, k, &g);
     break;
   case PT_JOINT_UNIVERSAL:
-    if (k < 3) dgamma_sph(&c, k, &g);
-    else dgamma_dot1(&c, h1, h2, &g);
+    if (k < 3) dgamma_sph(c, k, &g);
+    else dgamma_dot1(c, h1, h2, &g);
     break;
   case PT_JOINT_FIXED:
-    if (k < 3) dgamma_sph(&c, k, &g);
-    else if (k == 3) dgamma_dot1(&c, f1, g2, &g);
-    else if (k == 4) dgamma_dot1(&c, f1, h2, &g);
-    else dgamma_dot1(&c, g1, h2, &g);
+    if (k < 3) dgamma_sph(c, k, &g);
+    else if (k == 3) dgamma_dot1(c, f1, g2, &g);
+    else if (k == 4) dgamma_dot1(c, f1, h2, &g);
+    else dgamma_dot1(c, g1, h2, &g);
     break;
   default:
     return 0;
@@ -481,6 +490,13 @@ int ptd_gamma_partials(const pt_model *m, const pt_data *dt, int a, double gq[12
   ptu_copy(gq, g.d, 12);
   ptu_copy(gu, g.d + 12, 12);
   return 1;
+}
+
+int ptd_gamma_partials(const pt_model *m, const pt_data *dt, int a, double gq[12],
+                       double gu[12]) {
+  jcache jc;
+  jc.j = -1;
+  return gamma_partials(m, dt, a, &jc, gq, gu);
 }
 
 // d(Jdot x)/dq (12) and d(Jdot x)/du (12) of coordinate c from measure.c's formulas: angles
@@ -605,10 +621,17 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
     free(q0), free(colour);
     return PT_ENOMEM;
   }
+  jcache *jc = malloc(sizeof(jcache));
+  if (!jc) {
+    free(q0), free(colour), free(fd);
+    return PT_ENOMEM;
+  }
+  jc->j = -1;
   for (int a = 0; a < nc; a++) {
-    fd[a] = !ptd_gamma_partials(m, s, a, gq + 12 * a, gu + 12 * a);
+    fd[a] = !gamma_partials(m, s, a, jc, gq + 12 * a, gu + 12 * a);
     nfd += fd[a];
   }
+  free(jc);
   int nmfd = 0;
   char *mfd = calloc((size_t)nmeas + 1, 1);
   if (!mfd) {
