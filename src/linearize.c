@@ -120,6 +120,7 @@ static void coord_ptd_grads(const pt_model *m, const pt_data *w, const ptd_coord
   ptu_zero(g->sddu, nv);
   ptd_coord_jac(m, w, c, g->sq);
   if (c->meas < 0) {
+    g->body[0] = c->body, g->body[1] = PT_GROUND;
     if (c->comp < 3) return;
     // rotation vector phi of the attitude: phidot = J_l^-1(phi) omega, at phi = 0:
     // sdot_q = omega~ / 2, sddot_q = omegadot~ / 2 + omega~ omega~ / 6, sddot_u = 0
@@ -138,6 +139,7 @@ static void coord_ptd_grads(const pt_model *m, const pt_data *w, const ptd_coord
     return;
   }
   const int *b = m->meas_body + 2 * c->meas;
+  g->body[0] = b[0], g->body[1] = b[1];
   double D[144], x[12], xdd[12];
   ptd_meas_jac_deriv(m, w, c->meas, D);
   ptd_local12(b, w->x, x);
@@ -221,22 +223,48 @@ static int same_coord(const ptd_coord *a, const ptd_coord *b) {
 
 // ---------------------------------------------------------------------------------------------
 
-typedef struct {           // everything pt_linearize allocates
-  pt_data *w;
+struct pt_linearizer {
+  const pt_model *m;
+  pt_data *w;              // work data: the operating point, scratch of the local differences
+  ptd_trip T;              // the augmented matrix as triplets (grown as needed)
+  ptd_csc A;               // and by compressed columns
+};
+
+pt_linearizer *pt_linearizer_new(const pt_model *m) {
+  pt_linearizer *lz = calloc(1, sizeof(*lz));
+  if (!lz) return NULL;
+  lz->m = m;
+  lz->w = pt_data_new(m);
+  if (!lz->w) {
+    free(lz);
+    return NULL;
+  }
+  return lz;
+}
+
+void pt_linearizer_free(pt_linearizer *lz) {
+  if (!lz) return;
+  pt_data_free(lz->w);
+  ptd_trip_free(&lz->T);
+  ptd_csc_free(&lz->A);
+  free(lz);
+}
+
+typedef struct {           // everything one linearization allocates
+  pt_data *w;              // the linearizer's
   ptd_coord *cand, *states;
   int *kept, *inputs, *meas;
   output *outs;
-  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *A, *R;
+  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
   ptd_grads *g;
   lapack_int *piv;
   notes nt;
 } work;
 
 static void work_free(work *k) {
-  pt_data_free(k->w);
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
-  free(k->jq), free(k->ju), free(k->gbuf), free(k->A), free(k->R), free(k->g), free(k->piv);
+  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd), free(k->g), free(k->piv);
   free(k->nt.buf);
 }
 
@@ -330,10 +358,16 @@ static double dotx(const work *k, const ptd_layout *L, int col, const ptd_grads 
   const double *gq = kind == 0 ? g->sq : kind == 1 ? g->sdq : g->sddq;
   const double *gu = kind == 1 ? g->sq : kind == 2 ? g->sddu : NULL;
   double s = 0;
-  for (int i = 0; i < L->n; i++) {
-    s += gq[i] * X[L->q + i];
-    if (gu) s += gu[i] * X[L->u + i];
-    if (kind == 2) s += g->sq[i] * X[L->ud + i];
+  const int b0 = g->body[0], b1 = g->body[1];
+  const int lo = b0 < b1 ? b0 : b1, hi = b0 < b1 ? b1 : b0;   // index order, as a dense sum
+  for (int t = 0; t < 2; t++) {   // the partials are zero outside the coordinate's bodies
+    const int b = t ? hi : lo;
+    if (b == PT_GROUND || (t == 1 && b == lo)) continue;
+    for (int i = 6 * b; i < 6 * b + 6; i++) {
+      s += gq[i] * X[L->q + i];
+      if (gu) s += gu[i] * X[L->u + i];
+      if (kind == 2) s += g->sq[i] * X[L->ud + i];
+    }
   }
   return s;
 }
@@ -354,17 +388,22 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
     ptd_coord_name(m, &k->outs[y].c, nm, sizeof(nm));
     snprintf(r->output_name[y], PT_LIN_NAME_MAX, "%.70s%s", nm, suf[k->outs[y].kind]);
   }
-  // state (S_j, W_j) -> column of X: W_j is column j, S_j column z + j
+  // Wdot_X = sddot (23i) read off each column: wd (z x (2z + nu)), column-major
+  const int ncol = n2 + nu;
+  for (int col = 0; col < ncol; col++)
+    for (int i = 0; i < z; i++) k->wd[(size_t)col * z + i] = dotx(k, L, col, k->g + i, 2);
+  // state (S_j, W_j) -> column of X: W_j is column j, S_j column z + j. Sdot_X = W_X (23g)
+  // and W_X = Wbar_X (23j): the first block row is [0 I], and Sdot_u = 0
   for (int i = 0; i < z; i++)
     for (int j = 0; j < n2; j++) {
       const int col = j < z ? z + j : j - z;
-      r->A[(size_t)i * n2 + j] = X[(size_t)col * N + L->Sd + i];
-      r->A[(size_t)(z + i) * n2 + j] = X[(size_t)col * N + L->Wd + i];
+      r->A[(size_t)i * n2 + j] = j == z + i;
+      r->A[(size_t)(z + i) * n2 + j] = k->wd[(size_t)col * z + i];
     }
   for (int i = 0; i < z; i++)
     for (int c = 0; c < nu; c++) {
-      r->B[(size_t)i * nu + c] = X[(size_t)(n2 + c) * N + L->Sd + i];
-      r->B[(size_t)(z + i) * nu + c] = X[(size_t)(n2 + c) * N + L->Wd + i];
+      r->B[(size_t)i * nu + c] = 0;
+      r->B[(size_t)(z + i) * nu + c] = k->wd[(size_t)(n2 + c) * z + i];
     }
   for (int y = 0; y < ny; y++) {
     const ptd_grads *g = k->g + z + y;
@@ -372,26 +411,32 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
       r->C[(size_t)y * n2 + j] = dotx(k, L, j < z ? z + j : j - z, g, k->outs[y].kind);
     for (int c = 0; c < nu; c++) r->D[(size_t)y * nu + c] = dotx(k, L, n2 + c, g, k->outs[y].kind);
   }
-  // eq. 30: M = u_Wbar^T M(q) u_Wbar; eq. 29: C = -M Wdot_Wbar, K = -M Wdot_Sbar
-  for (int i = 0; i < z; i++)
-    for (int j = 0; j < z; j++) {
-      const double *ui = X + (size_t)i * N + L->u, *uj = X + (size_t)j * N + L->u;
-      double s = 0;
-      for (int b = 0; b < m->nbody; b++) {
-        const double *Ig = k->w->inertia_g + 9 * b;
-        for (int c = 0; c < 3; c++) {
-          s += m->body_mass[b] * ui[6 * b + c] * uj[6 * b + c];
-          for (int e = 0; e < 3; e++) s += ui[6 * b + 3 + c] * Ig[3 * c + e] * uj[6 * b + 3 + e];
-        }
-      }
-      r->M[(size_t)i * z + j] = s;
+  // eq. 30: M = u_Wbar^T M(q) u_Wbar (symmetric: the upper triangle, mirrored), through
+  // mu = M(q) u_Wbar (nv x z, column j for state j); eq. 29: C = -M Wdot_Wbar, K = -M Wdot_Sbar
+  for (int j = 0; j < z; j++) {
+    const double *uj = X + (size_t)j * N + L->u;
+    double *mj = k->mu + (size_t)j * L->n;
+    for (int b = 0; b < m->nbody; b++) {
+      const double *Ig = k->w->inertia_g + 9 * b;
+      for (int c = 0; c < 3; c++) mj[6 * b + c] = m->body_mass[b] * uj[6 * b + c];
+      ptu_mul_mat_vec3(mj + 6 * b + 3, Ig, uj + 6 * b + 3);
     }
+  }
+  for (int i = 0; i < z; i++) {
+    const double *ui = X + (size_t)i * N + L->u;
+    for (int j = i; j < z; j++) {
+      const double *mj = k->mu + (size_t)j * L->n;
+      double s = 0;
+      for (int v = 0; v < L->n; v++) s += ui[v] * mj[v];
+      r->M[(size_t)i * z + j] = r->M[(size_t)j * z + i] = s;
+    }
+  }
   for (int i = 0; i < z; i++)
     for (int j = 0; j < z; j++) {
       double c = 0, kk = 0;
       for (int l = 0; l < z; l++) {
-        c -= r->M[(size_t)i * z + l] * X[(size_t)j * N + L->Wd + l];
-        kk -= r->M[(size_t)i * z + l] * X[(size_t)(z + j) * N + L->Wd + l];
+        c -= r->M[(size_t)i * z + l] * k->wd[(size_t)j * z + l];
+        kk -= r->M[(size_t)i * z + l] * k->wd[(size_t)(z + j) * z + l];
       }
       r->Cmat[(size_t)i * z + j] = c;
       r->K[(size_t)i * z + j] = kk;
@@ -402,13 +447,27 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
 
 int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
                  pt_linearization **out, pt_error *err) {
+  if (out) *out = NULL;
+  if (!m || !d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
+  if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
+  pt_linearizer *lz = pt_linearizer_new(m);
+  if (!lz) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  int rc = pt_linearize_with(lz, d, opt, PT_LIN_EIGEN, out, err);
+  pt_linearizer_free(lz);
+  return rc;
+}
+
+int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
+                      int flags, pt_linearization **out, pt_error *err) {
   static const pt_linearize_options none;
   work k;
   memset(&k, 0, sizeof(k));
   if (!out) return pt_error_set(err, PT_EINVAL, "no result pointer");
   *out = NULL;
   if (!opt) opt = &none;
-  if (!m || !d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
+  if (!lz) return pt_error_set(err, PT_EINVAL, "no linearizer");
+  const pt_model *m = lz->m;
+  if (!d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
   int ncand, nu, ny, rc;
   const int nv = m->nv, z = m->nv - m->ncon;
@@ -420,9 +479,9 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
   if (rc) goto done;
   // the operating point: d's state (consistent after pt_step, pt_forward or pt_set_state),
   // evaluated on a work data
-  k.w = pt_data_new(m);
+  k.w = lz->w;
   k.states = calloc((size_t)z + 1, sizeof(ptd_coord));
-  if (!k.w || !k.states) {
+  if (!k.states) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory");
     goto done;
   }
@@ -468,12 +527,12 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
   k.jq = calloc(12 * (size_t)nmeas + 1, sizeof(double));
   k.ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
   k.g = calloc((size_t)(z + ny) + 1, sizeof(ptd_grads));
-  k.gbuf = calloc(4 * (size_t)nv * (size_t)(z + ny) + 1, sizeof(double));
-  k.A = malloc(sizeof(double) * (size_t)L.N * (size_t)L.N);
+  k.gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)(z + ny) + 1));   // filled below
   k.R = malloc(sizeof(double) * (size_t)L.N * (size_t)(2 * z + nu) + 8);
-  k.piv = malloc(sizeof(lapack_int) * (size_t)L.N);
+  k.mu = malloc(sizeof(double) * ((size_t)nv * (size_t)z + 1));
+  k.wd = malloc(sizeof(double) * ((size_t)z * (size_t)(2 * z + nu) + 1));
   if (!k.meas || !k.Qq || !k.Qu || !k.Qin || !k.gq || !k.gu || !k.jq || !k.ju || !k.g ||
-      !k.gbuf || !k.A || !k.R || !k.piv) {
+      !k.gbuf || !k.R || !k.mu || !k.wd) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)",
                       L.N);
     goto done;
@@ -490,13 +549,28 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
     k.g[i].sq = b, k.g[i].sdq = b + nv, k.g[i].sddq = b + 2 * nv, k.g[i].sddu = b + 3 * nv;
     grads_of(m, &k, i < z ? k.states + i : &k.outs[i - z].c, nmeas, k.g + i);
   }
-  ptd_fill_system(m, k.w, &L, k.A, k.R, k.Qq, k.Qu, k.Qin, nu, k.gq, k.gu, k.g);
+  rc = ptd_fill_system(m, k.w, &L, &lz->T, k.R, k.Qq, k.Qu, k.Qin, nu, k.gq, k.gu, k.g);
+  if (!rc) rc = ptd_csc_build(&lz->A, &lz->T, L.N);
+  if (rc) {
+    rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L.N);
+    goto done;
+  }
   // eq. 25b: one LU factorisation, 2z + nu right-hand sides
   int info = 0;
-  if (opt->solver == PT_LIN_DENSE)
-    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L.N, 2 * z + nu, k.A, L.N, k.piv, k.R, L.N);
-  else
-    info = ptd_solve_sparse(L.N, k.A, k.R, 2 * z + nu);
+  if (opt->solver == PT_LIN_DENSE) {
+    k.dense = calloc((size_t)L.N * (size_t)L.N, sizeof(double));
+    k.piv = malloc(sizeof(lapack_int) * (size_t)L.N);
+    if (!k.dense || !k.piv) {
+      rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L.N);
+      goto done;
+    }
+    const ptd_csc *A = &lz->A;
+    for (int j = 0; j < L.N; j++)
+      for (int p = A->Ap[j]; p < A->Ap[j + 1]; p++) k.dense[(size_t)j * L.N + A->Ai[p]] = A->Ax[p];
+    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L.N, 2 * z + nu, k.dense, L.N, k.piv, k.R, L.N);
+  } else {
+    info = ptd_solve_sparse(&lz->A, k.R, 2 * z + nu);
+  }
   if (info == PT_ENOMEM) {
     rc = pt_error_set(err, PT_ENOMEM, "out of memory (sparse LU of order %d)", L.N);
     goto done;
@@ -513,7 +587,7 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
     goto done;
   }
   read_results(m, &k, &L, r);
-  rc = eigenvalues(r);
+  rc = flags & PT_LIN_EIGEN ? eigenvalues(r) : PT_OK;
   if (rc) {
     pt_linearization_free(r);
     pt_error_set(err, rc, "the eigenvalue computation failed");

@@ -20,7 +20,16 @@ void ptd_meas_jac_deriv(const pt_model *m, const pt_data *d, int c, double D[144
 void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
                         const double dv[3]);
 
-// Partials of the quadratic-velocity terms by local central differences (one row / one
+// gamma_q (12) and gamma_u (12) of active row a, analytic, if it is a joint row (1); 0 for a
+// motion row.
+int ptd_gamma_partials(const pt_model *m, const pt_data *d, int a, double gq[12], double gu[12]);
+
+// d(Jdot x)/dq and d(Jdot x)/du (12 each) of coordinate c, analytic (1), except a distance (0).
+int ptd_meas_quadratic_partials(const pt_model *m, const pt_data *d, int c, double jq[12],
+                                double ju[12]);
+
+// Partials of the quadratic-velocity terms: analytic for joint rows, by local central
+// differences for motion rows and coordinates (one row / one
 // coordinate at a time, its two bodies perturbed): per active row a, dgamma/dq (gq, 12) and
 // dgamma/du (gu, 12); per listed coordinate meas[i], d(jdotx)/dq and d(jdotx)/du (12 each).
 // s is the data at the operating point, used as scratch: its state is restored bit for bit and
@@ -69,20 +78,52 @@ typedef struct {        // a state or output coordinate's partials (dense, nv ea
   double *sdq;          // sdot_q
   double *sddq;         // sddot_q
   double *sddu;         // sddot_u
+  int body[2];          // the bodies (or PT_GROUND) outside whose 6 slots all four are zero
 } ptd_grads;
 
+// The augmented matrix as triplets (row, column, value) in the order they are added;
+// duplicates are summed by ptd_csc in that order (the order a dense fill would sum them).
 typedef struct {
-  int n, nc, z, N;                       // nv, active rows, states, order of the system
-  int ud, qd, Wd, Sd, lam, u, q, W, S;   // column offsets of the blocks of X (Table 1)
+  int *i, *j;
+  double *v;
+  size_t n, cap;
+  int oom;               // an addition failed for lack of memory
+} ptd_trip;
+
+// Compressed columns (N x N) of the triplets, duplicates summed, exact zeros dropped.
+typedef struct {
+  int N;
+  int *Ap, *Ai;          // (N + 1), (nnz)
+  double *Ax;            // (nnz)
+  int *mark;             // (N + 2) work
+  int *ti, *tj;          // (cap) work: the triplets sorted by row
+  double *tv;            // (cap)
+  size_t cap;
+  // KLU's analysis (orderings) of the last pattern factored, reused while the pattern holds
+  klu_symbolic *sym;
+  int sym_N, sym_nnz;
+  int *sym_Ap, *sym_Ai;  // (sym_N + 1), (sym_nnz): that pattern
+} ptd_csc;
+
+// The system solved is Table 1's with the blocks that are known or read off eliminated
+// (linearize_system.c): unknowns udot, lambda, u, q; equations 23a, c, d, e, f, h.
+typedef struct {
+  int n, nc, z, N;          // nv, active rows, states, order of the system (3 nv + nc)
+  int ud, lam, u, q;        // column offsets of the blocks of X
 } ptd_layout;
 
 ptd_layout ptd_layout_of(const pt_model *m, int z);
 void ptd_local12(const int b[2], const double *v, double out[12]);  // 12 values of 2 bodies
-// Fills A (column-major, N x N) and the right-hand sides R (N x (2z + nu)): Wbar, Sbar, inputs.
-void ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, double *A,
-                     double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
-                     const double *gq, const double *gu, const ptd_grads *st);
-// Solves A X = R in place (R: N x nrhs, column-major) by sparse LU. PT_ESINGULAR, PT_ENOMEM.
-int ptd_solve_sparse(int N, const double *A, double *R, int nrhs);
+// Fills A (triplets T, emptied first) and the right-hand sides R (N x (2z + nu), column-major):
+// Wbar, Sbar, inputs. PT_ENOMEM.
+int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, ptd_trip *T,
+                    double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
+                    const double *gq, const double *gu, const ptd_grads *st);
+int ptd_csc_build(ptd_csc *C, const ptd_trip *T, int N);   // PT_ENOMEM
+void ptd_trip_free(ptd_trip *T);
+void ptd_csc_free(ptd_csc *C);
+// Solves A X = R in place (R: N x nrhs, column-major) by sparse LU, reusing the analysis of
+// the previous call when A has its pattern. PT_ESINGULAR, PT_ENOMEM.
+int ptd_solve_sparse(ptd_csc *A, double *R, int nrhs);
 
 #endif

@@ -65,6 +65,60 @@ void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, doub
       for (int k = 0; k < 6; k++) row[6 * b[s] + k] += jac[6 * s + k];
 }
 
+// Eq. 22 with exactly z candidates: the matrix [C_q; s_q] (nv x nv) is then square, and if it
+// is well conditioned the full pivoting of phase 1 takes every q column (all of its pivots
+// stay far above PIVOT_TOL), so every candidate is kept. That is decided here by a sparse LU
+// and its condition estimate, in time near linear in bodies; 0 leaves the decision to the
+// dense elimination (a singular or badly conditioned choice), 1 all kept, PT_ENOMEM.
+#define FAST_CONDEST_MAX 1e6
+
+static int all_kept_sparse(const pt_model *m, const pt_data *d, const ptd_coord *cand, int ncand) {
+  const int nv = m->nv, nc = m->ncon;
+  const size_t cap = 12 * (size_t)(nc + ncand) + 1;
+  int *Ap = calloc((size_t)nv + 2, sizeof(int)), *Ai = malloc(sizeof(int) * cap);
+  int *ti = malloc(sizeof(int) * cap), *tj = malloc(sizeof(int) * cap);
+  double *Ax = malloc(sizeof(double) * cap), *tv = malloc(sizeof(double) * cap);
+  int rc = PT_ENOMEM;
+  if (!Ap || !Ai || !ti || !tj || !Ax || !tv) goto done;
+  size_t nt = 0;   // triplets (row, q column, value)
+  for (int i = 0; i < nc + ncand; i++) {
+    double jac[12], val, jdx;
+    const int *b;
+    if (i < nc) {
+      const int r = m->con_row[i];
+      b = m->row_body + 2 * r;
+      ptu_copy(jac, d->row_jac + 12 * r, 12);
+    } else if (cand[i - nc].meas >= 0) {
+      b = m->meas_body + 2 * cand[i - nc].meas;
+      pt_measure(m, d, cand[i - nc].meas, &val, jac, &jdx);
+    } else {
+      ti[nt] = i, tj[nt] = 6 * cand[i - nc].body + cand[i - nc].comp, tv[nt++] = 1;
+      continue;
+    }
+    for (int s = 0; s < 2; s++)
+      if (b[s] != PT_GROUND && (s == 0 || b[1] != b[0]))
+        for (int k = 0; k < 6; k++)
+          if (jac[6 * s + k] != 0) ti[nt] = i, tj[nt] = 6 * b[s] + k, tv[nt++] = jac[6 * s + k];
+  }
+  for (size_t t = 0; t < nt; t++) Ap[tj[t] + 2]++;
+  for (int j = 0; j < nv; j++) Ap[j + 2] += Ap[j + 1];
+  for (size_t t = 0; t < nt; t++) {
+    const int p = Ap[tj[t] + 1]++;
+    Ai[p] = ti[t], Ax[p] = tv[t];
+  }
+  klu_common c;
+  klu_defaults(&c);
+  klu_symbolic *sym = klu_analyze(nv, Ap, Ai, &c);
+  klu_numeric *num = sym ? klu_factor(Ap, Ai, Ax, sym, &c) : NULL;
+  rc = num && klu_condest(Ap, Ax, sym, num, &c) && c.condest < FAST_CONDEST_MAX;
+  if (num) klu_free_numeric(&num, &c);
+  if (sym) klu_free_symbolic(&sym, &c);
+  if (c.status == KLU_OUT_OF_MEMORY) rc = PT_ENOMEM;
+done:
+  free(Ap), free(Ai), free(ti), free(tj), free(Ax), free(tv);
+  return rc;
+}
+
 static void eliminate(double *G, int nr, int ncol, const int *done, int pr, int pc) {
   const double piv = G[(size_t)pr * ncol + pc];
   for (int i = 0; i < nr; i++) {
@@ -79,6 +133,14 @@ int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand
                       ptd_coord *states, int *kept, pt_error *err) {
   const int nv = m->nv, nc = m->ncon, nr = nc + ncand, ncol = nv + ncand;
   const int z = nv - nc;
+  if (ncand == z) {
+    const int fast = all_kept_sparse(m, d, cand, ncand);
+    if (fast < 0) return pt_error_set(err, PT_ENOMEM, "out of memory");
+    if (fast == 1) {
+      for (int i = 0; i < ncand; i++) kept[i] = 1, states[i] = cand[i];
+      return PT_OK;
+    }
+  }
   double *G = calloc((size_t)nr * ncol + 1, sizeof(double));
   int *done = calloc((size_t)nr + 1, sizeof(int));
   int *dep = calloc((size_t)ncol + 1, sizeof(int));

@@ -63,11 +63,23 @@ typedef struct {
   int size;                // order of the augmented sensitivity system that was solved
 } pt_linearization;
 
-// Linearizes at d's current state. d is not changed (the work is done on a copy).
-// Errors: PT_EINVAL (unknown or repeated name), PT_EPRECOND (no moving body), PT_ESINGULAR
-// (the augmented system is singular: a lock-up or a singular choice of states), PT_ENOMEM.
+// Linearizes at d's current state, eigenvalues included. d is not changed (the work is done
+// on a copy). Errors: PT_EINVAL (unknown or repeated name), PT_EPRECOND (no moving body),
+// PT_ESINGULAR (the augmented system is singular: a lock-up or a singular choice of states),
+// PT_ENOMEM.
 int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
                  pt_linearization **out, pt_error *err);
 void pt_linearization_free(pt_linearization *lin);
+
+// Repeated linearizations of one model: a workspace holding the work data (made once, with
+// its evaluation at the model's initial state) and what one call can hand to the next.
+// pt_linearize_with gives the same numbers as pt_linearize; flags: PT_LIN_EIGEN to compute
+// the eigenvalues (without it, eig is left zeroed).
+typedef struct pt_linearizer pt_linearizer;
+#define PT_LIN_EIGEN 1
+pt_linearizer *pt_linearizer_new(const pt_model *m);   // NULL: out of memory
+void pt_linearizer_free(pt_linearizer *lz);
+int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
+                      int flags, pt_linearization **out, pt_error *err);
 
 #endif

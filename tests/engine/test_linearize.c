@@ -199,6 +199,18 @@ static void test_user_coordinates(void) {
   pt_linearization_free(ra);
   pt_linearization_free(rz);
   pt_linearization_free(rb);
+  // hanging straight down the tip height alone is a singular choice (dz/dtheta = 0): as many
+  // candidates as degrees of freedom, but the sparse check must hand over to the elimination,
+  // which drops it and completes the states from internal coordinates
+  const double th0 = 0;
+  set_named(m, d, hinge, &th0, NULL, 1);
+  CHECK(pt_set_input(m, d, 0, 0) == 0, "input");
+  pt_forward(m, d);
+  pt_linearization *r0 = linearize(m, d, tip, 1, NULL, 0);
+  CHECK(r0->nz == 1 && strcmp(r0->state_name[0], "tip_z") != 0, "singular tip_z kept: %s",
+        r0->state_name[0]);
+  CHECK(strstr(r0->notes, "dropped tip_z") != NULL, "notes: %s", r0->notes);
+  pt_linearization_free(r0);
   // unknown and repeated names are refused
   pt_linearization *bad = NULL;
   pt_error err = {0};

@@ -1,12 +1,14 @@
 // test_linearize_fd.c: A from the augmented sensitivities (analytic partials) against central
 // differences of the engine's own forward dynamics (issue 6, test 4): every state value and
 // rate is moved by +-h with pt_set_state on a copy, pt_forward gives the state accelerations.
-// The dense and sparse solutions of the augmented system are compared too.
+// The dense and sparse solutions of the augmented system are compared too, and a reused
+// linearizer (pt_linearize_with) against pt_linearize.
 // Models: a 7-link chain, a body on a bushing carrying a link (springs, dampers, forces,
 // actuators), the parallelogram four-bar (closed loop), a mixed chain of every joint with
 // coordinates plus a fixed joint, a chain driven by a motion, and the rotor-stator spinning.
 // argv[1]: the project root (for configs/models).
 #include "engine.h"
+#include "linearize_internal.h"
 #include "test_linearize_util.h"
 
 #define FD_H 1e-5
@@ -67,6 +69,39 @@ static int fd_check(const pt_model *m, const pt_data *d0, const char *const *sta
     CHECK(fabs(rd->K[i] - r->K[i]) <= 1e-9 * fmax(1, fabs(r->K[i])), "%s: dense K", what);
   }
   pt_linearization_free(rd);
+  // a linearizer used first at another state (the model's initial one), then twice at d0,
+  // gives the same numbers as pt_linearize, bit for bit; without PT_LIN_EIGEN the eigenvalues are left zeroed
+  pt_linearizer *lz = pt_linearizer_new(m);
+  pt_data *d1 = pt_data_new(m);
+  pt_linearize_options o = {states, ns, NULL, 0, NULL, 0, PT_LIN_SPARSE};
+  pt_linearization *r1 = NULL, *r2 = NULL;
+  CHECK(lz && d1 && pt_linearize_with(lz, d1, &o, 0, &r1, &e0) == 0, "%s: linearizer at the "
+        "initial state: %s", what, e0.msg);
+  for (int i = 0; r1 && i < 2 * r1->nz; i++)
+    CHECK(r1->eig[i].re == 0 && r1->eig[i].im == 0, "%s: eigenvalues not asked for", what);
+  CHECK(lz && pt_linearize_with(lz, d0, &o, PT_LIN_EIGEN, &r2, &e0) == 0, "%s: linearizer: %s",
+        what, e0.msg);
+  // twice at d0: the second call reuses the sparse LU's analysis of the same pattern
+  for (int again = 0; again < 2 && r2; again++) {
+    if (again) {
+      pt_linearization_free(r2);
+      r2 = NULL;
+      CHECK(pt_linearize_with(lz, d0, &o, PT_LIN_EIGEN, &r2, &e0) == 0, "%s: again: %s", what,
+            e0.msg);
+      if (!r2) break;
+    }
+    CHECK(r2->nz == z && r2->nu == r->nu && r2->ny == r->ny, "%s: linearizer sizes", what);
+    CHECK(!memcmp(r2->A, r->A, sizeof(double) * (size_t)(n2 * n2)) &&
+          !memcmp(r2->B, r->B, sizeof(double) * (size_t)(n2 * r->nu)) &&
+          !memcmp(r2->C, r->C, sizeof(double) * (size_t)(r->ny * n2)) &&
+          !memcmp(r2->M, r->M, sizeof(double) * (size_t)(z * z)) &&
+          !memcmp(r2->K, r->K, sizeof(double) * (size_t)(z * z)) &&
+          !memcmp(r2->eig, r->eig, sizeof(pt_eigenvalue) * (size_t)n2),
+          "%s: a reused linearizer differs from pt_linearize", what);
+  }
+  pt_linearization_free(r1), pt_linearization_free(r2);
+  pt_linearizer_free(lz);
+  pt_data_free(d1);
   printf("%s: %d states, max |A - A_fd| = %.3g (max |A| %.3g), sparse vs dense %.3g\n", what,
          z, err, amax, dmax);
   pt_data_free(c);
@@ -192,6 +227,92 @@ static void test_mixed(void) {
   const double v[] = {0.6, -0.4, 0.7, -0.9, 0.2, 0.3};
   set_named(m, d, n, q, v, 6);
   fd_check(m, d, NULL, 0, "mixed joints");
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// The analytic partials of every coordinate's Jdot x against central differences of
+// measure.c's own (s: a copy of d used as scratch).
+static void check_meas_partials(const pt_model *m, const pt_data *d, pt_data *s,
+                                const char *what) {
+  int nan = 0;
+  double emax = 0;
+  for (int c = 0; c < m->ncoord; c++) {
+    double jq[12], ju[12], val, jac[12], jp, jm;
+    if (!ptd_meas_quadratic_partials(m, d, c, jq, ju)) continue;
+    nan++;
+    const int *b = m->meas_body + 2 * c;
+    for (int sl = 0; sl < 2; sl++) {
+      if (b[sl] == PT_GROUND) continue;
+      for (int x = 0; x < 12; x++) {
+        const double h = ptd_fd_step(x);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, h);
+        pt_measure(m, s, c, &val, jac, &jp);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, -h);
+        pt_measure(m, s, c, &val, jac, &jm);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, 0);
+        const double fd = (jp - jm) / (2 * h), an = x < 6 ? jq[6 * sl + x] : ju[6 * sl + x - 6];
+        emax = fmax(emax, fabs(fd - an));
+        CHECK(fabs(fd - an) <= 1e-6 * fmax(1, fabs(an)), "%s: Jdot x of %s, body %d, variable "
+              "%d: analytic %.12g vs FD %.12g", what, pt_coord_name(m, c), b[sl], x, an, fd);
+      }
+    }
+  }
+  CHECK(nan > 0, "%s: no analytic coordinate", what);
+  printf("%s: Jdot x partials of %d of %d coordinates, max |analytic - FD| = %.3g\n", what,
+         nan, m->ncoord, emax);
+}
+
+// The analytic gamma partials of every joint row (revolute, universal, cylindrical, prismatic,
+// fixed) against central differences of joint.c's own gamma, each body variable moved by the
+// local step (positions 1e-5, velocities 1e-3: exact for a quadratic), at a moving state.
+static void test_gamma_partials(void) {
+  pt_model *m = load_yaml(mixed_yaml);
+  pt_data *d = pt_data_new(m), *s = pt_data_new(m);
+  const char *n[] = {"r", "u.angle1", "u.angle2", "cy.angle", "cy.slide", "pr"};
+  const double q[] = {0.3, -0.2, 0.25, 0.4, 0.05, -0.03};
+  const double v[] = {0.6, -0.4, 0.7, -0.9, 0.2, 0.3};
+  set_named(m, d, n, q, v, 6);
+  pt_data_copy(m, s, d);
+  int nrow = 0;
+  double emax = 0;
+  for (int a = 0; a < m->ncon; a++) {
+    double gq[12], gu[12];
+    if (!ptd_gamma_partials(m, d, a, gq, gu)) continue;
+    nrow++;
+    const int r = m->con_row[a], *b = m->row_body + 2 * r;
+    for (int sl = 0; sl < 2; sl++) {
+      if (b[sl] == PT_GROUND) continue;
+      for (int x = 0; x < 12; x++) {
+        const double h = ptd_fd_step(x);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, h);
+        pt_joint_rows(m, s);
+        const double gp = s->row_gamma[r];
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, -h);
+        pt_joint_rows(m, s);
+        const double fd = (gp - s->row_gamma[r]) / (2 * h);
+        ptd_perturb(m, s, d->q, d->x, b[sl], x, 0);
+        const double an = x < 6 ? gq[6 * sl + x] : gu[6 * sl + x - 6];
+        emax = fmax(emax, fabs(fd - an));
+        CHECK(fabs(fd - an) <= 1e-6 * fmax(1, fabs(an)), "gamma of row %d, body %d, variable "
+              "%d: analytic %.12g vs FD %.12g", a, b[sl], x, an, fd);
+      }
+    }
+  }
+  CHECK(nrow == m->ncon, "%d of %d rows analytic", nrow, m->ncon);
+  printf("gamma partials: %d joint rows, max |analytic - FD| = %.3g\n", nrow, emax);
+  check_meas_partials(m, d, s, "mixed joints");   // angles, universal angles, slides
+  pt_data_free(s);
+  pt_data_free(d);
+  pt_model_free(m);
+  // point positions on a moving body (and a distance, left to the local differences)
+  m = load_yaml(bushing_yaml);
+  d = pt_data_new(m);
+  s = pt_data_new(m);
+  pt_forward(m, d);
+  pt_data_copy(m, s, d);
+  check_meas_partials(m, d, s, "bushing");
+  pt_data_free(s);
   pt_data_free(d);
   pt_model_free(m);
 }
@@ -343,6 +464,7 @@ int main(int argc, char **argv) {
   test_bushing();
   test_fourbar(root);
   test_mixed();
+  test_gamma_partials();
   test_driven();
   test_rotor(root);
   test_internal_states();
