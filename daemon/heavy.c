@@ -134,7 +134,8 @@ static void work(uv_work_t *w) {
   }
   case PARTITA__V1__REQUEST__OP_LINEARIZE: {
     Partita__V1__LinearizeReply *o = NULL;
-    j->status = heavy_linearize(m, j->copy, q->linearize, &o, j->msg, sizeof(j->msg));
+    j->status = heavy_linearize(m, j->s->lin[j->slot], j->copy, q->linearize, &o, j->msg,
+                                sizeof(j->msg));
     j->out = o ? &o->base : NULL;
     break;
   }

@@ -14,8 +14,10 @@
 
 int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynamics *rq,
                   Partita__V1__InverseDynamicsReply **out, char *msg, size_t msglen);
-int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize *rq,
-                    Partita__V1__LinearizeReply **out, char *msg, size_t msglen);
+// lz: the snapshot slot's linearizer (its work data is reused from one request to the next).
+int heavy_linearize(const pt_model *m, pt_linearizer *lz, pt_data *d,
+                    const Partita__V1__Linearize *rq, Partita__V1__LinearizeReply **out,
+                    char *msg, size_t msglen);
 // With rq->apply, the glue moves the live model to out->coordinates afterwards.
 int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibrium *rq,
                       Partita__V1__EquilibriumReply **out, char *msg, size_t msglen);

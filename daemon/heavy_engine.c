@@ -289,8 +289,9 @@ static Partita__V1__LinearizeReply *lin_reply(const char *model, const pt_linear
   return o;
 }
 
-int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize *rq,
-                    Partita__V1__LinearizeReply **out, char *msg, size_t msglen) {
+int heavy_linearize(const pt_model *m, pt_linearizer *lz, pt_data *d,
+                    const Partita__V1__Linearize *rq, Partita__V1__LinearizeReply **out,
+                    char *msg, size_t msglen) {
   *out = NULL;
   pt_assign *pos = NULL, *vel = NULL;
   int npos = 0, nvel = 0;
@@ -319,7 +320,7 @@ int heavy_linearize(const pt_model *m, pt_data *d, const Partita__V1__Linearize 
                             (const char *const *)rq->outputs, (int)rq->n_outputs,
                             PT_LIN_SPARSE};
   pt_linearization *r = NULL;
-  rc = pt_linearize(m, d, &o, &r, &err);
+  rc = pt_linearize_with(lz, d, &o, PT_LIN_EIGEN, &r, &err);
   if (rc) {
     snprintf(msg, msglen, "%.500s", err.msg[0] ? err.msg : pt_strerror(rc));
     return rc;

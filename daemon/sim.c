@@ -68,8 +68,10 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->snap_size = sizeof(snap_hdr) + sizeof(double) * (size_t)(3 * s->nc + s->ni + 13 * s->nb);
   sem_init(&s->wake, 0, 0);
   s->d = pt_data_new(m);
-  for (int i = 0; i < SIM_SLOTS; i++)
+  for (int i = 0; i < SIM_SLOTS; i++) {
     s->slot[i] = pt_data_new(m);
+    s->lin[i] = pt_linearizer_new(m);
+  }
   s->coord_names = calloc((size_t)s->nc + 1, sizeof(char *));
   s->input_names = calloc((size_t)s->ni + 1, sizeof(char *));
   for (int i = 0; s->coord_names && i < s->nc; i++)
@@ -87,7 +89,8 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->latest_front = 2;
   for (int i = 0; i < 3 && s->latest[i] && s->d; i++)
     fill_snap(s, s->latest[i], FIELD_ALL);
-  if (!s->d || !s->slot[0] || !s->slot[SIM_SLOTS - 1] || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
+  if (!s->d || !s->slot[0] || !s->slot[SIM_SLOTS - 1] || !s->lin[0] ||
+      !s->lin[SIM_SLOTS - 1] || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
       !s->latest[0] || !s->latest[1] || !s->latest[2] ||
       spsc_init(&s->cmdq, sizeof(sim_cmd *), CMDQ_CAP) ||
       spsc_init(&s->inq, in_size, INQ_CAP) ||
@@ -119,8 +122,10 @@ void sim_free(sim *s) {
     return;
   if (s->d)
     pt_data_free(s->d);
-  for (int i = 0; i < SIM_SLOTS; i++)
+  for (int i = 0; i < SIM_SLOTS; i++) {
     pt_data_free(s->slot[i]);
+    pt_linearizer_free(s->lin[i]);
+  }
   if (s->m)
     pt_model_free(s->m);
   sem_destroy(&s->wake);

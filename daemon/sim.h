@@ -18,6 +18,7 @@
 #include "hist.h"
 #include "pace.h"
 #include "partita.h"
+#include "pt_linearize.h"
 #include "spsc.h"
 
 #define SIM_NAME 128
@@ -190,6 +191,7 @@ struct sim {
 
   // loop thread only
   pt_data *slot[SIM_SLOTS];         // snapshots for heavy requests, made at load
+  pt_linearizer *lin[SIM_SLOTS];    // and a linearizer for each (work data kept between calls)
   int slot_used[SIM_SLOTS];
   void *heavy_wait;                 // heavy requests waiting for a slot (heavy.c), FIFO
   int refs;                         // registry + heavy jobs in flight
