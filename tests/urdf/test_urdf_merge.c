@@ -212,7 +212,7 @@ static void test_root(void) {
       "  </link>\n"
       "</robot>\n";
   for (int floating = 0; floating <= 1; floating++) {
-    pt_load_options opt = {floating};
+    pt_load_options opt = {.floating_base = floating};
     pt_spec *s = NULL;
     pt_error err = {0};
     int rc = pt_spec_from_urdf(xml, sizeof(xml) - 1, "root.urdf", &opt, &s, &err);
@@ -238,7 +238,7 @@ static void test_root(void) {
       "<parent link=\"world\"/><child link=\"a\"/></joint><link name=\"a\"><inertial>\n"
       "<mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/>\n"
       "</inertial></link></robot>";
-  pt_load_options opt = {1};
+  pt_load_options opt = {.floating_base = 1};
   pt_spec *s = NULL;
   pt_error err = {0};
   int rc = pt_spec_from_urdf(massless, sizeof(massless) - 1, NULL, &opt, &s, &err);
