@@ -658,18 +658,18 @@ static void xml_keep_error(void *ctx, xmlErrorPtr e) {
   f->line = e->line;
 }
 
-// Counts the start tags of the raw text before libxml2 builds a tree of them: every `<`
-// followed by a name character (an upper bound: tags inside comments count too). 0 when
-// within the limit, else the 1-based line of the first start tag beyond it.
+// Counts the start tags of the raw text before libxml2 builds a tree of them: every `<` not
+// followed by `/`, `!` or `?`. An upper bound in any encoding libxml2 reads from the bytes
+// (UTF-8, Latin-1, UTF-16 and UCS-4 either way round, where `<` is followed or preceded by a
+// zero byte): tags inside comments count too, and in UTF-16 end tags count as well. 0 when
+// within the limit, else the 1-based line of the first `<` beyond it.
 static int element_limit_line(const char *text, size_t len, int max) {
   int count = 0, line = 1;
-  for (size_t i = 0; i + 1 < len; i++) {
+  for (size_t i = 0; i < len; i++) {
     if (text[i] == '\n') line++;
     if (text[i] != '<') continue;
-    unsigned char c = (unsigned char)text[i + 1];
-    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') count++;
-    else if (c == '_' || c == ':' || c >= 0x80) count++;
-    if (count > max) return line;
+    char c = i + 1 < len ? text[i + 1] : '\0';
+    if (c != '/' && c != '!' && c != '?' && ++count > max) return line;
   }
   return 0;
 }

@@ -204,6 +204,23 @@ static void check_limits(void) {
                  "big.urdf:100001: robot: more than 100000 XML elements (max_urdf_elements)");
   pt_load_options opt = {.max_urdf_elements = 10};
   expect_refused(&b, &opt, "big.urdf:11: robot: more than 10 XML elements");
+  // The same elements in UTF-16 (little-endian, with a byte order mark) count the same.
+  b.n = 0;
+  add(&b, "<robot name=\"r\">\n");
+  for (int i = 0; i < 11; i++) add(&b, "<material/>\n");
+  add(&b, "</robot>\n");
+  text_buf w = {malloc(2 * b.n + 2), 2 * b.n + 2, 2 * b.n + 2};
+  if (!w.p) abort();
+  w.p[0] = (char)0xff;
+  w.p[1] = (char)0xfe;
+  for (size_t i = 0; i < b.n; i++) {
+    w.p[2 + 2 * i] = b.p[i];
+    w.p[3 + 2 * i] = 0;
+  }
+  expect_refused(&w, &opt, "big.urdf:11: robot: more than 10 XML elements");
+  opt.max_urdf_elements = 100;  // within the limit libxml2 reads it: a robot without links
+  expect_refused(&w, &opt, "big.urdf:1: robot: no <link>");
+  free(w.p);
   // Links and joints: the defaults, and a caller's limit.
   b.n = 0;
   add(&b, "<robot name=\"r\">\n");
