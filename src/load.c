@@ -6,22 +6,21 @@
 
 #include "partita.h"
 
-#define PT_MAX_FILE_BYTES (64u << 20)
-
-static int read_file(const char *path, char **text, size_t *len, pt_error *err) {
+// Refuses a file beyond `max` bytes before reading it whole.
+static int read_file(const char *path, size_t max, char **text, size_t *len, pt_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return pt_error_set(err, PT_EIO, "%s: cannot open: %s", path, strerror(errno));
   char *buf = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
     if (n + 4096 + 1 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      if (cap > PT_MAX_FILE_BYTES) {
+      if (n > max) {
         free(buf);
         fclose(f);
-        return pt_error_set(err, PT_EIO, "%s: file larger than %u bytes", path,
-                            PT_MAX_FILE_BYTES);
+        return pt_error_set(err, PT_EPARSE,
+                            "%s:1: model: text larger than %zu bytes (max_text_bytes)", path, max);
       }
+      cap = cap ? 2 * cap : 65536;
       char *nb = realloc(buf, cap);
       if (!nb) {
         free(buf);
@@ -65,14 +64,15 @@ static int spec_from_text(const char *text, size_t len, int format, const char *
                           const pt_load_options *opt, pt_spec **out, pt_error *err) {
   if (format == 0) format = sniff(text, len);
   if (format == 2) return pt_spec_from_urdf(text, len, source, opt, out, err);
-  return pt_spec_from_yaml(text, len, source, out, err);
+  return pt_spec_from_yaml_opt(text, len, source, opt, out, err);
 }
 
 int pt_spec_from_file(const char *path, const pt_load_options *opt, pt_spec **out,
                       pt_error *err) {
   char *text = NULL;
   size_t len = 0;
-  int rc = read_file(path, &text, &len, err);
+  pt_load_options lim = pt_load_options_resolve(opt);
+  int rc = read_file(path, lim.max_text_bytes, &text, &len, err);
   if (rc) return rc;
   int format = 0;
   if (ends_with(path, ".urdf") || ends_with(path, ".xml")) format = 2;

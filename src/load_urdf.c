@@ -15,9 +15,6 @@
 
 #include "partita.h"
 
-#define URDF_MAX_LINKS 4096
-#define URDF_MAX_JOINTS 4096
-
 typedef struct {
   double R[9];  // rotation, row-major: x_outer = R x_inner + p
   double p[3];
@@ -58,6 +55,7 @@ typedef struct {
   urdf_joint *joints;
   int njoint;
   int *order;            // links in breadth-first order from the root (nlink)
+  pt_load_options lim;   // limits in effect (pt_load_options_resolve)
 } urdf;
 
 // Formats `SOURCE:LINE: what "name": message` into u->err; returns code.
@@ -243,8 +241,6 @@ static int parse_inertial(const urdf *u, const xmlNode *e, urdf_link *l) {
 }
 
 static int parse_link(urdf *u, const xmlNode *e) {
-  if (u->nlink >= URDF_MAX_LINKS)
-    return fail(u, PT_EPARSE, node_line(e), "robot", NULL, "more than %d links", URDF_MAX_LINKS);
   urdf_link *l = &u->links[u->nlink];
   memset(l, 0, sizeof(*l));
   l->line = node_line(e);
@@ -304,9 +300,6 @@ static int parse_joint_type(const urdf *u, const xmlNode *e, urdf_joint *j) {
 }
 
 static int parse_joint(urdf *u, const xmlNode *e) {
-  if (u->njoint >= URDF_MAX_JOINTS)
-    return fail(u, PT_EPARSE, node_line(e), "robot", NULL, "more than %d joints",
-                URDF_MAX_JOINTS);
   urdf_joint *j = &u->joints[u->njoint];
   memset(j, 0, sizeof(*j));
   j->line = node_line(e);
@@ -603,10 +596,13 @@ static int parse_robot(urdf *u, const xmlNode *robot) {
   for (xmlNode *c = robot->children; c; c = c->next) {
     nl += is_elem(c, "link");
     nj += is_elem(c, "joint");
+    if (nl > u->lim.max_bodies)
+      return fail(u, PT_EPARSE, node_line(c), "robot", NULL, "more than %d links (max_bodies)",
+                  u->lim.max_bodies);
+    if (nj > u->lim.max_joints)
+      return fail(u, PT_EPARSE, node_line(c), "robot", NULL, "more than %d joints (max_joints)",
+                  u->lim.max_joints);
   }
-  if (nl > URDF_MAX_LINKS || nj > URDF_MAX_JOINTS)
-    return fail(u, PT_EPARSE, node_line(robot), "robot", NULL,
-                "%d links and %d joints: at most %d of each", nl, nj, URDF_MAX_LINKS);
   u->links = calloc((size_t)nl + 1, sizeof(*u->links));
   u->joints = calloc((size_t)nj + 1, sizeof(*u->joints));
   u->order = calloc((size_t)nl + 1, sizeof(*u->order));
@@ -662,6 +658,22 @@ static void xml_keep_error(void *ctx, xmlErrorPtr e) {
   f->line = e->line;
 }
 
+// Counts the start tags of the raw text before libxml2 builds a tree of them: every `<` not
+// followed by `/`, `!` or `?`. An upper bound in any encoding libxml2 reads from the bytes
+// (UTF-8, Latin-1, UTF-16 and UCS-4 either way round, where `<` is followed or preceded by a
+// zero byte): tags inside comments count too, and in UTF-16 end tags count as well. 0 when
+// within the limit, else the 1-based line of the first `<` beyond it.
+static int element_limit_line(const char *text, size_t len, int max) {
+  int count = 0, line = 1;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '\n') line++;
+    if (text[i] != '<') continue;
+    char c = i + 1 < len ? text[i + 1] : '\0';
+    if (c != '/' && c != '!' && c != '?' && ++count > max) return line;
+  }
+  return 0;
+}
+
 static void xml_silent(void *ctx, const char *fmt, ...) {
   (void)ctx;
   (void)fmt;
@@ -670,10 +682,16 @@ static void xml_silent(void *ctx, const char *fmt, ...) {
 int pt_spec_from_urdf(const char *text, size_t len, const char *source,
                       const pt_load_options *opt, pt_spec **out, pt_error *err) {
   urdf u = {.source = source ? source : "<string>", .err = err};
+  u.lim = pt_load_options_resolve(opt);
   *out = NULL;
   if (!text || len == 0) return fail(&u, PT_EPARSE, 0, "robot", NULL, "empty document");
-  if (len > (size_t)INT32_MAX)
-    return fail(&u, PT_EPARSE, 0, "robot", NULL, "document larger than 2 GiB");
+  if (len > u.lim.max_text_bytes || len > (size_t)INT32_MAX)
+    return fail(&u, PT_EPARSE, 1, "robot", NULL, "text larger than %zu bytes (max_text_bytes)",
+                u.lim.max_text_bytes);
+  int at = element_limit_line(text, len, u.lim.max_urdf_elements);
+  if (at)
+    return fail(&u, PT_EPARSE, at, "robot", NULL, "more than %d XML elements (max_urdf_elements)",
+                u.lim.max_urdf_elements);
   xmlInitParser();
   xmlParserCtxt *ctxt = xmlNewParserCtxt();
   pt_spec *s = pt_spec_new();

@@ -4,7 +4,10 @@
 // (what a value looks like, where it goes, which types take it and which need it). Parsing
 // stops at the first problem, so the nesting depth, memory and work are bounded by the schema
 // and the limits below whatever the input is, and the whole file is refused with one message
-// `FILE:LINE: ENTRY: WHAT`. Checks that need other entries (unknown bodies, duplicate names,
+// `FILE:LINE: ENTRY: WHAT`. Before the descent, one pass of libyaml's scanner (tokens only, no
+// tree) enforces the limits of pt_load_options on nesting depth and node count, so a hostile
+// text is refused before any work it asks for is done; aliases are refused at their first use
+// (next()), never expanded. Checks that need other entries (unknown bodies, duplicate names,
 // motions on joints that cannot take them) belong to pt_model_compile, which reuses the lines
 // recorded here.
 #include <math.h>
@@ -17,8 +20,7 @@
 
 #include "partita.h"
 
-#define MAX_TEXT (64u << 20)  // bytes of model text (as pt_spec_from_file)
-#define MAX_ENTRIES 10000     // entries per list
+#define MAX_ENTRIES 10000     // entries per list (bodies and joints: pt_load_options)
 #define MAX_POINTS 100000     // table points in one file
 #define MAX_COEF 100          // coefficients of one polynomial
 #define MAX_KEYS 20           // keys of one entry kind
@@ -87,6 +89,7 @@ struct loader {
   size_t len;
   char entry[128];       // ENTRY of messages: `joints[2] "knee"`, `model`, `simulation`
   long npoints;          // table points so far
+  pt_load_options lim;   // limits in effect (pt_load_options_resolve)
   int code;              // the error code once something failed
 };
 
@@ -775,6 +778,10 @@ static int parse_list(loader *L, const kinddef *k) {
     if (next(L)) return -1;
     if (L->ev.type == YAML_SEQUENCE_END_EVENT) break;
     name_entry(L, k->list, i, NULL);
+    if (k->add == add_body && i == L->lim.max_bodies)
+      return fail(L, line_of(L), "more than %d bodies (max_bodies)", L->lim.max_bodies);
+    if (k->add == add_joint && i == L->lim.max_joints)
+      return fail(L, line_of(L), "more than %d joints (max_joints)", L->lim.max_joints);
     if (i == MAX_ENTRIES)
       return fail(L, line_of(L), "more than %d entries in %s", MAX_ENTRIES, k->list);
     if (L->ev.type != YAML_MAPPING_START_EVENT)
@@ -892,15 +899,69 @@ static int parse_document(loader *L) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Limits: one pass of the scanner over the whole text before the descent.
+
+// 0 when the text is within the limits (or has a syntax error, which the descent reports with
+// its own message); -1 with the message set otherwise.
+static int prescan(loader *L) {
+  yaml_parser_t p;
+  if (!yaml_parser_initialize(&p)) return out_of_memory(L);
+  yaml_parser_set_input_string(&p, (const unsigned char *)L->text, L->len);
+  long depth = 0, nodes = 0;
+  int rc = 0;
+  for (;;) {
+    yaml_token_t t;
+    if (!yaml_parser_scan(&p, &t)) break;
+    int line = (int)t.start_mark.line + 1, done = t.type == YAML_STREAM_END_TOKEN;
+    switch (t.type) {
+      case YAML_BLOCK_SEQUENCE_START_TOKEN:
+      case YAML_BLOCK_MAPPING_START_TOKEN:
+      case YAML_FLOW_SEQUENCE_START_TOKEN:
+      case YAML_FLOW_MAPPING_START_TOKEN:
+        nodes++;
+        if (++depth > L->lim.max_yaml_depth)
+          rc = fail(L, line, "YAML nesting deeper than %d levels (max_yaml_depth)",
+                    L->lim.max_yaml_depth);
+        break;
+      case YAML_BLOCK_END_TOKEN:
+      case YAML_FLOW_SEQUENCE_END_TOKEN:
+      case YAML_FLOW_MAPPING_END_TOKEN:
+        depth--;
+        break;
+      case YAML_SCALAR_TOKEN:
+      case YAML_ALIAS_TOKEN:  // refused by the descent, with its entry, before any use
+        nodes++;
+        break;
+      default:
+        break;
+    }
+    if (!rc && nodes > L->lim.max_yaml_nodes)
+      rc = fail(L, line, "more than %d YAML nodes (max_yaml_nodes)", L->lim.max_yaml_nodes);
+    yaml_token_delete(&t);
+    if (rc || done) break;
+  }
+  if (!rc && p.error == YAML_MEMORY_ERROR) rc = out_of_memory(L);
+  yaml_parser_delete(&p);
+  return rc;
+}
+
 int pt_spec_from_yaml(const char *text, size_t len, const char *source, pt_spec **out,
                       pt_error *err) {
+  return pt_spec_from_yaml_opt(text, len, source, NULL, out, err);
+}
+
+int pt_spec_from_yaml_opt(const char *text, size_t len, const char *source,
+                          const pt_load_options *opt, pt_spec **out, pt_error *err) {
   *out = NULL;
   if (!source) source = "<string>";
-  if (len > MAX_TEXT)
-    return pt_error_set(err, PT_EPARSE, "%s:1: model: text larger than %u bytes", source,
-                        MAX_TEXT);
+  pt_load_options lim = pt_load_options_resolve(opt);
+  if (len > lim.max_text_bytes)
+    return pt_error_set(err, PT_EPARSE, "%s:1: model: text larger than %zu bytes (max_text_bytes)",
+                        source, lim.max_text_bytes);
   loader L;
   memset(&L, 0, sizeof(L));
+  L.lim = lim;
   L.err = err;
   L.source = source;
   L.text = text ? text : "";
@@ -913,7 +974,8 @@ int pt_spec_from_yaml(const char *text, size_t len, const char *source, pt_spec 
   }
   snprintf(L.spec->source, sizeof(L.spec->source), "%s", source);
   yaml_parser_set_input_string(&L.parser, (const unsigned char *)L.text, L.len);
-  int rc = parse_document(&L);
+  int rc = prescan(&L);
+  if (!rc) rc = parse_document(&L);
   if (L.has_ev) yaml_event_delete(&L.ev);
   yaml_parser_delete(&L.parser);
   if (rc) {

@@ -55,18 +55,40 @@ int pt_error_set(pt_error *err, int code, const char *fmt, ...)
 
 // ---------------------------------------------------------------------------------------------
 // Loading.
+// Limits on what a model text may ask for, checked while reading, before the work they bound
+// is done (docs/model-format.md, "Limits"). Zero selects the default; NULL options are all
+// defaults. A text beyond a limit is refused with PT_EPARSE and a message naming the limit.
+#define PT_LOAD_MAX_TEXT_BYTES (8u << 20)   // model text: 8 MiB
+#define PT_LOAD_MAX_BODIES 1000             // YAML bodies, URDF links
+#define PT_LOAD_MAX_JOINTS 2000             // YAML joints, URDF joints
+#define PT_LOAD_MAX_YAML_DEPTH 32           // nested YAML lists and mappings
+#define PT_LOAD_MAX_YAML_NODES 1000000      // YAML scalars, lists and mappings
+#define PT_LOAD_MAX_URDF_ELEMENTS 100000    // XML start tags in a URDF text
+
 typedef struct {
-  int floating_base;    // URDF: root link free instead of welded to ground
+  int floating_base;       // URDF: root link free instead of welded to ground
+  size_t max_text_bytes;   // 0: PT_LOAD_MAX_TEXT_BYTES
+  int max_bodies;          // 0: PT_LOAD_MAX_BODIES
+  int max_joints;          // 0: PT_LOAD_MAX_JOINTS
+  int max_yaml_depth;      // 0: PT_LOAD_MAX_YAML_DEPTH
+  int max_yaml_nodes;      // 0: PT_LOAD_MAX_YAML_NODES (aliases are always refused)
+  int max_urdf_elements;   // 0: PT_LOAD_MAX_URDF_ELEMENTS
   // Simulation settings that override the model file's `simulation` section (or the
   // defaults, for URDF): dt > 0 replaces the step; integrator is used when has_integrator.
   double dt;
   int has_integrator;
-  int integrator;       // a pt_integrator
+  int integrator;          // a pt_integrator
 } pt_load_options;
+
+// The options in effect: `opt` (may be NULL) with every zero limit replaced by its default.
+pt_load_options pt_load_options_resolve(const pt_load_options *opt);
 
 // YAML model text (model-format.md). `source` names the text in messages ("<string>" if NULL).
 int pt_spec_from_yaml(const char *text, size_t len, const char *source, pt_spec **out,
                       pt_error *err);
+// Same with limits (opt may be NULL; floating_base does not apply to YAML).
+int pt_spec_from_yaml_opt(const char *text, size_t len, const char *source,
+                          const pt_load_options *opt, pt_spec **out, pt_error *err);
 // URDF robot description (model-format.md, URDF section).
 int pt_spec_from_urdf(const char *text, size_t len, const char *source,
                       const pt_load_options *opt, pt_spec **out, pt_error *err);

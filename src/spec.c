@@ -1,8 +1,8 @@
-// spec.c: allocation of the parsed model description (pt_spec.h).
+// spec.c: allocation of the parsed model description (pt_spec.h) and the loaders' limits.
 #include <stdlib.h>
 #include <string.h>
 
-#include "pt_spec.h"
+#include "partita.h"
 
 pt_spec *pt_spec_new(void) {
   pt_spec *s = calloc(1, sizeof(*s));
@@ -67,4 +67,19 @@ pt_spec_actuator *pt_spec_add_actuator(pt_spec *s) {
 
 pt_spec_coord *pt_spec_add_coord(pt_spec *s) {
   return grow((void **)&s->coords, &s->ncoord, &s->cap[5], sizeof(pt_spec_coord));
+}
+
+// The loaders' limits (partita.h), resolved once per load.
+
+pt_load_options pt_load_options_resolve(const pt_load_options *opt) {
+  pt_load_options o;
+  memset(&o, 0, sizeof(o));
+  if (opt) o = *opt;
+  if (o.max_text_bytes == 0) o.max_text_bytes = PT_LOAD_MAX_TEXT_BYTES;
+  if (o.max_bodies <= 0) o.max_bodies = PT_LOAD_MAX_BODIES;
+  if (o.max_joints <= 0) o.max_joints = PT_LOAD_MAX_JOINTS;
+  if (o.max_yaml_depth <= 0) o.max_yaml_depth = PT_LOAD_MAX_YAML_DEPTH;
+  if (o.max_yaml_nodes <= 0) o.max_yaml_nodes = PT_LOAD_MAX_YAML_NODES;
+  if (o.max_urdf_elements <= 0) o.max_urdf_elements = PT_LOAD_MAX_URDF_ELEMENTS;
+  return o;
 }

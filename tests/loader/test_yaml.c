@@ -8,7 +8,8 @@
 // conventions: defaults and conversions of the loader on small inline models.
 // bad:         every tests/loader/bad/*.yaml is refused with PT_EPARSE and a message that
 //              contains the text of its first line `# expect: ...`.
-// limits:      lists and tables beyond the documented bounds are refused.
+// limits:      texts beyond the limits of pt_load_options and the documented bounds are
+//              refused, each with its own message; libyaml never writes to stderr.
 // fuzz:        truncated prefixes and random mutations of the examples never crash: each
 //              load either succeeds or fails with a message.
 // compile:     every example model compiles (assembles) with pt_model_compile.
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "partita.h"
 
@@ -597,40 +599,152 @@ static void put(buf *b, const char *fmt, ...) {
   b->n += (size_t)k;
 }
 
-static void expect_fail(const char *text, size_t len, const char *want) {
+static void expect_fail_opt(const char *text, size_t len, const pt_load_options *opt,
+                            const char *want) {
   pt_spec *s = NULL;
   pt_error err = {0};
-  int rc = pt_spec_from_yaml(text, len, "big.yaml", &s, &err);
+  int rc = pt_spec_from_yaml_opt(text, len, "big.yaml", opt, &s, &err);
   CHECK(rc == PT_EPARSE && !s && strstr(err.msg, want), "%s (wanted %s)", err.msg, want);
   pt_spec_free(s);
 }
 
-static void test_limits(void) {
+static void expect_fail(const char *text, size_t len, const char *want) {
+  expect_fail_opt(text, len, NULL, want);
+}
+
+#define BODY "{name: b%d, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}"
+
+// Texts beyond the limits of pt_load_options (docs/model-format.md): each refused with its
+// own message, at the line where the limit was crossed.
+static void test_load_limits(void) {
   buf b = {0};
+  // Bodies: the default, then a caller's smaller limit.
   put(&b, "model: big\nbodies:\n");
-  for (int i = 0; i < 10001; i++)
-    put(&b, "- {name: b%d, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n", i);
-  expect_fail(b.p, b.n, ":10003: bodies[10000]: more than 10000 entries in bodies");
+  for (int i = 0; i < PT_LOAD_MAX_BODIES + 1; i++) put(&b, "- " BODY "\n", i);
+  expect_fail(b.p, b.n, "big.yaml:1003: bodies[1000]: more than 1000 bodies (max_bodies)");
+  pt_load_options opt = {.max_bodies = 5};
+  expect_fail_opt(b.p, b.n, &opt, "big.yaml:8: bodies[5]: more than 5 bodies (max_bodies)");
+  opt.max_bodies = 2000;  // within the caller's limit: loads
+  pt_spec *s = NULL;
+  pt_error err = {0};
+  CHECK(pt_spec_from_yaml_opt(b.p, b.n, "big.yaml", &opt, &s, &err) == PT_OK && s &&
+            s->nbody == 1001, "%s", err.msg);
+  pt_spec_free(s);
+
+  // Joints.
+  b.n = 0;
+  put(&b, "model: big\nbodies:\n- " BODY "\njoints:\n", 0);
+  for (int i = 0; i < 4; i++)
+    put(&b, "- {name: j%d, type: spherical, body1: ground, body2: b0, point: [0, 0, 0]}\n", i);
+  opt = (pt_load_options){.max_joints = 3};
+  expect_fail_opt(b.p, b.n, &opt, "big.yaml:8: joints[3]: more than 3 joints (max_joints)");
+
+  // 10 MB of text: refused before it is parsed, from a string, a model load and a file.
+  b.n = 0;
+  put(&b, "model: big\nbodies:\n- " BODY "\n", 0);
+  while (b.n < 10000000) put(&b, "# %0100d\n", 0);
+  const char *big = "big.yaml:1: model: text larger than 8388608 bytes (max_text_bytes)";
+  expect_fail(b.p, b.n, big);
+  pt_model *m = NULL;
+  int rc = pt_model_load_string(b.p, b.n, 0, "big.yaml", NULL, &m, &err);
+  CHECK(rc == PT_EPARSE && !m && strstr(err.msg, big), "%s", err.msg);
+  char path[] = "/tmp/partita_big_XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  CHECK(f && fwrite(b.p, 1, b.n, f) == b.n, "cannot write %s", path);
+  if (f) fclose(f);
+  rc = pt_spec_from_file(path, NULL, &s, &err);
+  CHECK(rc == PT_EPARSE && !s && strstr(err.msg, "text larger than 8388608 bytes"), "%s",
+        err.msg);
+  unlink(path);
+  opt = (pt_load_options){.max_text_bytes = 1000};
+  expect_fail_opt(b.p, 1001, &opt, "big.yaml:1: model: text larger than 1000 bytes");
+
+  // 100,000-deep nesting: flow and block style.
+  b.n = 0;
+  put(&b, "model: deep\nbodies: ");
+  for (int i = 0; i < 100000; i++) put(&b, "[");
+  expect_fail(b.p, b.n, "big.yaml:2: model: YAML nesting deeper than 32 levels (max_yaml_depth)");
+  opt = (pt_load_options){.max_yaml_depth = 200};
+  expect_fail_opt(b.p, b.n, &opt, "big.yaml:2: model: YAML nesting deeper than 200 levels");
+  b.n = 0;
+  put(&b, "model: deep\n");
+  for (int i = 0; i < 100; i++) put(&b, "%*sk%d:\n", i, "", i);
+  expect_fail(b.p, b.n, "big.yaml:34: model: YAML nesting deeper than 32 levels");
+
+  // Nodes: a million and one numbers in a list of 3 are refused before they are read.
+  b.n = 0;
+  put(&b, "model: many\ngravity: [");
+  for (int i = 0; i < PT_LOAD_MAX_YAML_NODES + 1; i++) put(&b, "0,");
+  put(&b, "0]\nbodies:\n- " BODY "\n", 0);
+  expect_fail(b.p, b.n, "big.yaml:2: model: more than 1000000 YAML nodes (max_yaml_nodes)");
+
+  // "Billion laughs": every alias is refused at its first use, nothing is expanded.
+  b.n = 0;
+  put(&b, "model: lol\ngravity: &l0 [0, 0, -9.81]\n");
+  const char *lists[] = {"bodies", "joints", "motions", "forces", "actuators", "coordinates"};
+  for (int k = 0; k < 6; k++) {
+    put(&b, "%s: &l%d [", lists[k], k + 1);
+    for (int i = 0; i < 9; i++) put(&b, "%s*l%d", i ? ", " : "", k);
+    put(&b, "]\n");
+  }
+  expect_fail(b.p, b.n, "big.yaml:3: model: YAML aliases are not supported (alias \"l0\")");
+
+  // The older bounds: entries per list, table points, coefficients.
+  b.n = 0;
+  put(&b, "model: big\nbodies:\n");
+  for (int i = 0; i < 10001; i++) put(&b, "- " BODY "\n", i);
+  opt = (pt_load_options){.max_bodies = 20000};
+  expect_fail_opt(b.p, b.n, &opt, ":10003: bodies[10000]: more than 10000 entries in bodies");
 
   b.n = 0;
-  put(&b, "model: big\nbodies:\n- {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n"
-          "motions:\n- name: m\n  joint: j\n  profile: table\n  points:\n");
+  put(&b, "model: big\nbodies:\n- " BODY "\n"
+          "motions:\n- name: m\n  joint: j\n  profile: table\n  points:\n", 0);
   for (int i = 0; i < 100001; i++) put(&b, "  - [%d, 0]\n", i);
   expect_fail(b.p, b.n, ":100009: motions[0] \"m\": points: more than 100000 table points");
 
   b.n = 0;
-  put(&b, "model: big\nbodies:\n- {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, 0]}\n"
-          "motions:\n- {name: m, joint: j, profile: polynomial, coefficients: [");
+  put(&b, "model: big\nbodies:\n- " BODY "\n"
+          "motions:\n- {name: m, joint: j, profile: polynomial, coefficients: [", 0);
   for (int i = 0; i < 101; i++) put(&b, "%s1", i ? ", " : "");
   put(&b, "]}\n");
   expect_fail(b.p, b.n, "coefficients: list of at most 100 numbers expected, got more values");
-
-  // Deep nesting stops at the first unexpected event, without recursion.
-  b.n = 0;
-  put(&b, "model: deep\nbodies: ");
-  for (int i = 0; i < 100000; i++) put(&b, "[");
-  expect_fail(b.p, b.n, "bodies[0]: mapping expected, got a list");
   free(b.p);
+}
+
+// libyaml never prints: hostile and malformed texts leave stderr empty (a client's model text
+// must not write into the daemon's log).
+static void test_silent(void) {
+  static const char *docs[] = {
+      "model: a\xff\xfe\n", "\xef\xbb\xbf\xfe\xff", "model: [\n", "a: *x\n", "a: &a\n  - *a\n",
+      "%YAML 9.9\n--- a\n", "%TAG ! !\n--- !<x> a\n", "model: \"\\uD800\"\n", "\t- x\n",
+      "model: 'a\n", "? [a\n: b\n", "model: x\nbodies: [{name: \"\\xff\"}]\n",
+  };
+  FILE *tmp = tmpfile();
+  CHECK(tmp != NULL, "tmpfile");
+  if (!tmp) return;
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fileno(tmp), 2);
+  int refused = 0;
+  for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+    pt_spec *s = NULL;
+    pt_error err = {0};
+    refused += pt_spec_from_yaml(docs[i], strlen(docs[i]), "x.yaml", &s, &err) != PT_OK;
+    pt_spec_free(s);
+  }
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  long printed = ftell(tmp);
+  fclose(tmp);
+  CHECK(printed == 0, "the loader wrote %ld bytes to stderr", printed);
+  CHECK(refused == (int)(sizeof(docs) / sizeof(docs[0])), "%d refused", refused);
+}
+
+static void test_limits(void) {
+  test_load_limits();
+  test_silent();
 }
 
 // ---------------------------------------------------------------------------------------------

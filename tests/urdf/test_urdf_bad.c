@@ -1,7 +1,8 @@
 // test_urdf_bad.c: malformed URDF documents are refused, each with its own clear message.
 // argv[1]: a directory of *.urdf files whose first line is `<!-- expect: SUBSTRING -->`;
 // every file must be refused with a message `FILE:LINE: ...` that contains SUBSTRING, and no
-// two files may give the same message. argv[2]: a good URDF, loaded whole (must succeed),
+// two files may give the same message. Generated documents beyond each limit of pt_load_options
+// are refused with their own message. argv[2]: a good URDF, loaded whole (must succeed),
 // cut at every byte and with bytes overwritten (must never crash; run under ASan/valgrind).
 #include <dirent.h>
 #include <unistd.h>
@@ -160,6 +161,103 @@ static void check_nothing_on_stderr(void) {
   }
 }
 
+// A growing text for the generated documents below.
+typedef struct {
+  char *p;
+  size_t n, cap;
+} text_buf;
+
+static void add(text_buf *b, const char *s) {
+  size_t k = strlen(s);
+  if (b->n + k + 1 > b->cap) {
+    b->cap = 2 * (b->n + k + 1);
+    b->p = realloc(b->p, b->cap);
+    if (!b->p) abort();
+  }
+  memcpy(b->p + b->n, s, k + 1);
+  b->n += k;
+}
+
+static void expect_refused(const text_buf *b, const pt_load_options *opt, const char *want) {
+  pt_spec *s = NULL;
+  pt_error err = {0};
+  int rc = pt_spec_from_urdf(b->p, b->n, "big.urdf", opt, &s, &err);
+  CHECK(rc == PT_EPARSE && !s && strstr(err.msg, want), "%s (wanted %s)", err.msg, want);
+  pt_spec_free(s);
+}
+
+#define LINK                                                                       \
+  "<link name=\"l%d\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" " \
+  "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+#define JOINT "<joint name=\"j%d\" type=\"revolute\"><parent link=\"l%d\"/><child link=\"l%d\"/>" \
+              "</joint>\n"
+
+// The limits of pt_load_options (docs/urdf.md), each refused with its own message.
+static void check_limits(void) {
+  text_buf b = {0};
+  char line[512];
+  // XML elements: counted in the raw text, before libxml2 builds a tree.
+  add(&b, "<robot name=\"r\">\n");
+  for (int i = 0; i < PT_LOAD_MAX_URDF_ELEMENTS; i++) add(&b, "<material/>\n");
+  add(&b, "</robot>\n");
+  expect_refused(&b, NULL,
+                 "big.urdf:100001: robot: more than 100000 XML elements (max_urdf_elements)");
+  pt_load_options opt = {.max_urdf_elements = 10};
+  expect_refused(&b, &opt, "big.urdf:11: robot: more than 10 XML elements");
+  // The same elements in UTF-16 (little-endian, with a byte order mark) count the same.
+  b.n = 0;
+  add(&b, "<robot name=\"r\">\n");
+  for (int i = 0; i < 11; i++) add(&b, "<material/>\n");
+  add(&b, "</robot>\n");
+  text_buf w = {malloc(2 * b.n + 2), 2 * b.n + 2, 2 * b.n + 2};
+  if (!w.p) abort();
+  w.p[0] = (char)0xff;
+  w.p[1] = (char)0xfe;
+  for (size_t i = 0; i < b.n; i++) {
+    w.p[2 + 2 * i] = b.p[i];
+    w.p[3 + 2 * i] = 0;
+  }
+  expect_refused(&w, &opt, "big.urdf:11: robot: more than 10 XML elements");
+  opt.max_urdf_elements = 100;  // within the limit libxml2 reads it: a robot without links
+  expect_refused(&w, &opt, "big.urdf:1: robot: no <link>");
+  free(w.p);
+  // Links and joints: the defaults, and a caller's limit.
+  b.n = 0;
+  add(&b, "<robot name=\"r\">\n");
+  for (int i = 0; i <= PT_LOAD_MAX_BODIES; i++) {
+    snprintf(line, sizeof(line), LINK, i);
+    add(&b, line);
+  }
+  add(&b, "</robot>\n");
+  expect_refused(&b, NULL, "big.urdf:1002: robot: more than 1000 links (max_bodies)");
+  b.n = 0;
+  add(&b, "<robot name=\"r\">\n");
+  for (int i = 0; i < 5; i++) {
+    snprintf(line, sizeof(line), LINK, i);
+    add(&b, line);
+  }
+  for (int i = 1; i < 5; i++) {
+    snprintf(line, sizeof(line), JOINT, i, i - 1, i);
+    add(&b, line);
+  }
+  add(&b, "</robot>\n");
+  pt_spec *s = NULL;
+  pt_error err = {0};
+  CHECK(pt_spec_from_urdf(b.p, b.n, "big.urdf", NULL, &s, &err) == PT_OK && s, "%s", err.msg);
+  pt_spec_free(s);
+  opt = (pt_load_options){.max_joints = 3};
+  expect_refused(&b, &opt, "big.urdf:10: robot: more than 3 joints (max_joints)");
+  opt = (pt_load_options){.max_bodies = 4};
+  expect_refused(&b, &opt, "big.urdf:6: robot: more than 4 links (max_bodies)");
+  // 10 MB of text.
+  b.n = 0;
+  add(&b, "<robot name=\"r\">\n");
+  while (b.n < 10000000) add(&b, "<!-- ............................................... -->\n");
+  add(&b, "</robot>\n");
+  expect_refused(&b, NULL, "big.urdf:1: robot: text larger than 8388608 bytes (max_text_bytes)");
+  free(b.p);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s BAD_DIR GOOD.urdf\n", argv[0]);
@@ -169,6 +267,7 @@ int main(int argc, char **argv) {
   CHECK(n >= 10, "only %d malformed documents in %s", n, argv[1]);
   check_damaged(argv[2]);
   check_nothing_on_stderr();
+  check_limits();
   if (nfail) fprintf(stderr, "%d check(s) failed\n", nfail);
   else printf("urdf bad documents: %d refused with distinct messages\n", n);
   return nfail ? 1 : 0;
