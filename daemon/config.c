@@ -371,7 +371,7 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
         return -1;
     }
   }
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) {   // every option takes a value
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int rc = 0;
     if (!strcmp(o, "--config") && v) {
@@ -404,7 +404,6 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
     }
     if (rc)
       return -1;
-    i++;
   }
   return 0;
 }
