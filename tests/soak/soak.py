@@ -94,15 +94,21 @@ def main():
     req.subscribe.fields = pb.FIELD_ALL
     stalled.sendall(partita.encode_frame(req.SerializeToString()))
 
+    arm_rates = [0.0] * 7          # the latest joint rates the arm's reader saw
+
     def read_frames(w, r):
-        for _ in r.frames(timeout=0.5, count=200):
-            pass
+        for f in r.frames(timeout=0.5, count=200):
+            if f.model == "arm" and len(f.rates) == 7:
+                arm_rates[:] = f.rates.tolist()
 
     tx = partita.UdpInputSender("127.0.0.1:%d" % udp, "arm")
 
     def udp_stream(w):
+        # a rig's controller: joint dampers closing the loop over the stream of states, plus
+        # a slow excitation, so the arm keeps moving without being pumped to divergence
         t = time.monotonic()
-        tx.send([0.5 * (1 + (w.count % 7) / 7.0)] * 7)
+        tau = [-2.0 * v + 0.5 * ((w.count // 500 + j) % 3 - 1) for j, v in enumerate(arm_rates)]
+        tx.send(tau)
         time.sleep(max(0.0, 0.002 - (time.monotonic() - t)))
 
     lin_client = partita.Client(addr)
