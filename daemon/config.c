@@ -1,5 +1,6 @@
 // config.c: a small libyaml document walk; unknown keys are errors so typos are noticed.
 #include "config.h"
+#include "addr.h"
 #include "pace.h"
 
 #include <errno.h>
@@ -42,29 +43,6 @@ int config_parse_mode(const char *s) {
   if (!strcmp(s, "lockstep"))
     return MODE_LOCKSTEP;
   return -1;
-}
-
-int config_split_addr(const char *addr, char *host, size_t hostlen, int *port) {
-  const char *colon = strrchr(addr, ':');
-  if (!colon || colon == addr)
-    return -1;
-  const char *h = addr;
-  size_t n = (size_t)(colon - addr);
-  if (h[0] == '[' && n >= 2 && h[n - 1] == ']') {
-    h++;
-    n -= 2;
-  }
-  if (n == 0 || n >= hostlen)
-    return -1;
-  memcpy(host, h, n);
-  host[n] = 0;
-  char *end;
-  errno = 0;
-  long p = strtol(colon + 1, &end, 10);
-  if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
-    return -1;
-  *port = (int)p;
-  return 0;
 }
 
 typedef struct {
@@ -412,7 +390,7 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
 static int loopback(const char *addr) {
   char host[128];
   int port;
-  if (config_split_addr(addr, host, sizeof(host), &port))
+  if (wire_split_addr(addr, host, sizeof(host), &port))
     return 0;
   return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
          strcmp(host, "localhost") == 0;

@@ -61,8 +61,6 @@ int config_load(config *c, const char *path, char *err, size_t errlen);
 // Parses argv: --config first (loaded), then the other options override. 1 = exit 0 (help),
 // 0 = run, -1 = error (message in err).
 int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen);
-// "HOST:PORT" (host may be [v6]); -1 on error.
-int config_split_addr(const char *addr, char *host, size_t hostlen, int *port);
 int config_parse_mode(const char *s);   // MODE_* or -1
 // Settings that are each valid but unsafe together (a non-loopback address without a token).
 int config_check(const config *c, char *err, size_t errlen);

@@ -161,38 +161,15 @@ void conn_send_msg(conn *c, const ProtobufCMessage *m) {
 // of a message's fields, so body + tail is one StateFrame) and the two envelopes
 // (ServerMessage.event = 2, Event.frame = 1) are written by hand around it.
 void conn_send_frame(conn *c, const uint8_t *body, size_t len, sub *sb) {
-  uint8_t tail[3 * (2 + PTC_FRAME_HEADER_MAX)], h1[PTC_FRAME_HEADER_MAX];
-  uint8_t h2[PTC_FRAME_HEADER_MAX], h3[PTC_FRAME_HEADER_MAX];
-  size_t t = 0;
-  tail[t++] = 0x10;   // subscription = 2, varint
-  t += ptc_varint_encode(sb->id, tail + t);
-  tail[t++] = 0x18;   // sequence = 3, varint
-  t += ptc_varint_encode(sb->seq, tail + t);
-  if (sb->dropped) {
-    tail[t++] = 0x80;   // dropped = 16, varint: tag 128 as a two-byte varint
-    tail[t++] = 0x01;
-    t += ptc_varint_encode(sb->dropped, tail + t);
-  }
-  size_t frame_len = len + t;
-  size_t n3 = ptc_varint_encode(frame_len, h3);
-  size_t event_len = 1 + n3 + frame_len;
-  size_t n2 = ptc_varint_encode(event_len, h2);
-  size_t msg_len = 1 + n2 + event_len;
-  size_t n1 = ptc_varint_encode(msg_len, h1);
-  uint8_t *p = reserve(c, n1 + msg_len);
+  wire_envelope e;
+  wire_state_envelope(&e, len, sb->id, sb->seq, sb->dropped);
+  uint8_t *p = reserve(c, e.nhead + len + e.ntail);
   if (!p)
     return;
-  memcpy(p, h1, n1);
-  p += n1;
-  *p++ = 0x12;   // ServerMessage.event = 2, length-delimited
-  memcpy(p, h2, n2);
-  p += n2;
-  *p++ = 0x0a;   // Event.frame = 1, length-delimited
-  memcpy(p, h3, n3);
-  p += n3;
-  memcpy(p, body, len);
-  memcpy(p + len, tail, t);
-  c->olen += n1 + msg_len;
+  memcpy(p, e.head, e.nhead);
+  memcpy(p + e.nhead, body, len);
+  memcpy(p + e.nhead + len, e.tail, e.ntail);
+  c->olen += e.nhead + len + e.ntail;
   start_write(c);
 }
 

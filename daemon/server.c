@@ -17,7 +17,7 @@
 static int listen_tcp(server *srv) {
   char host[128];
   int port;
-  if (config_split_addr(srv->cfg.listen, host, sizeof(host), &port)) {
+  if (wire_split_addr(srv->cfg.listen, host, sizeof(host), &port)) {
     log_error("listen: bad address '%s' (HOST:PORT)", srv->cfg.listen);
     return -1;
   }

@@ -8,6 +8,8 @@
 #include <uv.h>
 
 #include "config.h"
+#include "addr.h"
+#include "envelope.h"
 #include "frame.h"
 #include "partita.pb-c.h"
 #include "sim.h"

@@ -62,7 +62,7 @@ static void sweep(sim *s) {
 static int parse_peer(const char *addr, struct sockaddr_storage *ss) {
   char host[128];
   int port;
-  if (config_split_addr(addr, host, sizeof(host), &port) || port == 0)
+  if (wire_split_addr(addr, host, sizeof(host), &port) || port == 0)
     return -1;
   memset(ss, 0, sizeof(*ss));
   if (strchr(host, ':'))

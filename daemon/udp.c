@@ -119,7 +119,7 @@ int udp_start(server *srv, const char *addr) {
   char host[128];
   int port;
   struct sockaddr_storage ss;
-  if (config_split_addr(addr, host, sizeof(host), &port)) {
+  if (wire_split_addr(addr, host, sizeof(host), &port)) {
     log_error("udp: bad address '%s' (HOST:PORT)", addr);
     return -1;
   }

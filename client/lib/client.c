@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "frame.h"
 #include "partita_client.h"
 
@@ -171,24 +172,10 @@ ptc_client *ptc_connect_unix(const char *path, int timeout_ms, char *err, size_t
 
 int ptc_split_addr(const char *hostport, char *host, size_t hostlen, int *port, char *err,
                    size_t errlen) {
-  const char *colon = strrchr(hostport, ':');
-  if (!colon || colon == hostport || (size_t)(colon - hostport) >= hostlen || !colon[1]) {
-    snprintf(err, errlen, "bad address '%s' (expected HOST:PORT)", hostport);
+  if (wire_split_addr(hostport, host, hostlen, port) != 0 || *port == 0) {
+    snprintf(err, errlen, "bad address '%s' (expected HOST:PORT, port 1-65535)", hostport);
     return PTC_ERR_ARG;
   }
-  const char *h = hostport;
-  size_t n = (size_t)(colon - hostport);
-  if (h[0] == '[' && n >= 2 && h[n - 1] == ']')
-    h++, n -= 2;
-  memcpy(host, h, n);
-  host[n] = 0;
-  char *end;
-  long p = strtol(colon + 1, &end, 10);
-  if (*end || p <= 0 || p > 65535) {
-    snprintf(err, errlen, "bad port in '%s'", hostport);
-    return PTC_ERR_ARG;
-  }
-  *port = (int)p;
   return PTC_OK;
 }
 

@@ -1,10 +1,11 @@
-// test_frame.c: the frame codec (client/lib/frame.c). Real protobuf messages, split at every
+// test_frame.c: the frame codec (wire/frame.c). Real protobuf messages, split at every
 // byte boundary, must come out whole and identical; an oversize length is refused before any
 // buffer grows for it; garbage is an error; random input never crashes.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "envelope.h"
 #include "frame.h"
 #include "partita_client.h"
 #include "partita.pb-c.h"
@@ -336,8 +337,49 @@ static void test_input_digest(void) {
         "HMAC-SHA256: %s", hex);
 }
 
+// The hand-written envelope of a shared state frame decodes, with protobuf-c, to the frame
+// with its per-subscriber fields, for one- and multi-byte varints and with or without drops.
+static void test_state_envelope(void) {
+  Partita__V1__StateFrame f = PARTITA__V1__STATE_FRAME__INIT;
+  double q[3] = {0.5, -1.25, 3.0};
+  f.model = (char *)"arm";
+  f.time = 1.5;
+  f.step = 1500;
+  f.n_coordinates = 3;
+  f.coordinates = q;
+  size_t len = partita__v1__state_frame__get_packed_size(&f);
+  uint8_t body[256];
+  partita__v1__state_frame__pack(&f, body);
+  const uint64_t subs[] = {1, 300, 1ull << 40}, seqs[] = {7, 129, 1ull << 33},
+                 drops[] = {0, 1, 70000};
+  for (int k = 0; k < 3; k++) {
+    wire_envelope e;
+    wire_state_envelope(&e, len, subs[k], seqs[k], drops[k]);
+    uint8_t msg[512];
+    memcpy(msg, e.head, e.nhead);
+    memcpy(msg + e.nhead, body, len);
+    memcpy(msg + e.nhead + len, e.tail, e.ntail);
+    uint64_t mlen;
+    int used = ptc_varint_decode(msg, e.nhead, &mlen);
+    CHECK(used > 0 && mlen == e.nhead - (size_t)used + len + e.ntail, "length prefix %d", k);
+    Partita__V1__ServerMessage *m =
+        partita__v1__server_message__unpack(NULL, (size_t)mlen, msg + used);
+    CHECK(m && m->msg_case == PARTITA__V1__SERVER_MESSAGE__MSG_EVENT &&
+              m->event->kind_case == PARTITA__V1__EVENT__KIND_FRAME, "decodes as a frame %d", k);
+    if (m && m->event && m->event->frame) {
+      const Partita__V1__StateFrame *g = m->event->frame;
+      CHECK(g->subscription == subs[k] && g->sequence == seqs[k] && g->dropped == drops[k],
+            "per-subscriber fields %d", k);
+      CHECK(!strcmp(g->model, "arm") && g->step == 1500 && g->n_coordinates == 3 &&
+                g->coordinates[1] == -1.25, "the frame itself %d", k);
+    }
+    partita__v1__server_message__free_unpacked(m, NULL);
+  }
+}
+
 int main(void) {
   test_input_digest();
+  test_state_envelope();
   test_empty();
   test_pipelined();
   test_splits();

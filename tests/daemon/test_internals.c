@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "config.h"
 #include "hist.h"
 #include "pace.h"
@@ -160,12 +161,12 @@ static void test_config(void) {
         "overrides");
   char host[64];
   int port;
-  CHECK(config_split_addr(c.listen, host, sizeof(host), &port) == 0 && !strcmp(host, "::1") &&
+  CHECK(wire_split_addr(c.listen, host, sizeof(host), &port) == 0 && !strcmp(host, "::1") &&
             port == 7,
         "v6 address");
-  CHECK(config_split_addr("nohost", host, sizeof(host), &port) == -1 &&
-            config_split_addr("h:99999", host, sizeof(host), &port) == -1 &&
-            config_split_addr("h:12x", host, sizeof(host), &port) == -1,
+  CHECK(wire_split_addr("nohost", host, sizeof(host), &port) == -1 &&
+            wire_split_addr("h:99999", host, sizeof(host), &port) == -1 &&
+            wire_split_addr("h:12x", host, sizeof(host), &port) == -1,
         "bad addresses refused");
 
   // errors name the file and line

@@ -1,4 +1,4 @@
-// fuzz_frame.c: libFuzzer target for the stream frame codec (client/lib/frame.c).
+// fuzz_frame.c: libFuzzer target for the stream frame codec (wire/frame.c).
 //
 // Input: two bytes choosing max_frame (1..4096), then the stream. The stream is fed three
 // ways: in chunks whose sizes are read from the input itself (1..4096 bytes), one byte at a
