@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds Partita twice (normal, and -Db_sanitize=address,undefined) and runs all tests in both.
-# Individual pytest cases are counted from pytest's JUnit report; the last line sums it all:
-# `N passed, N failed, N skipped`.
+# Builds Partita twice (release, and -Db_sanitize=address,undefined) and runs all tests in both,
+# then each libFuzzer target for FUZZ_SECONDS (tests/fuzz/run.sh) and the soak for SOAK_MINUTES
+# (tests/soak/soak.sh). Individual pytest cases are counted from pytest's JUnit report; the last
+# line sums it all: `N passed, N failed, N skipped`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -39,6 +40,18 @@ if [ "$fuzz_seconds" != 0 ]; then
   bash tests/fuzz/run.sh "$fuzz_seconds" || true  # counted from $FUZZ_RESULTS
 fi
 # ---- end of the fuzz stage -------------------------------------------------------------------
+# ---- soak: partitad under a rig's load for SOAK_MINUTES (default 2); one test. 0 skips it.
+soak_minutes=${SOAK_MINUTES:-2}
+export SOAK_RESULT=""
+if [ "$soak_minutes" != 0 ]; then
+  echo "=== soak ($soak_minutes minutes)"
+  SOAK_RESULT="$root/build/soak-result.txt"
+  if bash tests/soak/soak.sh "$soak_minutes" "$root/build" | tee "$root/build/soak.log"; then
+    echo passed >"$SOAK_RESULT"
+  else
+    echo failed >"$SOAK_RESULT"
+  fi
+fi
 /usr/bin/python3 - "$status" "${summaries[@]}" <<'PY'
 import json, sys, os
 import xml.etree.ElementTree as ET
@@ -79,6 +92,11 @@ if fuzz_results:
     passed += sum(r[1] == "passed" for r in rows)
     failed += sum(r[1] != "passed" for r in rows) + (0 if rows else 1)
 # ---- end of the fuzz stage
+soak_result = os.environ.get("SOAK_RESULT", "")
+if soak_result:
+    ok = os.path.exists(soak_result) and open(soak_result).read().strip() == "passed"
+    passed += ok
+    failed += not ok
 if status:
     failed += 1  # a build that did not complete
 line = f"{passed} passed, {failed} failed"
