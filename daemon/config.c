@@ -25,6 +25,8 @@ void config_defaults(config *c) {
   c->limits.backlog_hard_bytes = 8u << 20;
   c->limits.max_step_count = 10000000;
   c->limits.hello_timeout_ms = 10000;
+  c->limits.max_clients_per_peer = 32;
+  c->limits.auth_delay_ms = 500;
   c->realtime.sched_fifo = 1;
   c->realtime.priority = 80;
   c->realtime.mlockall = 1;
@@ -136,6 +138,16 @@ static int load_limits(walk *w, config *c, yaml_node_t *map) {
       c->limits.max_step_count = (long long)x;
     else if (!strcmp(k, "hello_timeout_ms") && !num_key(w, v, 100, 3600000, &x))
       c->limits.hello_timeout_ms = (int)x;
+    else if (!strcmp(k, "max_clients_per_peer") && !num_key(w, v, 1, 100000, &x))
+      c->limits.max_clients_per_peer = (int)x;
+    else if (!strcmp(k, "auth_delay_ms") && !num_key(w, v, 0, 60000, &x))
+      c->limits.auth_delay_ms = (int)x;
+    else if (!strcmp(k, "model_bytes") && !num_key(w, v, 1024, 1 << 30, &x))
+      c->limits.model_bytes = (long long)x;
+    else if (!strcmp(k, "model_bodies") && !num_key(w, v, 1, 1000000, &x))
+      c->limits.model_bodies = (int)x;
+    else if (!strcmp(k, "model_joints") && !num_key(w, v, 1, 1000000, &x))
+      c->limits.model_joints = (int)x;
     else if (!w->err[0])
       return bad(w, v, "unknown key in limits");
     else

@@ -44,6 +44,11 @@ typedef struct {
     size_t backlog_hard_bytes;
     long long max_step_count;
     int hello_timeout_ms;       // a connection without a first request is closed after this
+    int max_clients_per_peer;   // connections from one address at once
+    int auth_delay_ms;          // a wrong token is answered after this
+    // model texts from clients (LoadModel): 0 = the engine's defaults (partita.h)
+    long long model_bytes;
+    int model_bodies, model_joints;
   } limits;
   struct {
     int sched_fifo;

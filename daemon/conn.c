@@ -188,7 +188,7 @@ static void protocol_error(conn *c, const char *why) {
 }
 
 static void process(conn *c) {
-  while (!c->closing && !c->close_when_flushed &&
+  while (!c->closing && !c->close_when_flushed && !c->auth_pending &&
          c->inflight < c->srv->cfg.limits.max_in_flight) {
     const uint8_t *msg;
     size_t len;
@@ -244,7 +244,7 @@ void conn_resume(conn *c) {
   process(c);   // frames already buffered first
   if (c->detached)
     return;
-  if (!c->closing && !c->close_when_flushed &&
+  if (!c->closing && !c->close_when_flushed && !c->auth_pending &&
       c->inflight < c->srv->cfg.limits.max_in_flight &&
       uv_read_start(&c->h.stream, on_alloc, on_read) == 0)
     c->reading = 1;
@@ -264,6 +264,33 @@ static int evict_idle(server *srv) {
     return 1;   // counted in nclients until its close callback has run
   }
   return 0;
+}
+
+// Connections open from c's address (c included); 0 for a Unix socket or a loopback
+// connection (a local process can open as many as it likes anyway; the bound is for peers on
+// the network, which need a token too).
+int conn_count_from(server *srv, const conn *c) {
+  static const uint8_t v6_loopback[16] = {[15] = 1};
+  if (c->addr.ss_family == AF_INET &&
+      (ntohl(((const struct sockaddr_in *)&c->addr)->sin_addr.s_addr) >> 24) == 127)
+    return 0;
+  if (c->addr.ss_family == AF_INET6 &&
+      memcmp(&((const struct sockaddr_in6 *)&c->addr)->sin6_addr, v6_loopback, 16) == 0)
+    return 0;
+  if (c->addr.ss_family != AF_INET && c->addr.ss_family != AF_INET6)
+    return 0;
+  int n = 0;
+  for (const conn *o = srv->conns; o; o = o->next) {
+    if (o->closing || o->addr.ss_family != c->addr.ss_family)
+      continue;
+    if (c->addr.ss_family == AF_INET)
+      n += ((const struct sockaddr_in *)&o->addr)->sin_addr.s_addr ==
+           ((const struct sockaddr_in *)&c->addr)->sin_addr.s_addr;
+    else
+      n += memcmp(&((const struct sockaddr_in6 *)&o->addr)->sin6_addr,
+                  &((const struct sockaddr_in6 *)&c->addr)->sin6_addr, 16) == 0;
+  }
+  return n;
 }
 
 void conn_accept(uv_stream_t *listener, int status) {
@@ -320,11 +347,15 @@ void conn_accept(uv_stream_t *listener, int status) {
   int full = srv->nclients > srv->cfg.limits.max_clients;
   if (full && !srv->stopping && evict_idle(srv))
     full = 0;
-  if (srv->stopping || full) {
+  int same_peer = conn_count_from(srv, c) > srv->cfg.limits.max_clients_per_peer;
+  if (srv->stopping || full || same_peer) {
     srv->refused_clients++;
-    srv->send_status(c, 0, PARTITA__V1__STATUS__CODE__RESOURCE_EXHAUSTED,
-                     srv->stopping ? "server shutting down" : "too many clients (limit %d)",
-                     srv->cfg.limits.max_clients);
+    srv->send_status(c, 0, PARTITA__V1__STATUS__CODE__RESOURCE_EXHAUSTED, "%s (limit %d)",
+                     srv->stopping ? "server shutting down"
+                     : same_peer   ? "too many connections from this address"
+                                   : "too many clients",
+                     same_peer ? srv->cfg.limits.max_clients_per_peer
+                               : srv->cfg.limits.max_clients);
     c->close_when_flushed = 1;
     if (!c->writing)
       conn_close(c, "refused");

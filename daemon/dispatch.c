@@ -26,9 +26,12 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
       log_warn("client %s: Hello with a wrong or missing token (%llu failures so far)",
                c->peer, (unsigned long long)srv->auth_failures);
       c->authed = 0;
-      reply_status(c, id, STATUS(UNAUTHENTICATED), "bad or missing token; closing");
-      c->close_when_flushed = 1;
-      if (c->reading)
+      // answered after limits.auth_delay_ms by the server's tick, which then closes it;
+      // meanwhile nothing more is read from it
+      c->auth_answer_id = id;
+      c->auth_answer_ms = server_now_ms() + (uint64_t)srv->cfg.limits.auth_delay_ms;
+      c->auth_pending = 1;
+      if (c->reading && !c->detached)
         uv_read_stop(&c->h.stream);
       c->reading = 0;
       return 0;

@@ -221,6 +221,9 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->opts.input_timeout_ms = rq->input_timeout_ms;
   j->opts.input_hold = rq->input_hold;
   j->load.floating_base = rq->floating_base;
+  j->load.max_text_bytes = (size_t)srv->cfg.limits.model_bytes;   // 0: the engine's defaults
+  j->load.max_bodies = srv->cfg.limits.model_bodies;
+  j->load.max_joints = srv->cfg.limits.model_joints;
   j->load.dt = rq->dt;
   if (rq->integrator[0]) {
     pt_integrator it;

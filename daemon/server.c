@@ -125,7 +125,14 @@ void server_tick(server *srv) {
     } else {
       c->soft_since = 0;
     }
-    if (!c->identified && !srv->stopping &&
+    if (c->auth_pending && now >= c->auth_answer_ms) {   // the delayed answer to a wrong token
+      c->auth_pending = 0;
+      c->close_when_flushed = 1;
+      reply_status(c, c->auth_answer_id, PARTITA__V1__STATUS__CODE__UNAUTHENTICATED,
+                   "bad or missing token; closing");
+      continue;
+    }
+    if (!c->identified && !c->auth_pending && !srv->stopping &&
         now - c->accepted_ms > (uint64_t)srv->cfg.limits.hello_timeout_ms) {
       srv->disconnects_idle++;
       conn_close(c, srv->cfg.auth_token[0] ? "no Hello with the token in time"

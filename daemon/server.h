@@ -56,6 +56,8 @@ typedef struct conn {
   int closing;                // uv_close called
   int closed;                 // close callback ran
   int detached;               // no socket (tests, fuzzing): output stays in obuf
+  int auth_pending;           // a wrong token, to be answered at auth_answer_ms (then closed)
+  uint64_t auth_answer_ms, auth_answer_id;
   atomic_int gone;            // set at close: model threads drop its remaining work
   int close_when_flushed;     // after an error message or at shutdown
   uint64_t soft_since;        // ms when the backlog went over the soft limit (0: under)
@@ -129,6 +131,9 @@ uint64_t server_now_ms(void);
 // answers accumulate in c->obuf (c->olen bytes). conn_close frees it once nothing is in flight.
 conn *conn_detached(server *srv);
 int conn_feed(conn *c, const void *data, size_t n);   // -1 once the stream is broken
+// Open connections from c's network address, c included (limits.max_clients_per_peer); 0 for
+// Unix socket and loopback connections, which the bound leaves alone.
+int conn_count_from(server *srv, const conn *c);
 
 // reply.c: answers
 // A request waiting for a model command; the command's completion answers it.

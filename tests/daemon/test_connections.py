@@ -349,3 +349,23 @@ def test_unix_socket_mode_and_group(workdir):
                         os.path.join(workdir, "bad.sock")], capture_output=True, text=True,
                        timeout=10)
     assert p.returncode != 0 and "no group named" in p.stderr
+
+
+def test_model_limits_from_the_config(workdir):
+    # LoadModel texts are bounded by the daemon's limits, checked by the loader before the work.
+    d = Daemon(workdir, config="limits:\n  model_bodies: 2\n  model_bytes: 4096\n")
+    try:
+        with d.client() as c:
+            c.load_model(pendulum_yaml(), name=unique("ok"), format=pb.YAML)
+            with open(os.path.join(os.environ.get("PARTITA_ROOT", "."), "configs", "models",
+                                   "chain7.yaml")) as f:
+                chain = f.read()
+            with pytest.raises(partita.PartitaError) as e:
+                c.load_model(chain, name=unique("big"), format=pb.YAML)
+            assert e.value.code == pb.Status.INVALID_ARGUMENT and "max_bodies" in e.value.message
+            with pytest.raises(partita.PartitaError) as e:
+                c.load_model(pendulum_yaml() + "#" * 5000 + "\n", name=unique("long"),
+                             format=pb.YAML)
+            assert "max_text_bytes" in e.value.message
+    finally:
+        d.check_clean_exit()

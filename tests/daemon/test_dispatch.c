@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "server_harness.h"
 
@@ -190,6 +191,22 @@ int main(void) {
         "malformed length prefix answered");
   for (int i = 0; i < n; i++)
     done(out[i]);
+  // The per-address bound counts network peers only (conn_count_from, used at accept).
+  conn *peers[3];
+  for (int i = 0; i < 3; i++) {
+    peers[i] = conn_detached(h->srv);
+    struct sockaddr_in *a = (struct sockaddr_in *)&peers[i]->addr;
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(i < 2 ? 0x0a010203u : 0x0a010204u);   // 10.1.2.3 twice
+  }
+  CHECK(conn_count_from(h->srv, peers[0]) == 2 && conn_count_from(h->srv, peers[2]) == 1,
+        "connections per address: %d, %d", conn_count_from(h->srv, peers[0]),
+        conn_count_from(h->srv, peers[2]));
+  ((struct sockaddr_in *)&peers[2]->addr)->sin_addr.s_addr = htonl(0x7f000001u);
+  CHECK(conn_count_from(h->srv, peers[2]) == 0 && conn_count_from(h->srv, h->c) == 0,
+        "loopback and detached connections are not counted");
+  for (int i = 0; i < 3; i++)
+    conn_close(peers[i], NULL);
   harness_free(h);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
