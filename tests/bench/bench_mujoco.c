@@ -1,6 +1,6 @@
 // bench_mujoco: Partita beside MuJoCo (a fair peer on tree-shaped models; it loads URDF).
 // Both engines load the same URDF, integrate 1 s from the zero configuration under gravity
-// with RK4 at dt = 1 ms (or argv[2]) (MuJoCo with contacts and joint limits disabled, so the
+// with RK4 at dt = 1 ms (or argv[2]; the iiwa, upright at zero, from joints bent by +-0.5 rad) (MuJoCo with contacts and joint limits disabled, so the
 // two solve the same ODE), and the table shows the largest joint-angle difference at the end,
 // the cost per step of each and their ratio. The two run interleaved in chunks of 50 steps
 // (thread CPU time), so that a change of machine load hits both alike; the whole 1 s is run
@@ -25,7 +25,26 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static int compare(const char *dir, const char *file) {
+// Starts from every hinge at +-bend rad (alternating) when bend != 0, in both engines: an arm
+// upright at zero (the iiwa) would otherwise stay at rest.
+static void set_bend(const mjModel *mm, mjData *md, const pt_model *pm, pt_data *pd,
+                     double bend) {
+  pt_assign pos[128];
+  int np = 0;
+  for (int j = 0; j < mm->njnt && np < 128; j++) {
+    const char *name = mj_id2name(mm, mjOBJ_JOINT, j);
+    const int c = name ? pt_coord_index(pm, name) : -1;
+    if (c < 0 || mm->jnt_type[j] != mjJNT_HINGE) continue;
+    const double v = np % 2 ? -bend : bend;
+    md->qpos[mm->jnt_qposadr[j]] = v;
+    pos[np].coord = c;
+    pos[np++].value = v;
+  }
+  pt_error err;
+  if (pt_set_state(pm, pd, pos, np, NULL, 0, &err)) printf("set_state: %s\n", err.msg);
+}
+
+static int compare(const char *dir, const char *file, double bend) {
   char path[1024], err[1000] = "";
   snprintf(path, sizeof(path), "%s/%s", dir, file);
   mjModel *mm = mj_loadXML(path, NULL, err, sizeof(err));
@@ -55,6 +74,7 @@ static int compare(const char *dir, const char *file) {
   for (int rep = 0; rep < 3; rep++) {
     mj_resetData(mm, md);
     pt_data_reset(pm, pd);
+    if (bend != 0) set_bend(mm, md, pm, pd, bend);
     double mj_t = 0, pt_t = 0;
     for (int i0 = 0; i0 < n; i0 += chunk) {
       const int i1 = i0 + chunk < n ? i0 + chunk : n;
@@ -229,16 +249,16 @@ int main(int argc, char **argv) {
   if (argc > 2) step_dt = atof(argv[2]);
   printf("| model | joints compared | max |q_partita - q_mujoco| after 1 s | Partita us/step "
          "| MuJoCo us/step | ratio |\n|---|---:|---:|---:|---:|---:|\n");
-  compare(dir, "arm2r.urdf");
-  compare(dir, "panda.urdf");
-  compare(dir, "iiwa14.urdf");
+  compare(dir, "arm2r.urdf", 0);
+  compare(dir, "panda.urdf", 0);
+  compare(dir, "iiwa14.urdf", 0.5);
   char tmp[] = "/tmp/bench_mujoco_XXXXXX";
   if (mkdtemp(tmp)) {
     char path[1200];
     for (int n = 16; n <= 64; n *= 4) {
       write_chain(tmp, n);
       snprintf(path, sizeof(path), "chain%d.urdf", n);
-      compare(tmp, path);
+      compare(tmp, path, 0);
       snprintf(path, sizeof(path), "%s/chain%d.urdf", tmp, n);
       remove(path);
     }
