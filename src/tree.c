@@ -12,6 +12,8 @@
 // second derivatives, thetadd = J_theta xdd + Jdot_theta x. No Newton, no partition rebuild,
 // no singular Phi_u: a serial arm never leaves this partition. Closed loops keep the LU/QR
 // partitions (partition.c, qr_partition.c).
+#include <string.h>
+
 #include "engine.h"
 #include "ptu.h"
 
@@ -377,49 +379,55 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     }
     for (int k = 0; k < 6; k++) S[k] *= sg;
   }
-  // pass 2: leaves to root
+  // pass 2: leaves to root (on local copies: no aliasing for the compiler to fear)
   for (int t = m->njoint - 1; t >= 0; t--) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    double *IA = buf + ABA_STRIDE * kid, *pA = IA + 36, *S = IA + 42, *c = IA + 48;
-    double Uv[6], D = 0, u = 0;
+    double *slot = buf + ABA_STRIDE * kid;
+    double Ia[36], pa[6], S[6], c[6], Uv[6];
+    memcpy(Ia, slot, sizeof(Ia));
+    memcpy(pa, slot + 36, sizeof(pa));
+    memcpy(S, slot + 42, sizeof(S));
+    memcpy(c, slot + 48, sizeof(c));
+    double uD = 0;
     if (i >= 0) {
+      double D = 0, u = 0;
       for (int r = 0; r < 6; r++) {
         double s = 0;
-        for (int k = 0; k < 6; k++) s += IA[6 * r + k] * S[k];
+        for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * S[k];
         Uv[r] = s;
+        D += S[r] * s;
+        u -= S[r] * pa[r];
       }
-      for (int k = 0; k < 6; k++) {
-        D += S[k] * Uv[k];
-        u -= S[k] * pA[k];
+      const double iD = 1 / D;
+      uD = u * iD;
+      // I^a = I^A - U U^T / D (symmetric)
+      for (int r = 0; r < 6; r++) {
+        const double ur = Uv[r] * iD;
+        for (int k = 0; k < 6; k++) Ia[6 * r + k] -= ur * Uv[k];
       }
-      // I^a = I^A - U U^T / D
-      for (int r = 0; r < 6; r++)
-        for (int k = 0; k < 6; k++) IA[6 * r + k] -= Uv[r] * Uv[k] / D;
+      // keep U / D and u / D for pass 3 (I^A of the child is not needed again)
+      for (int k = 0; k < 6; k++) slot[k] = Uv[k] * iD;
+      slot[54] = uD;
+      // p^a = p^A + I^a c + U u / D
+      for (int r = 0; r < 6; r++) pa[r] += uD * Uv[r];
     }
-    // p^a = p^A + I^a c + U u / D
     for (int r = 0; r < 6; r++) {
-      double s = pA[r];
-      for (int k = 0; k < 6; k++) s += IA[6 * r + k] * c[k];
-      if (i >= 0) s += Uv[r] * u / D;
-      pA[r] = s;
+      double s = pa[r];
+      for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * c[k];
+      pa[r] = s;
     }
     if (par != PT_GROUND) {
       double dv[3], tq[3];
       ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
       double *IAp = buf + ABA_STRIDE * par, *pAp = IAp + 36;
-      add_xt_i_x(IAp, IA, dv);
-      ptu_cross3(tq, dv, pA);
+      add_xt_i_x(IAp, Ia, dv);
+      ptu_cross3(tq, dv, pa);
       for (int k = 0; k < 3; k++) {
-        pAp[k] += pA[k];
-        pAp[3 + k] += pA[3 + k] + tq[k];
+        pAp[k] += pa[k];
+        pAp[3 + k] += pa[3 + k] + tq[k];
       }
-    }
-    // keep U / D and u / D for pass 3 in the slots no longer needed (I^A row 0, D, u)
-    if (i >= 0) {
-      for (int k = 0; k < 6; k++) IA[k] = Uv[k] / D;
-      IA[54] = u / D;
     }
   }
   // pass 3: root to leaves
