@@ -298,10 +298,10 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 // Pass 2 (leaves to root):  U = I^A S, D = S^T U, u = -S^T p^A,
 //   I^a = I^A - U U^T / D,  p^a = p^A + I^a c + U u / D,  I^A_p += X^T I^a X, p^A_p += X^T p^a
 // Pass 3 (root to leaves):  a' = X a_p + c,  thetadd = (u - U^T a') / D,  a_k = a' + S thetadd.
-// Scratch (per body, 56 doubles) is taken from mjt (12 ncon >= 60 nbody on a tree: every
+// Scratch (per body, 56 doubles: I^A, p^A then U / D, S, c, u / D) is taken from mjt (12 ncon >= 60 nbody on a tree: every
 // joint has at least 5 rows), unused by the W path between its own evaluations.
 
-#define ABA_STRIDE 56  // I^A (36), p^A (6), S (6), c (6), D, u
+#define ABA_STRIDE 56  // I^A (36), p^A then U / D (6), S (6), c (6), u / D, spare
 
 int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
 
@@ -334,11 +334,14 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
   for (int k = 0; k < m->nbody; k++) {
     double *IA = buf + ABA_STRIDE * k, *pA = IA + 36;
     const double *Ig = d->inertia_g + 9 * k;
-    ptu_zero(IA, 36);
-    for (int r = 0; r < 3; r++) {
-      IA[6 * r + r] = m->body_mass[k];
-      for (int c = 0; c < 3; c++) IA[6 * (3 + r) + 3 + c] = Ig[3 * r + c];
-    }
+    const double mk = m->body_mass[k];
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) {
+        IA[6 * r + c] = r == c ? mk : 0;
+        IA[6 * r + 3 + c] = 0;
+        IA[6 * (3 + r) + c] = 0;
+        IA[6 * (3 + r) + 3 + c] = Ig[3 * r + c];
+      }
     for (int c = 0; c < 6; c++) pA[c] = -d->qfrc[6 * k + c];
   }
   for (int t = 0; t < m->njoint; t++) {
@@ -379,18 +382,15 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     }
     for (int k = 0; k < 6; k++) S[k] *= sg;
   }
-  // pass 2: leaves to root (on local copies: no aliasing for the compiler to fear)
+  // pass 2: leaves to root (restrict: the child's slot is not the parent's)
   for (int t = m->njoint - 1; t >= 0; t--) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    double *slot = buf + ABA_STRIDE * kid;
-    double Ia[36], pa[6], S[6], c[6], Uv[6];
-    memcpy(Ia, slot, sizeof(Ia));
-    memcpy(pa, slot + 36, sizeof(pa));
-    memcpy(S, slot + 42, sizeof(S));
-    memcpy(c, slot + 48, sizeof(c));
-    double uD = 0;
+    double *restrict slot = buf + ABA_STRIDE * kid;
+    double *restrict Ia = slot, *restrict pa = slot + 36;
+    const double *restrict S = slot + 42, *restrict c = slot + 48;
+    double Uv[6], uD = 0, iD = 0;
     if (i >= 0) {
       double D = 0, u = 0;
       for (int r = 0; r < 6; r++) {
@@ -400,16 +400,13 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
         D += S[r] * s;
         u -= S[r] * pa[r];
       }
-      const double iD = 1 / D;
+      iD = 1 / D;
       uD = u * iD;
       // I^a = I^A - U U^T / D (symmetric)
       for (int r = 0; r < 6; r++) {
         const double ur = Uv[r] * iD;
         for (int k = 0; k < 6; k++) Ia[6 * r + k] -= ur * Uv[k];
       }
-      // keep U / D and u / D for pass 3 (I^A of the child is not needed again)
-      for (int k = 0; k < 6; k++) slot[k] = Uv[k] * iD;
-      slot[54] = uD;
       // p^a = p^A + I^a c + U u / D
       for (int r = 0; r < 6; r++) pa[r] += uD * Uv[r];
     }
@@ -428,6 +425,11 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
         pAp[k] += pa[k];
         pAp[3 + k] += pa[3 + k] + tq[k];
       }
+    }
+    // keep U / D and u / D for pass 3 where p^A was (not needed again)
+    if (i >= 0) {
+      for (int k = 0; k < 6; k++) pa[k] = Uv[k] * iD;
+      slot[54] = uD;
     }
   }
   // pass 3: root to leaves
@@ -451,7 +453,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     }
     if (i < 0) continue;
     double s = IA[54];
-    for (int k = 0; k < 6; k++) s -= IA[k] * ak[k];
+    for (int k = 0; k < 6; k++) s -= IA[36 + k] * ak[k];
     thetadd[i] = s;
     for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
   }
