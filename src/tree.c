@@ -132,7 +132,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
 }
 
 // Eq. (11) for a tree: every body's x = (rdot, omega) from the joint rates (ndof) at the
-// positions of pt_tree_positions, then qd.
+// positions of pt_tree_positions, then qd (not in an ABA-only stage, d->tree_fast).
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate) {
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
@@ -164,7 +164,7 @@ void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate) {
       for (int k = 0; k < 3; k++) xc[k] = xp[k] + a[k] + sg * td * h[k];
     }
   }
-  pt_qd_from_x(m, d);
+  if (!d->tree_fast) pt_qd_from_x(m, d);  // an ABA-only stage reads x alone
 }
 
 // The joint coordinates of the current state: theta, thetadot and (if acc) thetadd from xdd.
@@ -465,7 +465,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
 // is the child's constraint force plus what it passes on to its own children (moved to its
 // CoM by X^T, as in pass 2 of the ABA; Featherstone 2008, eq. 5.20 of the recursive
 // Newton-Euler algorithm); then J_{j,kid}^T lambda_j = -f_j for the joint's rows alone, a
-// consistent 6 x nr system solved by its normal equations (J J^T, nr <= 6, Cholesky).
+// consistent 6 x nr system solved by its normal equations (J J^T, nr <= 6, LDL^T).
 // Requires the active rows to be all joint rows in order (pt_tree_lambda_fits).
 int pt_tree_lambda_fits(const pt_model *m) {
   if (m->ncon != m->nrow || m->nmotion > 0) return 0;
@@ -521,24 +521,24 @@ void pt_tree_lambda(const pt_model *m, pt_data *d) {
         for (int c = 0; c < 6; c++) s += Jr[i][c] * Jr[k][c];
         G[6 * i + k] = s;
       }
-    // G = L L^T in place (lower), then forward and back substitution
+    // G = L D L^T in place (unit lower L below the diagonal), then the three solves
+    double iDg[6];
     for (int i = 0; i < nr; i++) {
-      for (int k = 0; k <= i; k++) {
-        double s = G[6 * i + k];
-        for (int l = 0; l < k; l++) s -= G[6 * i + l] * G[6 * k + l];
-        G[6 * i + k] = k == i ? sqrt(s) : s / G[6 * k + k];
+      for (int k = 0; k < i; k++) {
+        double v = G[6 * i + k];
+        for (int l = 0; l < k; l++) v -= G[6 * i + l] * G[6 * k + l] * G[6 * l + l];
+        G[6 * i + k] = v * iDg[k];
       }
+      double v = G[6 * i + i];
+      for (int l = 0; l < i; l++) v -= G[6 * i + l] * G[6 * i + l] * G[6 * l + l];
+      G[6 * i + i] = v;
+      iDg[i] = 1 / v;
     }
-    for (int i = 0; i < nr; i++) {
-      double s = b[i];
-      for (int l = 0; l < i; l++) s -= G[6 * i + l] * b[l];
-      b[i] = s / G[6 * i + i];
-    }
-    for (int i = nr - 1; i >= 0; i--) {
-      double s = b[i];
-      for (int l = i + 1; l < nr; l++) s -= G[6 * l + i] * b[l];
-      b[i] = s / G[6 * i + i];
-    }
+    for (int i = 0; i < nr; i++)
+      for (int l = 0; l < i; l++) b[i] -= G[6 * i + l] * b[l];
+    for (int i = 0; i < nr; i++) b[i] *= iDg[i];
+    for (int i = nr - 1; i >= 0; i--)
+      for (int l = i + 1; l < nr; l++) b[i] -= G[6 * l + i] * b[l];
     for (int i = 0; i < nr; i++) d->lambda[r0 + i] = b[i];
   }
 }
