@@ -15,8 +15,9 @@
 // the work they do in a step is exactly sum_j tau_j (theta_j(t + h) - theta_j(t)) and the
 // energy balance E(t + h) - E(t) = W holds for the exact solution; RK4's local error shows as
 // a mismatch. The accumulated mismatch, relative to the largest kinetic energy reached, must
-// stay small while the arm spins up (first 2 s, before the motion turns chaotic) and bounded over the whole run, and the
-// constraint rows (recovered by forward kinematics) hold to round-off.
+// stay small while the arm spins up (first 2 s, before the motion turns chaotic) and bounded
+// over the whole run, and the constraint rows (recovered by forward kinematics) hold to
+// round-off.
 #include "check.h"
 
 int main(int argc, char **argv) {
