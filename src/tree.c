@@ -298,8 +298,9 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 // Pass 2 (leaves to root):  U = I^A S, D = S^T U, u = -S^T p^A,
 //   I^a = I^A - U U^T / D,  p^a = p^A + I^a c + U u / D,  I^A_p += X^T I^a X, p^A_p += X^T p^a
 // Pass 3 (root to leaves):  a' = X a_p + c,  thetadd = (u - U^T a') / D,  a_k = a' + S thetadd.
-// Scratch (per body, 56 doubles: I^A, p^A then U / D, S, c, u / D) is taken from mjt (12 ncon >= 60 nbody on a tree: every
-// joint has at least 5 rows), unused by the W path between its own evaluations.
+// Scratch (per body, 56 doubles: I^A, p^A then U / D, S, c, u / D) is taken from mjt
+// (12 ncon >= 60 nbody on a tree: every joint has at least 5 rows), which the W path does not
+// need between its own evaluations.
 
 #define ABA_STRIDE 56  // I^A (36), p^A then U / D (6), S (6), c (6), u / D, spare
 

@@ -1,8 +1,9 @@
 // bench_mujoco: Partita beside MuJoCo (a fair peer on tree-shaped models; it loads URDF).
 // Both engines load the same URDF, integrate 1 s from the zero configuration under gravity
-// with RK4 at dt = 1 ms (or argv[2]; the iiwa, upright at zero, from joints bent by +-0.5 rad) (MuJoCo with contacts and joint limits disabled, so the
-// two solve the same ODE), and the table shows the largest joint-angle difference at the end,
-// the cost per step of each and their ratio. The two run interleaved in chunks of 50 steps
+// (the iiwa, upright at zero, from joints bent by +-0.5 rad) with RK4 at dt = 1 ms (or argv[2])
+// (MuJoCo with contacts and joint limits disabled, so the two solve the same ODE), and the
+// table shows the largest joint-angle difference at the end, the cost per step of each and
+// their ratio. The two run interleaved in chunks of 50 steps
 // (thread CPU time), so that a change of machine load hits both alike; the whole 1 s is run
 // three times and the fastest kept. Besides the shipped URDFs, spatial chains of 16 and 64
 // links (written to a temporary URDF, joint axes alternating y, x). Then the fast spin of issue
@@ -237,7 +238,8 @@ static void spin(const char *dir, double horizon) {
          "| MuJoCo | %.3f | %.0f | %.4g | %.3g | %.1f |\n"
          "max joint-angle difference over 0.5 / 1 / 2 / 5 s: %.2e / %.2e / %.2e / %.2e rad\n",
          horizon, pt_done * 1e-3, pt_w, pt_ke, pt_bal, 1e6 * pt_cpu / fmax(1, pt_done),
-         mj_done * 1e-3, mj_w, mj_ke, mj_bal, 1e6 * mj_cpu / fmax(1, mj_done), diff[0], diff[1], diff[2], diff[3]);
+         mj_done * 1e-3, mj_w, mj_ke, mj_bal, 1e6 * mj_cpu / fmax(1, mj_done), diff[0], diff[1],
+         diff[2], diff[3]);
   pt_data_free(pd);
   pt_model_free(pm);
   mj_deleteData(md);
