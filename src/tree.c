@@ -306,27 +306,34 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 
 int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
 
-// out += X^T Ia X for X = [I -[d]x; 0 I] (6x6 row-major)
+// out += X^T Ia X for X = [I -[d]x; 0 I] (6x6 row-major). With Ia = [A B; B^T C] (A, C
+// symmetric) and B' = B - A [d]x (row i: B_i + d x A_i):
+//   X^T Ia X = [A  B'; B'^T  C + [d]x B' + ([d]x B)^T]
 static void add_xt_i_x(double out[36], const double Ia[36], const double dv[3]) {
-  double T[36];  // Ia X
-  for (int i = 0; i < 6; i++) {
-    const double *a = Ia + 6 * i;
-    double dxa[3];
-    ptu_cross3(dxa, dv, a);
-    for (int c = 0; c < 3; c++) {
-      T[6 * i + c] = a[c];
-      T[6 * i + 3 + c] = a[3 + c] + dxa[c];
-    }
+  double Bp[9], P[9], Qm[9];  // B', [d]x B', [d]x B (3x3 row-major)
+  for (int i = 0; i < 3; i++) {
+    double t[3];
+    ptu_cross3(t, dv, Ia + 6 * i);
+    for (int c = 0; c < 3; c++) Bp[3 * i + c] = Ia[6 * i + 3 + c] + t[c];
   }
-  for (int col = 0; col < 6; col++) {
-    const double top[3] = {T[col], T[6 + col], T[12 + col]};
-    double dt[3];
-    ptu_cross3(dt, dv, top);
+  for (int c = 0; c < 3; c++) {
+    const double bpc[3] = {Bp[c], Bp[3 + c], Bp[6 + c]};
+    const double bc[3] = {Ia[3 + c], Ia[9 + c], Ia[15 + c]};
+    double t[3], u[3];
+    ptu_cross3(t, dv, bpc);
+    ptu_cross3(u, dv, bc);
     for (int r = 0; r < 3; r++) {
-      out[6 * r + col] += top[r];
-      out[6 * (3 + r) + col] += dt[r] + T[6 * (3 + r) + col];
+      P[3 * r + c] = t[r];
+      Qm[3 * r + c] = u[r];
     }
   }
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      out[6 * r + c] += Ia[6 * r + c];
+      out[6 * r + 3 + c] += Bp[3 * r + c];
+      out[6 * (3 + c) + r] += Bp[3 * r + c];
+      out[6 * (3 + r) + 3 + c] += Ia[6 * (3 + r) + 3 + c] + P[3 * r + c] + Qm[3 * c + r];
+    }
 }
 
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {

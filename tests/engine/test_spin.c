@@ -8,8 +8,9 @@
 // Not 300 s on this arm: the motion keeps gaining energy, and once wrist links with unequal
 // inertias turn at omega h ~ 2 (RK4's stability bound on the imaginary axis is 2.83) the
 // integration error itself pumps energy; MuJoCo 2.2.2 (RK4, 1 ms, same URDF) diverges there
-// too, at 182 s, Partita at 192 s (tests/bench/bench_mujoco prints both). Over 60 s both run
-// with the energy balance below a few per cent.
+// too, at 182 s, Partita between 107 and 192 s depending on round-off (the motion is chaotic
+// after 2 s; tests/bench/bench_mujoco prints both). Over 60 s both run with the energy
+// balance within a few per cent.
 //
 // Correctness check, independent of the integrator: the torques are held over each step, so
 // the work they do in a step is exactly sum_j tau_j (theta_j(t + h) - theta_j(t)) and the
