@@ -327,7 +327,7 @@ void pt_jq_rows(const pt_model *m, pt_data *d);
 int pt_tree_init(const pt_model *m, pt_data *d);
 int pt_tree_aba_fits(const pt_model *m);
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
-void pt_kin_inertias(const pt_model *m, pt_data *d);
+void pt_kin_inertias(const pt_model *m, pt_data *d, int inv);
 int pt_tree_lambda_fits(const pt_model *m);
 void pt_tree_lambda(const pt_model *m, pt_data *d);
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);

@@ -77,7 +77,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
   d->tree_y_valid = 1;
   if (d->tree_fast) {
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
-    pt_kin_inertias(m, d);
+    pt_kin_inertias(m, d, 0);
     pt_forces(m, d);
     pt_tree_aba(m, d, y + n, f + n);
     ptu_copy(f, y + n, n);
@@ -85,8 +85,8 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
   }
   if (d->tree_aba) {
     // a state a caller reads: rows (residuals), xdd, qdd and the multipliers, by the
-    // articulated-body algorithm instead of W (tree.c)
-    pt_kin_bodies(m, d);
+    // articulated-body algorithm instead of W (tree.c); rot and x are forward kinematics
+    pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
     pt_tree_aba(m, d, y + n, f + n);
