@@ -233,6 +233,8 @@ struct pt_data {
   double *tree_theta_ref;      // (njoint) joint coordinate at the reference
   double *tree_y;              // (2 ndof) theta, thetadot of the state held now (integrated)
   double *tree_y_save;         // (2 ndof) at the step start
+  int tree_aba;                // intermediate stages by the articulated-body algorithm
+  int tree_fast;               // this stage: ABA only (no rows, no W, no multipliers)
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
@@ -323,6 +325,11 @@ void pt_partition_free(pt_data *d);
 void pt_jq_rows(const pt_model *m, pt_data *d);
 // tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
 int pt_tree_init(const pt_model *m, pt_data *d);
+int pt_tree_aba_fits(const pt_model *m);
+void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
+void pt_kin_inertias(const pt_model *m, pt_data *d, int inv);
+int pt_tree_lambda_fits(const pt_model *m);
+void pt_tree_lambda(const pt_model *m, pt_data *d);
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,

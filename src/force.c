@@ -163,6 +163,7 @@ static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
   switch ((pt_actuator_type)m->actuator_type[a]) {
   case PT_ACT_JOINT_TORQUE:
   case PT_ACT_JOINT_FORCE: {
+    if (u[0] == 0) return;  // no force: spare the joint's measure
     const int c = m->actuator_coord[a];
     double val, jac[12], jdx;
     pt_measure(m, d, c, &val, jac, &jdx);

@@ -75,6 +75,26 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
   pt_tree_velocities(m, d, y + n);
   ptu_copy(d->tree_y, y, 2 * n);
   d->tree_y_valid = 1;
+  if (d->tree_fast) {
+    // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
+    pt_kin_inertias(m, d, 0);
+    pt_forces(m, d);
+    pt_tree_aba(m, d, y + n, f + n);
+    ptu_copy(f, y + n, n);
+    return PT_OK;
+  }
+  if (d->tree_aba) {
+    // a state a caller reads: rows (residuals), xdd, qdd and the multipliers, by the
+    // articulated-body algorithm instead of W (tree.c); rot and x are forward kinematics
+    pt_kin_inertias(m, d, 1);
+    pt_joint_rows(m, d);
+    pt_forces(m, d);
+    pt_tree_aba(m, d, y + n, f + n);
+    pt_tree_lambda(m, d);
+    pt_qdd_from_xdd(m, d);
+    ptu_copy(f, y + n, n);
+    return PT_OK;
+  }
   int rc = pt_eval(m, d);
   if (rc) return rc;
   ptu_copy(f, y + n, n);
@@ -184,6 +204,9 @@ static int step_rk4(const pt_model *m, pt_data *d, double t0, double h, double *
   const int n2 = 2 * m->ndof;
   double *y0 = d->y, *ys = d->ystage, *k1 = d->k, *k2 = k1 + n2, *k3 = k2 + n2, *k4 = k3 + n2;
   int rc = start_f(m, d, y0, k1);
+  // k2..k4 by the articulated-body algorithm on a tree; the step's end point in full (rows,
+  // multipliers, qdd: the results a caller reads)
+  d->tree_fast = d->tree_aba;
   if (!rc) {
     axpy(ys, y0, h / 2, k1, n2);
     rc = stage(m, d, t0 + h / 2, ys, k2);
@@ -196,6 +219,7 @@ static int step_rk4(const pt_model *m, pt_data *d, double t0, double h, double *
     axpy(ys, y0, h, k3, n2);
     rc = stage(m, d, t0 + h, ys, k4);
   }
+  d->tree_fast = 0;
   if (rc) return rc;
   for (int i = 0; i < n2; i++) ys[i] = y0[i] + h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
   return stage(m, d, t0 + h, ys, fnew);

@@ -43,6 +43,16 @@ void pt_kin_bodies(const pt_model *m, pt_data *d) {
   }
 }
 
+// Global inertias I_g = A J A^T from rot (set by the caller, e.g. tree forward kinematics),
+// and their inverses A J^-1 A^T if inv.
+void pt_kin_inertias(const pt_model *m, pt_data *d, int inv) {
+  for (int i = 0; i < m->nbody; i++) {
+    ptu_congruence3(d->inertia_g + 9 * i, d->rot + 9 * i, m->body_inertia + 9 * i);
+    if (inv)
+      ptu_congruence3(d->inertia_ginv + 9 * i, d->rot + 9 * i, m->body_inertia_inv + 9 * i);
+  }
+}
+
 // p = r + A sbar (global point), s = A sbar (arm from the CoM). Ground: p = s = sbar.
 void pt_body_point(const pt_data *d, int body, const double sbar[3], double p[3],
                    double s[3]) {

@@ -12,6 +12,8 @@
 // second derivatives, thetadd = J_theta xdd + Jdot_theta x. No Newton, no partition rebuild,
 // no singular Phi_u: a serial arm never leaves this partition. Closed loops keep the LU/QR
 // partitions (partition.c, qr_partition.c).
+#include <string.h>
+
 #include "engine.h"
 #include "ptu.h"
 
@@ -130,7 +132,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
 }
 
 // Eq. (11) for a tree: every body's x = (rdot, omega) from the joint rates (ndof) at the
-// positions of pt_tree_positions, then qd.
+// positions of pt_tree_positions, then qd (not in an ABA-only stage, d->tree_fast).
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate) {
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
@@ -162,7 +164,7 @@ void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate) {
       for (int k = 0; k < 3; k++) xc[k] = xp[k] + a[k] + sg * td * h[k];
     }
   }
-  pt_qd_from_x(m, d);
+  if (!d->tree_fast) pt_qd_from_x(m, d);  // an ABA-only stage reads x alone
 }
 
 // The joint coordinates of the current state: theta, thetadot and (if acc) thetadd from xdd.
@@ -187,6 +189,8 @@ void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *
 // partition stays off. Returns 1 if it is on.
 int pt_tree_init(const pt_model *m, pt_data *d) {
   d->tree_ok = 0;
+  d->tree_aba = 0;
+  d->tree_fast = 0;
   if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
     return 0;
   int nd = 0;
@@ -269,5 +273,280 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
   d->tree_ok = err < 1e-10 * scale && verr < 1e-9 * scale;
+  d->tree_aba = d->tree_ok && pt_tree_aba_fits(m) && pt_tree_lambda_fits(m);
+  d->tree_fast = 0;
   return d->tree_ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Joint accelerations by the articulated-body algorithm (Featherstone, "Rigid Body Dynamics
+// Algorithms", Springer 2008, section 7.3 and Table 7.1), O(n) on the tree, in place of
+// W = J M^-1 J^T (dynamics.c) for the tree partition.
+//
+// Body k's motion is x_k = (rdot, omega) at its CoM (global axes) and its force (F, n) at the
+// CoM, with power F . rdot + n . omega: M_k = diag(m I, I_global) is block diagonal. Across
+// the joint from parent p to child k, with d = r_k - r_p and the joint rate thetadot,
+//   x_k = X x_p + S thetadot,    X = [I -[d]x; 0 I],    f_p = X^T f_k                  (7.1)
+//   S = sg (s_k x h, h) (revolute, s_k = A_k s_k' from the child's CoM to the joint point),
+//   S = sg (h, 0) (prismatic), no S (fixed); sg = +1 when the child is body2, -1 otherwise;
+//   xdd_k = X xdd_p + S thetadd + c,  c = Xdot x_p + Sdot thetadot                      (7.2)
+//   c = (omega_p x (v_k - v_p) + sg thetadot ((omega_k x s_k) x h + s_k x (omega_p x h)),
+//        sg thetadot omega_p x h)                                      (revolute)
+//   c = (omega_p x (v_k - v_p) + sg thetadot omega_p x h, 0)           (prismatic)
+// All applied forces, gravity, gyroscopic torques and joint actuators are in qfrc (force.c),
+// so the joint force tau of Table 7.1 is 0 and the bias force starts at p_k = -qfrc_k.
+// Pass 2 (leaves to root):  U = I^A S, D = S^T U, u = -S^T p^A,
+//   I^a = I^A - U U^T / D,  p^a = p^A + I^a c + U u / D,  I^A_p += X^T I^a X, p^A_p += X^T p^a
+// Pass 3 (root to leaves):  a' = X a_p + c,  thetadd = (u - U^T a') / D,  a_k = a' + S thetadd.
+// Scratch (per body, 56 doubles: I^A, p^A then U / D, S, c, u / D) is taken from mjt
+// (12 ncon >= 60 nbody on a tree: every joint has at least 5 rows), which the W path does not
+// need between its own evaluations.
+
+#define ABA_STRIDE 56  // I^A (36), p^A then U / D (6), S (6), c (6), u / D, spare
+
+int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
+
+// out += X^T Ia X for X = [I -[d]x; 0 I] (6x6 row-major). With Ia = [A B; B^T C] (A, C
+// symmetric) and B' = B - A [d]x (row i: B_i + d x A_i):
+//   X^T Ia X = [A  B'; B'^T  C + [d]x B' + ([d]x B)^T]
+static void add_xt_i_x(double out[36], const double Ia[36], const double dv[3]) {
+  double Bp[9], P[9], Qm[9];  // B', [d]x B', [d]x B (3x3 row-major)
+  for (int i = 0; i < 3; i++) {
+    double t[3];
+    ptu_cross3(t, dv, Ia + 6 * i);
+    for (int c = 0; c < 3; c++) Bp[3 * i + c] = Ia[6 * i + 3 + c] + t[c];
+  }
+  for (int c = 0; c < 3; c++) {
+    const double bpc[3] = {Bp[c], Bp[3 + c], Bp[6 + c]};
+    const double bc[3] = {Ia[3 + c], Ia[9 + c], Ia[15 + c]};
+    double t[3], u[3];
+    ptu_cross3(t, dv, bpc);
+    ptu_cross3(u, dv, bc);
+    for (int r = 0; r < 3; r++) {
+      P[3 * r + c] = t[r];
+      Qm[3 * r + c] = u[r];
+    }
+  }
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      out[6 * r + c] += Ia[6 * r + c];
+      out[6 * r + 3 + c] += Bp[3 * r + c];
+      out[6 * (3 + c) + r] += Bp[3 * r + c];
+      out[6 * (3 + r) + 3 + c] += Ia[6 * (3 + r) + 3 + c] + P[3 * r + c] + Qm[3 * c + r];
+    }
+}
+
+void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {
+  double *buf = d->mjt;
+  // pass 1: articulated inertias start as the bodies' own, bias forces as -qfrc; S and c
+  for (int k = 0; k < m->nbody; k++) {
+    double *IA = buf + ABA_STRIDE * k, *pA = IA + 36;
+    const double *Ig = d->inertia_g + 9 * k;
+    const double mk = m->body_mass[k];
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) {
+        IA[6 * r + c] = r == c ? mk : 0;
+        IA[6 * r + 3 + c] = 0;
+        IA[6 * (3 + r) + c] = 0;
+        IA[6 * (3 + r) + 3 + c] = Ig[3 * r + c];
+      }
+    for (int c = 0; c < 6; c++) pA[c] = -d->qfrc[6 * k + c];
+  }
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const int type = m->joint_type[j];
+    const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+    double *S = buf + ABA_STRIDE * kid + 42, *c = S + 6;
+    const double *xp = body_x(d, par), *xk = d->x + 6 * kid;
+    double dvel[3];
+    ptu_sub3(dvel, xk, xp);
+    ptu_cross3(c, xp + 3, dvel);
+    c[3] = c[4] = c[5] = 0;
+    ptu_zero(S, 6);
+    if (i < 0) continue;
+    const double sg = ch == 1 ? 1 : -1, td = sg * rate[i];
+    double h[3], wxh[3];
+    ptu_mul_mat_vec3(h, body_A(d, b1), g + 6);
+    ptu_cross3(wxh, xp + 3, h);
+    if (type == PT_JOINT_REVOLUTE) {
+      double sk[3], a[3], b[3], e[3];
+      ptu_mul_mat_vec3(sk, body_A(d, kid), g + (ch == 1 ? 3 : 0));
+      ptu_cross3(S, sk, h);
+      for (int k = 0; k < 3; k++) S[3 + k] = h[k];
+      ptu_cross3(a, xk + 3, sk);
+      ptu_cross3(b, a, h);
+      ptu_cross3(e, sk, wxh);
+      for (int k = 0; k < 3; k++) {
+        c[k] += td * (b[k] + e[k]);
+        c[3 + k] = td * wxh[k];
+      }
+    } else {
+      for (int k = 0; k < 3; k++) {
+        S[k] = h[k];
+        c[k] += td * wxh[k];
+      }
+    }
+    for (int k = 0; k < 6; k++) S[k] *= sg;
+  }
+  // pass 2: leaves to root (restrict: the child's slot is not the parent's)
+  for (int t = m->njoint - 1; t >= 0; t--) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    double *restrict slot = buf + ABA_STRIDE * kid;
+    double *restrict Ia = slot, *restrict pa = slot + 36;
+    const double *restrict S = slot + 42, *restrict c = slot + 48;
+    double Uv[6], uD = 0, iD = 0;
+    if (i >= 0) {
+      double D = 0, u = 0;
+      for (int r = 0; r < 6; r++) {
+        double s = 0;
+        for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * S[k];
+        Uv[r] = s;
+        D += S[r] * s;
+        u -= S[r] * pa[r];
+      }
+      iD = 1 / D;
+      uD = u * iD;
+      // I^a = I^A - U U^T / D (symmetric)
+      for (int r = 0; r < 6; r++) {
+        const double ur = Uv[r] * iD;
+        for (int k = 0; k < 6; k++) Ia[6 * r + k] -= ur * Uv[k];
+      }
+      // p^a = p^A + I^a c + U u / D
+      for (int r = 0; r < 6; r++) pa[r] += uD * Uv[r];
+    }
+    for (int r = 0; r < 6; r++) {
+      double s = pa[r];
+      for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * c[k];
+      pa[r] = s;
+    }
+    if (par != PT_GROUND) {
+      double dv[3], tq[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      double *IAp = buf + ABA_STRIDE * par, *pAp = IAp + 36;
+      add_xt_i_x(IAp, Ia, dv);
+      ptu_cross3(tq, dv, pa);
+      for (int k = 0; k < 3; k++) {
+        pAp[k] += pa[k];
+        pAp[3 + k] += pa[3 + k] + tq[k];
+      }
+    }
+    // keep U / D and u / D for pass 3 where p^A was (not needed again)
+    if (i >= 0) {
+      for (int k = 0; k < 6; k++) pa[k] = Uv[k] * iD;
+      slot[54] = uD;
+    }
+  }
+  // pass 3: root to leaves
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const double *IA = buf + ABA_STRIDE * kid, *S = IA + 42, *c = IA + 48;
+    double *ak = d->xdd + 6 * kid;
+    if (par == PT_GROUND) {
+      ptu_copy(ak, c, 6);
+    } else {
+      const double *ap = d->xdd + 6 * par;
+      double dv[3], dxw[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(dxw, dv, ap + 3);
+      for (int k = 0; k < 3; k++) {
+        ak[k] = ap[k] - dxw[k] + c[k];
+        ak[3 + k] = ap[3 + k] + c[3 + k];
+      }
+    }
+    if (i < 0) continue;
+    double s = IA[54];
+    for (int k = 0; k < 6; k++) s -= IA[36 + k] * ak[k];
+    thetadd[i] = s;
+    for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
+  }
+}
+
+// The multipliers after pt_tree_aba (xdd and qfrc at this state, rows evaluated): the
+// constraint force on body k is M_k xdd_k - Q_k = -(J^T lambda)_k (dynamics.c: M xdd + J^T
+// lambda = Q). Leaves to root, the force f_j that joint j passes from the parent to the child
+// is the child's constraint force plus what it passes on to its own children (moved to its
+// CoM by X^T, as in pass 2 of the ABA; Featherstone 2008, eq. 5.20 of the recursive
+// Newton-Euler algorithm); then J_{j,kid}^T lambda_j = -f_j for the joint's rows alone, a
+// consistent 6 x nr system solved by its normal equations (J J^T, nr <= 6, LDL^T).
+// Requires the active rows to be all joint rows in order (pt_tree_lambda_fits).
+int pt_tree_lambda_fits(const pt_model *m) {
+  if (m->ncon != m->nrow || m->nmotion > 0) return 0;
+  for (int a = 0; a < m->ncon; a++)
+    if (m->con_row[a] != a) return 0;
+  for (int j = 0; j < m->njoint; j++) {
+    const int r1 = j + 1 < m->njoint ? m->joint_row_adr[j + 1] : m->nrow_joint;
+    if (r1 - m->joint_row_adr[j] > 6 || r1 < m->joint_row_adr[j]) return 0;
+  }
+  return 1;
+}
+
+void pt_tree_lambda(const pt_model *m, pt_data *d) {
+  double *F = d->wrk6;  // (nbody x 6) constraint force on each body, then passed on
+  for (int k = 0; k < m->nbody; k++) {
+    const double *a = d->xdd + 6 * k, *Q = d->qfrc + 6 * k;
+    double Ia[3];
+    ptu_mul_mat_vec3(Ia, d->inertia_g + 9 * k, a + 3);
+    for (int c = 0; c < 3; c++) {
+      F[6 * k + c] = m->body_mass[k] * a[c] - Q[c];
+      F[6 * k + 3 + c] = Ia[c] - Q[3 + c];
+    }
+  }
+  for (int t = m->njoint - 1; t >= 0; t--) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const double *f = F + 6 * kid;
+    if (par != PT_GROUND) {
+      double dv[3], tq[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(tq, dv, f);
+      for (int c = 0; c < 3; c++) {
+        F[6 * par + c] += f[c];
+        F[6 * par + 3 + c] += f[3 + c] + tq[c];
+      }
+    }
+    // J_kid^T lambda_j = -f: (J_kid J_kid^T) lambda_j = -J_kid f
+    const int r0 = m->joint_row_adr[j];
+    const int nr = (j + 1 < m->njoint ? m->joint_row_adr[j + 1] : m->nrow_joint) - r0;
+    const double *Jr[6];
+    double G[36], b[6];
+    for (int i = 0; i < nr; i++) {
+      const int r = r0 + i, slot = m->row_body[2 * r + 1] == kid ? 1 : 0;
+      Jr[i] = d->row_jac + 12 * r + 6 * slot;
+      double s = 0;
+      for (int c = 0; c < 6; c++) s -= Jr[i][c] * f[c];
+      b[i] = s;
+    }
+    for (int i = 0; i < nr; i++)
+      for (int k = 0; k <= i; k++) {
+        double s = 0;
+        for (int c = 0; c < 6; c++) s += Jr[i][c] * Jr[k][c];
+        G[6 * i + k] = s;
+      }
+    // G = L D L^T in place (unit lower L below the diagonal), then the three solves
+    double iDg[6];
+    for (int i = 0; i < nr; i++) {
+      for (int k = 0; k < i; k++) {
+        double v = G[6 * i + k];
+        for (int l = 0; l < k; l++) v -= G[6 * i + l] * G[6 * k + l] * G[6 * l + l];
+        G[6 * i + k] = v * iDg[k];
+      }
+      double v = G[6 * i + i];
+      for (int l = 0; l < i; l++) v -= G[6 * i + l] * G[6 * i + l] * G[6 * l + l];
+      G[6 * i + i] = v;
+      iDg[i] = 1 / v;
+    }
+    for (int i = 0; i < nr; i++)
+      for (int l = 0; l < i; l++) b[i] -= G[6 * i + l] * b[l];
+    for (int i = 0; i < nr; i++) b[i] *= iDg[i];
+    for (int i = nr - 1; i >= 0; i--)
+      for (int l = i + 1; l < nr; l++) b[i] -= G[6 * l + i] * b[l];
+    for (int i = 0; i < nr; i++) d->lambda[r0 + i] = b[i];
+  }
 }

@@ -1,11 +1,13 @@
 // bench_mujoco: Partita beside MuJoCo (a fair peer on tree-shaped models; it loads URDF).
 // Both engines load the same URDF, integrate 1 s from the zero configuration under gravity
-// with RK4 at dt = 1 ms (or argv[2]) (MuJoCo with contacts and joint limits disabled, so the
-// two solve the same ODE), and the table shows the largest joint-angle difference at the end,
-// the cost per step of each and their ratio. The two run interleaved in chunks of 50 steps
+// (the iiwa, upright at zero, from joints bent by +-0.5 rad) with RK4 at dt = 1 ms (or argv[2])
+// (MuJoCo with contacts and joint limits disabled, so the two solve the same ODE), and the
+// table shows the largest joint-angle difference at the end, the cost per step of each and
+// their ratio. The two run interleaved in chunks of 50 steps
 // (thread CPU time), so that a change of machine load hits both alike; the whole 1 s is run
 // three times and the fastest kept. Besides the shipped URDFs, spatial chains of 16 and 64
-// links (written to a temporary URDF, joint axes alternating y, x). Measured, never asserted.
+// links (written to a temporary URDF, joint axes alternating y, x). Then the fast spin of issue
+// 10, item 8 (argv[3] seconds, default 300). Measured, never asserted.
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <mujoco/mujoco.h>
@@ -24,7 +26,26 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static int compare(const char *dir, const char *file) {
+// Starts from every hinge at +-bend rad (alternating) when bend != 0, in both engines: an arm
+// upright at zero (the iiwa) would otherwise stay at rest.
+static void set_bend(const mjModel *mm, mjData *md, const pt_model *pm, pt_data *pd,
+                     double bend) {
+  pt_assign pos[128];
+  int np = 0;
+  for (int j = 0; j < mm->njnt && np < 128; j++) {
+    const char *name = mj_id2name(mm, mjOBJ_JOINT, j);
+    const int c = name ? pt_coord_index(pm, name) : -1;
+    if (c < 0 || mm->jnt_type[j] != mjJNT_HINGE) continue;
+    const double v = np % 2 ? -bend : bend;
+    md->qpos[mm->jnt_qposadr[j]] = v;
+    pos[np].coord = c;
+    pos[np++].value = v;
+  }
+  pt_error err;
+  if (pt_set_state(pm, pd, pos, np, NULL, 0, &err)) printf("set_state: %s\n", err.msg);
+}
+
+static int compare(const char *dir, const char *file, double bend) {
   char path[1024], err[1000] = "";
   snprintf(path, sizeof(path), "%s/%s", dir, file);
   mjModel *mm = mj_loadXML(path, NULL, err, sizeof(err));
@@ -54,6 +75,7 @@ static int compare(const char *dir, const char *file) {
   for (int rep = 0; rep < 3; rep++) {
     mj_resetData(mm, md);
     pt_data_reset(pm, pd);
+    if (bend != 0) set_bend(mm, md, pm, pd, bend);
     double mj_t = 0, pt_t = 0;
     for (int i0 = 0; i0 < n; i0 += chunk) {
       const int i1 = i0 + chunk < n ? i0 + chunk : n;
@@ -117,24 +139,133 @@ static void write_chain(const char *dir, int n) {
   fclose(f);
 }
 
+// Issue 10, item 8: iiwa14 under tau_j = 2 sin(pi t + j) N m (j = 0..6, held over each step;
+// no damping, no limits), RK4 at 1 ms for `horizon` seconds in both engines. Prints how far
+// each got, the fastest joint-7 rate, and the largest joint-angle difference over the first
+// 0.5, 1, 2 and 5 s (the motion is chaotic: the two part later).
+static void spin(const char *dir, double horizon) {
+  char path[1024], err[1000] = "";
+  snprintf(path, sizeof(path), "%s/iiwa14.urdf", dir);
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof(err));
+  pt_model *pm = NULL;
+  pt_error perr;
+  if (!mm || pt_model_load_file(path, NULL, &pm, &perr)) {
+    printf("spin: could not load %s\n", path);
+    if (mm) mj_deleteModel(mm);
+    return;
+  }
+  mm->opt.integrator = mjINT_RK4;
+  mm->opt.timestep = 1e-3;
+  mm->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT;
+  mm->opt.enableflags |= mjENBL_ENERGY;
+  mjData *md = mj_makeData(mm);
+  pt_data *pd = pt_data_new(pm);
+  pt_set_dt(pd, 1e-3);
+  pt_set_integrator(pd, PT_INT_RK4);
+  int dof[7], qadr[7], in[7], co[7];
+  for (int j = 0; j < 7; j++) {
+    char name[32];
+    snprintf(name, sizeof(name), "iiwa_joint_%d", j + 1);
+    const int id = mj_name2id(mm, mjOBJ_JOINT, name);
+    dof[j] = mm->jnt_dofadr[id];
+    qadr[j] = mm->jnt_qposadr[id];
+    in[j] = pt_input_index(pm, name);
+    co[j] = pt_coord_index(pm, name);
+  }
+  const long n = lround(horizon / 1e-3);
+  long mj_done = 0, pt_done = 0;
+  double mj_w = 0, pt_w = 0, diff[4] = {0, 0, 0, 0}, mj_cpu = 0, pt_cpu = 0;
+  const double marks[4] = {0.5, 1, 2, 5};
+  int pt_ok = 1, mj_ok = 1;
+  // energy balance E - E0 - work, work = sum tau (theta(t + h) - theta(t)) (torques held)
+  mj_forward(mm, md);
+  const double pt_e0 = pt_energy_kinetic(pd) + pt_energy_potential(pd);
+  const double mj_e0 = md->energy[0] + md->energy[1];
+  double pt_work = 0, mj_work = 0, pt_bal = 0, mj_bal = 0, pt_ke = 0, mj_ke = 0;
+  for (long i = 0; i < n && (pt_ok || mj_ok); i++) {
+    const double t = i * 1e-3;
+    if (mj_ok) {
+      double th[7];
+      for (int j = 0; j < 7; j++) {
+        md->qfrc_applied[dof[j]] = 2 * sin(M_PI * t + j);
+        th[j] = md->qpos[qadr[j]];
+      }
+      double t0 = now();
+      mj_step(mm, md);
+      mj_cpu += now() - t0;
+      mj_ok = isfinite(md->qvel[dof[6]]) && !md->warning[mjWARN_BADQACC].number;
+      if (mj_ok) mj_done++;
+      if (mj_ok) mj_w = fmax(mj_w, fabs(md->qvel[dof[6]]));
+      if (mj_ok) {
+        // md->energy is of the state at the start of the step: the balance runs one behind
+        for (int j = 0; j < 7; j++)
+          mj_work += 2 * sin(M_PI * t + j) * (md->qpos[qadr[j]] - th[j]);
+        mj_forward(mm, md);
+        mj_ke = fmax(mj_ke, md->energy[1]);
+        mj_bal = fmax(mj_bal, fabs(md->energy[0] + md->energy[1] - mj_e0 - mj_work));
+      }
+    }
+    if (pt_ok) {
+      double th[7];
+      for (int j = 0; j < 7; j++) {
+        pt_set_input(pm, pd, in[j], 2 * sin(M_PI * t + j));
+        th[j] = pt_coords(pd)[co[j]];
+      }
+      double t0 = now();
+      pt_ok = pt_step(pm, pd) == 0;
+      pt_cpu += now() - t0;
+      if (pt_ok) pt_done++;
+      if (pt_ok) {
+        pt_w = fmax(pt_w, fabs(pt_coord_rates(pd)[co[6]]));
+        for (int j = 0; j < 7; j++)
+          pt_work += 2 * sin(M_PI * t + j) * remainder(pt_coords(pd)[co[j]] - th[j], 2 * M_PI);
+        const double ke = pt_energy_kinetic(pd);
+        pt_ke = fmax(pt_ke, ke);
+        pt_bal = fmax(pt_bal, fabs(ke + pt_energy_potential(pd) - pt_e0 - pt_work));
+      }
+    }
+    if (pt_ok && mj_ok)
+      for (int k = 0; k < 4; k++)
+        if (t + 1e-3 <= marks[k] + 1e-9)
+          for (int j = 0; j < 7; j++)
+            diff[k] = fmax(diff[k], fabs(remainder(md->qpos[qadr[j]] - pt_coords(pd)[co[j]],
+                                                   2 * M_PI)));
+  }
+  printf("\nspin (iiwa14, tau_j = 2 sin(pi t + j), RK4 1 ms, %.0f s):\n"
+         "| engine | completed [s] | max joint-7 rate [rad/s] | max kinetic energy [J] | "
+         "max |E - E0 - work| [J] | us/step |\n|---|---:|---:|---:|---:|---:|\n"
+         "| Partita | %.3f | %.0f | %.4g | %.3g | %.1f |\n"
+         "| MuJoCo | %.3f | %.0f | %.4g | %.3g | %.1f |\n"
+         "max joint-angle difference over 0.5 / 1 / 2 / 5 s: %.2e / %.2e / %.2e / %.2e rad\n",
+         horizon, pt_done * 1e-3, pt_w, pt_ke, pt_bal, 1e6 * pt_cpu / fmax(1, pt_done),
+         mj_done * 1e-3, mj_w, mj_ke, mj_bal, 1e6 * mj_cpu / fmax(1, mj_done), diff[0], diff[1],
+         diff[2], diff[3]);
+  pt_data_free(pd);
+  pt_model_free(pm);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "configs/models";
   if (argc > 2) step_dt = atof(argv[2]);
   printf("| model | joints compared | max |q_partita - q_mujoco| after 1 s | Partita us/step "
          "| MuJoCo us/step | ratio |\n|---|---:|---:|---:|---:|---:|\n");
-  compare(dir, "arm2r.urdf");
-  compare(dir, "panda.urdf");
+  compare(dir, "arm2r.urdf", 0);
+  compare(dir, "panda.urdf", 0);
+  compare(dir, "iiwa14.urdf", 0.5);
   char tmp[] = "/tmp/bench_mujoco_XXXXXX";
   if (mkdtemp(tmp)) {
     char path[1200];
     for (int n = 16; n <= 64; n *= 4) {
       write_chain(tmp, n);
       snprintf(path, sizeof(path), "chain%d.urdf", n);
-      compare(tmp, path);
+      compare(tmp, path, 0);
       snprintf(path, sizeof(path), "%s/chain%d.urdf", tmp, n);
       remove(path);
     }
     remove(tmp);
   }
+  spin(dir, argc > 3 ? atof(argv[3]) : 300);
   return 0;
 }

@@ -3,8 +3,11 @@
 // against the Cartesian LU partition (Newton on the rows, an independent computation of the
 // same ODE): the two trajectories agree to the integration error, the tree partition holds the
 // constraints to round-off, never rebuilds and needs no Newton iteration, and the energy is
-// conserved as well as with LU.
+// conserved as well as with LU. The accelerations of the tree partition by the articulated-body
+// algorithm (tree.c) and by W = J M^-1 J^T (dynamics.c) give the same trajectory and the same
+// multipliers to round-off.
 #include "check.h"
+#include "engine.h"
 
 static pt_model *load(const char *root, const char *file) {
   char path[1024];
@@ -37,6 +40,29 @@ static double run(const pt_model *m, int mode, int n, double *coord, pt_counters
   pt_get_counters(d, c);
   pt_data_free(d);
   return de;
+}
+
+// Hybrid mode with the articulated-body algorithm on (aba = 1) or off (W in every stage):
+// the largest coordinate difference between the two over n steps, and of the multipliers.
+static void aba_vs_w(const pt_model *m, int n, double *dcoord, double *dlam, double *lam_scale) {
+  pt_data *a = pt_data_new(m), *b = pt_data_new(m);
+  CHECK(a->tree_aba, "%s: the articulated-body algorithm is off", pt_model_name(m));
+  b->tree_aba = 0;
+  *dcoord = *dlam = 0;
+  *lam_scale = 1e-300;
+  for (int i = 0; i < n; i++) {
+    int ra = pt_step(m, a), rb = pt_step(m, b);
+    CHECK(ra == PT_OK && rb == PT_OK, "step %d: %s / %s", i, pt_strerror(ra), pt_strerror(rb));
+    if (ra || rb) break;
+    for (int c = 0; c < pt_model_ncoord(m); c++)
+      *dcoord = fmax(*dcoord, fabs(pt_coords(a)[c] - pt_coords(b)[c]));
+    for (int r = 0; r < m->ncon; r++) {
+      *dlam = fmax(*dlam, fabs(a->lambda[r] - b->lambda[r]));
+      *lam_scale = fmax(*lam_scale, fabs(b->lambda[r]));
+    }
+  }
+  pt_data_free(a);
+  pt_data_free(b);
 }
 
 int main(int argc, char **argv) {
@@ -73,6 +99,12 @@ int main(int argc, char **argv) {
     CHECK(rt < 1e-12, "%s: constraint residual %.3g with the tree partition", cases[k].file, rt);
     CHECK(det <= 2 * del + 1e-12, "%s: energy change %.3g with the tree partition, %.3g with LU",
           cases[k].file, det, del);
+    double dc, dl, ls;
+    aba_vs_w(m, cases[k].n, &dc, &dl, &ls);
+    printf("%-22s articulated-body algorithm vs W: coordinates %.2e, multipliers %.2e (of %.2e)\n",
+           cases[k].file, dc, dl, ls);
+    CHECK(dc < 1e-9, "%s: ABA and W trajectories differ by %.3g", cases[k].file, dc);
+    CHECK(dl < 1e-9 * ls, "%s: ABA and W multipliers differ by %.3g", cases[k].file, dl);
     free(a);
     free(b);
     pt_model_free(m);
