@@ -13,32 +13,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "count_alloc.h"
 #include "partita.h"
 
-// counting allocator: malloc/calloc/realloc interposed and forwarded to glibc
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-static long nalloc;
-static int counting;
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void free(void *p);
-void *malloc(size_t n) {
-  if (counting) nalloc++;
-  return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b) {
-  if (counting) nalloc++;
-  return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n) {
-  if (counting) nalloc++;
-  return __libc_realloc(p, n);
-}
-void free(void *p) { __libc_free(p); }
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -66,12 +43,12 @@ static int run(const pt_model *m, const pt_assign *pos, int npos, int nstep, dou
   for (int i = 0; i < nstep; i++) {
     pt_counters c0, c1;
     pt_get_counters(d, &c0);
-    nalloc = 0;
-    counting = 1;
+    count_alloc_n = 0;
+    count_alloc_on = 1;
     const double t0 = cpu_now();
     const int rc = pt_step(m, d);
     const double t1 = cpu_now();
-    counting = 0;
+    count_alloc_on = 0;
     pt_get_counters(d, &c1);
     // what the step did besides integrating: R rebuild, Q to QR, L back to LU, q a QR step
     what[i] = c1.lu_switches != c0.lu_switches   ? 'L'
@@ -79,7 +56,7 @@ static int run(const pt_model *m, const pt_assign *pos, int npos, int nstep, dou
               : c1.repartitions != c0.repartitions ? 'R'
               : c1.qr_steps != c0.qr_steps        ? 'q'
                                                   : '.';
-    *allocs += nalloc;
+    *allocs += count_alloc_n;
     if (rc) {
       printf("step %d failed: %s\n", i, pt_strerror(rc));
       break;

@@ -12,45 +12,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "count_alloc.h"
 
-static volatile long nalloc;
-static volatile int counting;
-
-#if defined(__SANITIZE_ADDRESS__)
-// from <sanitizer/allocator_interface.h> (not shipped with every gcc): the runtime provides it
-void __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *));
-static void on_malloc(const volatile void *ptr, size_t size) {
-  (void)ptr;
-  (void)size;
-  if (counting) nalloc++;
-}
-static void on_free(const volatile void *ptr) { (void)ptr; }
-static void install(void) { __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free); }
-#else
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void free(void *p);
-void *malloc(size_t n) {
-  if (counting) nalloc++;
-  return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b) {
-  if (counting) nalloc++;
-  return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n) {
-  if (counting) nalloc++;
-  return __libc_realloc(p, n);
-}
-void free(void *p) { __libc_free(p); }
-static void install(void) {}
-#endif
 
 // Steps `n` times, all allocations counted; adds the partition events of those steps to c.
 static long count_steps(const pt_model *m, pt_data *d, int n, pt_counters *c) {
@@ -58,11 +21,11 @@ static long count_steps(const pt_model *m, pt_data *d, int n, pt_counters *c) {
   pt_counters before, after;
   pt_get_counters(d, &before);
   for (int i = 0; i < n; i++) {
-    nalloc = 0;
-    counting = 1;
+    count_alloc_n = 0;
+    count_alloc_on = 1;
     int rc = pt_step(m, d);
-    counting = 0;
-    total += nalloc;
+    count_alloc_on = 0;
+    total += count_alloc_n;
     CHECK(rc == PT_OK, "step %d: %s", i, pt_strerror(rc));
     if (rc) break;
   }
@@ -129,12 +92,12 @@ static void copy_continues(const char *root, const char *file, int mode, int pos
     CHECK(rc == PT_OK, "%s: step %d: %s", file, i, pt_strerror(rc));
     if (rc) goto done;
   }
-  nalloc = 0;
-  counting = 1;
+  count_alloc_n = 0;
+  count_alloc_on = 1;
   int rc = pt_data_copy(m, c, d);
-  counting = 0;
+  count_alloc_on = 0;
   CHECK(rc == PT_OK, "%s: copy: %s", file, pt_strerror(rc));
-  CHECK(nalloc == 0, "%s: the copy made %ld allocations", file, nalloc);
+  CHECK(count_alloc_n == 0, "%s: the copy made %ld allocations", file, count_alloc_n);
   const int method = pt_partition_method(d);
   const long long at = (long long)pt_nstep(d);
   CHECK(!want_qr || method == 1, "%s: hybrid never went to QR", file);
@@ -165,7 +128,7 @@ done:
 }
 
 int main(int argc, char **argv) {
-  install();
+  count_alloc_install();
   const char *root = argc > 1 ? argv[1] : ".";
   // what each counted run must show: 0 nothing asserted, 1 no rebuild (a tree in hybrid mode:
   // the joint coordinates are the independent set), 2 rebuilds (an arm in LU mode: Cartesian
@@ -179,11 +142,11 @@ int main(int argc, char **argv) {
               {"door.yaml", PT_MODE_HYBRID, 0},           {"panda.urdf", PT_MODE_HYBRID, 1},
               {"panda.urdf", PT_MODE_LU, 2},              {"fourbar_singular.yaml", PT_MODE_HYBRID, 3}};
   // the counter must see an allocation at all (or this test could never fail)
-  nalloc = 0;
-  counting = 1;
-  void *probe = malloc(64);
-  counting = 0;
-  CHECK(nalloc == 1, "the counting allocator did not count (%ld)", nalloc);
+  count_alloc_n = 0;
+  count_alloc_on = 1;
+  void *volatile probe = malloc(64);   // volatile: the call may not be optimised away
+  count_alloc_on = 0;
+  CHECK(count_alloc_n == 1, "the counting allocator did not count (%ld)", count_alloc_n);
   free(probe);
   for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
     const char *file = runs[k].file;
