@@ -53,14 +53,9 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
   const int nq = m->nq, ncr = use_all ? m->nrow : m->ncon;
   const int nr = ncr + m->nbody + npos;
   const int ld = nr > nq ? nr : nq;
-  double *A = malloc(sizeof(double) * (size_t)nr * nq);
-  double *b = malloc(sizeof(double) * (size_t)ld);
-  double *sv = malloc(sizeof(double) * (size_t)(nr < nq ? nr : nq) + 8);
+  double *A = NULL, *b = NULL, *sv = NULL;  // dense Gauss-Newton arrays, made on first need
   double *q0 = malloc(sizeof(double) * (size_t)nq);
-  if (!A || !b || !sv || !q0) {
-    free(A), free(b), free(sv), free(q0);
-    return pt_error_set(err, PT_ENOMEM, "assembly: out of memory");
-  }
+  if (!q0) return pt_error_set(err, PT_ENOMEM, "assembly: out of memory");
   ptu_copy(q0, d->q, nq);
   for (int i = 0; i < npos; i++) d->coord_ref[pos[i].coord] = pos[i].value;
   double scale = 1;
@@ -70,29 +65,21 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
   double res = INFINITY;
   for (int it = 0; it <= ASM_MAXIT; it++) {
     eval_rows(m, d);
+    // residual first, row by row (O(rows)): an assembled state needs no dense work at all
     res = 0;
     worst = -1;
     for (int i = 0; i < ncr; i++) {
       const int r = row_of(m, i, use_all);
-      put_q_row(d, m->row_body + 2 * r, d->row_jac + 12 * r, A + (size_t)i * nq, nq);
-      b[i] = -d->row_phi[r];
-      if (fabs(b[i]) > res) res = fabs(b[i]), worst = r;
+      if (fabs(d->row_phi[r]) > res) res = fabs(d->row_phi[r]), worst = r;
     }
     for (int k = 0; k < m->nbody; k++) {
       const double *p = d->q + 7 * k + 3;
-      double *row = A + (size_t)(ncr + k) * nq;
-      ptu_zero(row, nq);
-      for (int c = 0; c < 4; c++) row[7 * k + 3 + c] = 2 * p[c];
-      b[ncr + k] = -(p[0] * p[0] + ptu_dot3(p + 1, p + 1) - 1);
-      res = fmax(res, fabs(b[ncr + k]));
+      res = fmax(res, fabs(p[0] * p[0] + ptu_dot3(p + 1, p + 1) - 1));
     }
     for (int i = 0; i < npos; i++) {
       double v, jac[12], jdx;
-      const int c = pos[i].coord;
-      pt_measure(m, d, c, &v, jac, &jdx);
-      put_q_row(d, m->meas_body + 2 * c, jac, A + (size_t)(ncr + m->nbody + i) * nq, nq);
-      b[ncr + m->nbody + i] = pos[i].value - v;
-      res = fmax(res, fabs(b[ncr + m->nbody + i]));
+      pt_measure(m, d, pos[i].coord, &v, jac, &jdx);
+      res = fmax(res, fabs(pos[i].value - v));
     }
     if (!isfinite(res)) break;
     if (res <= 1e-13 * scale) {
@@ -102,6 +89,34 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
     if (it == ASM_MAXIT) {
       if (res <= 1e-10 * scale) rc = PT_OK;
       break;
+    }
+    if (!A) {
+      A = malloc(sizeof(double) * (size_t)nr * nq);
+      b = malloc(sizeof(double) * (size_t)ld);
+      sv = malloc(sizeof(double) * (size_t)(nr < nq ? nr : nq) + 8);
+      if (!A || !b || !sv) {
+        free(A), free(b), free(sv), free(q0);
+        return pt_error_set(err, PT_ENOMEM, "assembly: out of memory");
+      }
+    }
+    for (int i = 0; i < ncr; i++) {
+      const int r = row_of(m, i, use_all);
+      put_q_row(d, m->row_body + 2 * r, d->row_jac + 12 * r, A + (size_t)i * nq, nq);
+      b[i] = -d->row_phi[r];
+    }
+    for (int k = 0; k < m->nbody; k++) {
+      const double *p = d->q + 7 * k + 3;
+      double *row = A + (size_t)(ncr + k) * nq;
+      ptu_zero(row, nq);
+      for (int c = 0; c < 4; c++) row[7 * k + 3 + c] = 2 * p[c];
+      b[ncr + k] = -(p[0] * p[0] + ptu_dot3(p + 1, p + 1) - 1);
+    }
+    for (int i = 0; i < npos; i++) {
+      double v, jac[12], jdx;
+      const int c = pos[i].coord;
+      pt_measure(m, d, c, &v, jac, &jdx);
+      put_q_row(d, m->meas_body + 2 * c, jac, A + (size_t)(ncr + m->nbody + i) * nq, nq);
+      b[ncr + m->nbody + i] = pos[i].value - v;
     }
     lapack_int rank;
     int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, nr, nq, 1, A, nq, b, 1, sv, 1e-12, &rank);
@@ -145,6 +160,35 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
   const int nv = m->nv, n = m->ncon + nvel;
   if (n == 0) return PT_OK;
   eval_rows(m, d);
+  {  // residual first, row by row (O(rows)): consistent rates need no dense projection
+    double res = 0, vscale = 1;
+    for (int c = 0; c < nv; c++) vscale = fmax(vscale, fabs(d->x[c]));
+    for (int i = 0; i < n; i++) {
+      double jac[12], v, jdx, target;
+      const int *body;
+      if (i < m->ncon) {
+        const int r = m->con_row[i];
+        ptu_copy(jac, d->row_jac + 12 * r, 12);
+        body = m->row_body + 2 * r;
+        target = d->row_nu[r];
+      } else {
+        const int c = vel[i - m->ncon].coord;
+        pt_measure(m, d, c, &v, jac, &jdx);
+        body = m->meas_body + 2 * c;
+        target = vel[i - m->ncon].value;
+      }
+      double s = 0;
+      for (int sl = 0; sl < 2; sl++)
+        if (body[sl] != PT_GROUND)
+          for (int c = 0; c < 6; c++) s += jac[6 * sl + c] * d->x[6 * body[sl] + c];
+      res = fmax(res, fabs(s - target));
+    }
+    if (res < 1e-12 * vscale) {  // as the first pass of the projection below would find
+      pt_qd_from_x(m, d);
+      pt_kin_bodies(m, d);
+      return PT_OK;
+    }
+  }
   double *J = calloc((size_t)n * nv, sizeof(double));
   double *MJ = calloc((size_t)n * nv, sizeof(double));
   double *W = calloc((size_t)n * n, sizeof(double));

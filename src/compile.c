@@ -701,11 +701,104 @@ static void set_active(pt_model *m, const int *keep) {
   m->ndof = m->nq - m->ncq;
 }
 
+// Whether rows `rows` of J (x space) are independent by the body-block structure, in
+// O(nbody): with the bodies in breadth-first order from the ground, each row belongs to the
+// later of its two bodies; J is then block lower triangular (rows of a body x its 6 columns),
+// and regular diagonal blocks (complete pivoting finds each pivot above 1e-6 of the largest
+// row norm) make every row independent. 1 when that holds (a tree with sound joints), 0 when
+// the blocks cannot tell (closed loops, a body with more than 6 rows, small pivots) and the
+// dense rank decision must decide. -1 on allocation failure.
+static int rows_independent_by_blocks(const pt_model *m, const pt_data *d, const int *rows,
+                                      int n) {
+  const int nb = m->nbody;
+  int *adr = calloc((size_t)nb + 2, sizeof(int)), *list = malloc(sizeof(int) * (2 * (size_t)n + 1));
+  int *order = malloc(sizeof(int) * ((size_t)nb + 1)), *queue = malloc(sizeof(int) * ((size_t)nb + 1));
+  int ok = 1;
+  if (!adr || !list || !order || !queue) {
+    ok = -1;
+    goto done;
+  }
+  double rmax = 0;
+  for (int i = 0; i < n; i++) {
+    const double *jac = d->row_jac + 12 * rows[i];
+    rmax = fmax(rmax, sqrt(ptu_dot3(jac, jac) + ptu_dot3(jac + 3, jac + 3) +
+                           ptu_dot3(jac + 6, jac + 6) + ptu_dot3(jac + 9, jac + 9)));
+    for (int s = 0; s < 2; s++)
+      if (m->row_body[2 * rows[i] + s] != PT_GROUND) adr[m->row_body[2 * rows[i] + s] + 2]++;
+  }
+  for (int b = 0; b < nb; b++) adr[b + 2] += adr[b + 1];
+  for (int i = 0; i < n; i++)  // list[adr[b] ..] = entries 2 i + slot of the rows of body b
+    for (int s = 0; s < 2; s++)
+      if (m->row_body[2 * rows[i] + s] != PT_GROUND) list[adr[m->row_body[2 * rows[i] + s] + 1]++] = 2 * i + s;
+  for (int b = 0; b < nb; b++) order[b] = -1;
+  int head = 0, tail = 0, seed = 0;
+  for (int b = 0; b < nb; b++)  // bodies tied to the ground first
+    for (int t = adr[b]; t < adr[b + 1] && order[b] < 0; t++)
+      if (m->row_body[2 * rows[list[t] / 2] + 1 - list[t] % 2] == PT_GROUND)
+        order[b] = tail, queue[tail++] = b;
+  while (head < tail || tail < nb) {
+    if (head == tail) {
+      while (order[seed] >= 0) seed++;
+      order[seed] = tail, queue[tail++] = seed;
+    }
+    const int b = queue[head++];
+    for (int t = adr[b]; t < adr[b + 1]; t++) {
+      const int o = m->row_body[2 * rows[list[t] / 2] + 1 - list[t] % 2];
+      if (o != PT_GROUND && order[o] < 0) order[o] = tail, queue[tail++] = o;
+    }
+  }
+  for (int k = 0; k < nb && ok == 1; k++) {
+    const int b = queue[k];
+    double G[6 * 6];  // (owned rows x 6)
+    int nr = 0;
+    for (int t = adr[b]; t < adr[b + 1] && ok == 1; t++) {
+      const int i = list[t] / 2, s = list[t] % 2, o = m->row_body[2 * rows[i] + 1 - s];
+      if (o != PT_GROUND && order[o] > k) continue;  // the later body owns it
+      if (nr == 6) ok = 0;
+      else ptu_copy(G + 6 * nr++, d->row_jac + 12 * rows[i] + 6 * s, 6);
+    }
+    int colperm[6] = {0, 1, 2, 3, 4, 5};
+    for (int r = 0; r < nr && ok == 1; r++) {
+      int pi = r, pj = r;
+      double best = -1;
+      for (int i = r; i < nr; i++)
+        for (int j = r; j < 6; j++)
+          if (fabs(G[6 * i + colperm[j]]) > best) best = fabs(G[6 * i + colperm[j]]), pi = i, pj = j;
+      if (!(best > 1e-6 * rmax)) {
+        ok = 0;
+        break;
+      }
+      for (int j = 0; j < 6 && pi != r; j++) {
+        const double t = G[6 * r + j];
+        G[6 * r + j] = G[6 * pi + j];
+        G[6 * pi + j] = t;
+      }
+      const int t = colperm[r];
+      colperm[r] = colperm[pj];
+      colperm[pj] = t;
+      const int cr = colperm[r];
+      for (int i = r + 1; i < nr; i++) {
+        const double f = G[6 * i + cr] / G[6 * r + cr];
+        for (int j = r; j < 6; j++) G[6 * i + colperm[j]] -= f * G[6 * r + colperm[j]];
+      }
+    }
+  }
+done:
+  free(adr), free(list), free(order), free(queue);
+  return ok;
+}
+
 // Rank of rows `rows` of J (dense, in x space) by pivoted QR of J^T. keep[row] = 1 for the
 // independent rows. Returns the rank, or -1 on error.
 static int rank_rows(const pt_model *m, const pt_data *d, const int *rows, int n, int *keep) {
   const int nv = m->nv;
   if (n == 0) return 0;
+  const int blocks = rows_independent_by_blocks(m, d, rows, n);
+  if (blocks < 0) return -1;
+  if (blocks) {  // all independent: no dense factorisation needed
+    for (int i = 0; i < n; i++) keep[rows[i]] = 1;
+    return n;
+  }
   double *Jt = calloc((size_t)nv * n, sizeof(double));
   double *tau = calloc((size_t)(n < nv ? n : nv) + 1, sizeof(double));
   lapack_int *jpvt = calloc((size_t)n, sizeof(lapack_int));
@@ -809,23 +902,35 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
   free(keep2);
   for (int i = 0; i < m->nmotion; i++) keep[m->nrow_joint + i] = 1;
   ptu_copy(m->q0, d->q, m->nq);
-  pt_data_free(d);
-  d = NULL;
-  set_active(m, keep);
-  rc = build_w(m);
-  if (rc) {
-    rc = pt_error_set(err, rc, "out of memory");
-    goto done;
+  // When assembly moved nothing and no row went, the model is as d was made from: keep d
+  // (a new data costs O(nq^2) memory to set up) instead of making it again.
+  if (!(moved == 0 && rank == m->nrow_joint)) {
+    pt_data_free(d);
+    d = NULL;
+    set_active(m, keep);
+    rc = build_w(m);
+    if (rc) {
+      rc = pt_error_set(err, rc, "out of memory");
+      goto done;
+    }
+    d = pt_data_new(m);
+    if (!d) {
+      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+      goto done;
+    }
   }
-  d = pt_data_new(m);
-  if (!d) {
-    rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-    goto done;
-  }
+  ptu_copy(d->q, m->q0, m->nq);
+  ptu_copy(d->qd, m->qd0, m->nq);
   pt_kin_bodies(m, d);
   rc = pt_assemble_velocities(m, d, NULL, 0, err);
   if (rc) goto done;
   ptu_copy(m->qd0, d->qd, m->nq);
+  // the initial state must partition (d->q is m->q0: velocity assembly moves rates only)
+  if (pt_partition_build(m, d))
+    rc = pt_error_set(err, PT_EASSEMBLY,
+                      "%s:%d: model \"%s\": the initial configuration is singular (the "
+                      "constraint Jacobian has dependent rows that are not removable)",
+                      s->source, s->line, s->model);
 done:
   pt_data_free(d);
   free(keep), free(rows);
@@ -909,21 +1014,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
                           m->input_name[i]);
         break;
       }
-  if (!rc) rc = assemble_initial(m, s, err);
-  if (!rc) {  // the initial state must partition
-    pt_data *d = pt_data_new(m);
-    if (!d) {
-      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-    } else {
-      int prc = pt_partition_build(m, d);
-      if (prc)
-        rc = pt_error_set(err, PT_EASSEMBLY,
-                          "%s:%d: model \"%s\": the initial configuration is singular (the "
-                          "constraint Jacobian has dependent rows that are not removable)",
-                          s->source, s->line, s->model);
-      pt_data_free(d);
-    }
-  }
+  if (!rc) rc = assemble_initial(m, s, err);  // and checks that the initial state partitions
   if (rc) {
     pt_model_free(m);
     return rc;

@@ -1,0 +1,141 @@
+// test_load_chain: long chains compile by their block structure and come out right. A spatial
+// chain of 400 revolute links (axes alternating y, x) loads with 400 degrees of freedom, every
+// joint row kept, zero residuals and no warning; each body's independent coordinate is the
+// Euler parameter of its own joint axis (e2 for y, e1 for x: the one a rotation about that axis
+// moves), as on a 40-link chain; it steps while conserving energy. A long chain with a
+// duplicated joint still has its redundant rows found and named (the dense decision decides
+// where the blocks cannot). Times are the business of tests/bench/bench_load.c, not of this test.
+#include "check.h"
+
+// n links (0.1 m, 0.1 kg rods along x) hanging from the ground; dup: a second hinge j<n-1>b
+// on the last joint (5 redundant rows).
+static char *chain_urdf(int n, int dup) {
+  size_t cap = 512 + (size_t)(n + 1) * 700, k = 0;
+  char *t = malloc(cap);
+  if (!t) exit(1);
+  k += (size_t)snprintf(t + k, cap - k,
+                        "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n"
+                        "  <link name=\"base\"/>\n", n);
+  for (int i = 0; i < n; i++) {
+    char parent[32] = "base";
+    if (i > 0) snprintf(parent, sizeof(parent), "l%d", i - 1);
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  <joint name=\"j%d\" type=\"revolute\">\n    <parent link=\"%s\"/>\n"
+                          "    <child link=\"l%d\"/>\n    <origin xyz=\"%g 0 0\"/>\n"
+                          "    <axis xyz=\"%d %d 0\"/>\n  </joint>\n",
+                          i, parent, i, i == 0 ? 0.0 : 0.1, i % 2, 1 - i % 2);
+    k += (size_t)snprintf(t + k, cap - k,
+                          "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.05 0 0\"/>\n"
+                          "      <mass value=\"0.1\"/>\n      <inertia ixx=\"1e-5\" ixy=\"0\" "
+                          "ixz=\"0\" iyy=\"8.3e-5\" iyz=\"0\" izz=\"8.3e-5\"/>\n    </inertial>\n"
+                          "  </link>\n", i);
+  }
+  snprintf(t + k, cap - k, "</robot>\n");
+  if (dup) {  // YAML for the duplicate (URDF has one parent per link)
+    free(t);
+    cap = 512 + (size_t)(n + 1) * 400, k = 0;
+    t = malloc(cap);
+    if (!t) exit(1);
+    k += (size_t)snprintf(t + k, cap - k, "model: dup%d\nbodies:\n", n);
+    for (int i = 0; i < n; i++)
+      k += (size_t)snprintf(t + k, cap - k,
+                            "  - {name: l%d, mass: 0.1, inertia: [1e-5, 8.3e-5, 8.3e-5], "
+                            "position: [%.3f, 0, 0]}\n", i, 0.1 * i + 0.05);
+    k += (size_t)snprintf(t + k, cap - k, "joints:\n");
+    for (int i = 0; i <= n; i++) {
+      const int c = i < n ? i : n - 1;
+      char parent[16] = "ground";
+      if (c) snprintf(parent, sizeof(parent), "l%d", c - 1);
+      k += (size_t)snprintf(t + k, cap - k,
+                            "  - {name: j%d%s, type: revolute, body1: %s, body2: l%d, "
+                            "point: [%.3f, 0, 0], axis: [%d, %d, 0]}\n",
+                            c, i < n ? "" : "b", parent, c, 0.1 * c, c % 2, 1 - c % 2);
+    }
+  }
+  return t;
+}
+
+static pt_model *load(const char *text, int format) {
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), format, "chain", NULL, &m, &err)) {
+    printf("FAIL load: %s\n", err.msg);
+    exit(1);
+  }
+  return m;
+}
+
+// every body's independent coordinate is l<i>.e1 (axis x, odd i) or l<i>.e2 (axis y, even i)
+static void check_independent(const pt_model *m, const pt_data *d, int n, const char *what) {
+  const char **names = calloc((size_t)n + 1, sizeof(char *));
+  const int nd = pt_independent(m, d, names, n);
+  CHECK(nd == n, "%s: %d independent coordinates", what, nd);
+  int bad = 0;
+  for (int i = 0; i < n && i < nd; i++) {
+    char want[32];
+    snprintf(want, sizeof(want), "l%d.e%d", i, i % 2 ? 1 : 2);
+    if (!names[i] || strcmp(names[i], want) != 0) {
+      if (bad++ < 3) CHECK(0, "%s: independent %d is %s, want %s", what, i, names[i], want);
+    }
+  }
+  CHECK(bad == 0, "%s: %d independent coordinates differ from the joint axes", what, bad);
+  free(names);
+}
+
+int main(void) {
+  // 1. 400 links
+  const int n = 400;
+  char *text = chain_urdf(n, 0);
+  pt_model *m = load(text, 2);
+  free(text);
+  CHECK(pt_model_ndof(m) == n, "dof %d", pt_model_ndof(m));
+  CHECK(pt_model_nconstraint(m) == 5 * n, "constraint rows %d (every joint row kept)",
+        pt_model_nconstraint(m));
+  CHECK(strcmp(pt_model_warnings(m), "") == 0, "warnings: %s", pt_model_warnings(m));
+  pt_data *d = pt_data_new(m);
+  CHECK(d != NULL, "data");
+  CHECK(pt_residual_position(d) <= 1e-12, "position residual %.3g", pt_residual_position(d));
+  CHECK(pt_residual_velocity(d) <= 1e-12, "velocity residual %.3g", pt_residual_velocity(d));
+  check_independent(m, d, n, "400 links");
+
+  // a few steps on the LU partition chosen at load (hybrid mode leaves it for the dense QR
+  // one at the first step on a chain this long, which is the integrator's business, not the
+  // load's): the chain falls from horizontal, energy stays (scale: m g L over the links)
+  CHECK(pt_set_partition_mode(d, PT_MODE_LU) == 0, "LU mode");
+  const double e0 = energy(d), escale = n * 0.1 * 9.81 * 0.1 * n / 2;
+  for (int s = 0; s < 10; s++) CHECK(pt_step(m, d) == 0, "step %d", s);
+  CHECK(pt_time(d) > 0.009, "time %.4f", pt_time(d));
+  CHECK(pt_residual_position(d) <= 1e-9, "position residual after steps %.3g",
+        pt_residual_position(d));
+  CHECK(pt_residual_velocity(d) <= 1e-9, "velocity residual after steps %.3g",
+        pt_residual_velocity(d));
+  CHECK(fabs(energy(d) - e0) <= 1e-8 * escale, "energy change %.3g (scale %.3g)",
+        energy(d) - e0, escale);
+  pt_data_free(d);
+  pt_model_free(m);
+
+  // 2. 40 links: the same choice per body
+  text = chain_urdf(40, 0);
+  m = load(text, 2);
+  free(text);
+  d = pt_data_new(m);
+  check_independent(m, d, 40, "40 links");
+  pt_data_free(d);
+  pt_model_free(m);
+
+  // 3. a 60-link chain with its last joint twice: 5 redundant rows named, 60 dof
+  text = chain_urdf(60, 1);
+  m = load(text, 1);
+  free(text);
+  CHECK(pt_model_ndof(m) == 60, "dup: dof %d", pt_model_ndof(m));
+  CHECK(pt_model_nconstraint(m) == 5 * 60, "dup: constraint rows %d", pt_model_nconstraint(m));
+  CHECK(strstr(pt_model_warnings(m), "removed 5 redundant constraint rows: j59") != NULL,
+        "dup: warnings: %s", pt_model_warnings(m));
+  d = pt_data_new(m);
+  CHECK(pt_residual_position(d) <= 1e-12, "dup: position residual %.3g",
+        pt_residual_position(d));
+  for (int s = 0; s < 5; s++) CHECK(pt_step(m, d) == 0, "dup: step %d", s);
+  pt_data_free(d);
+  pt_model_free(m);
+  return finish("load_chain");
+}
