@@ -125,6 +125,7 @@ static Partita__V1__ModelStats *model_stats_new(sim *s, const sim_stats *t) {
   ms->late_us = &q[1];
   ms->snapshot_us = &q[2];
   ms->snapshots = t->snapshots;
+  ms->memory_bytes = s->mem_bytes;
   ms->overruns = t->overruns;
   ms->dropped_frames = t->dropped_frames + s->dropped_loop;
   ms->repartitions = t->repartitions;

@@ -82,6 +82,9 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(*s->indep));
   s->indep_tmp = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
   size_t in_size = sizeof(input_rec) + sizeof(input_entry) * (size_t)(s->ni + 1);
+  s->mem_bytes = (1 + SIM_SLOTS) * pt_data_bytes(m) + 3 * s->snap_size +
+                 (size_t)(2 * CMDQ_CAP) * sizeof(sim_cmd *) + (size_t)INQ_CAP * in_size +
+                 (size_t)FRAMEQ_CAP * s->snap_size + (size_t)EVENTQ_CAP * sizeof(sim_event);
   for (int i = 0; i < 3; i++)
     s->latest[i] = calloc(1, s->snap_size);
   s->latest_back = 0;

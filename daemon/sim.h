@@ -136,6 +136,7 @@ struct sim {
   const config *cfg;
   int nc, ni, nb;                   // coordinates, inputs, bodies
   size_t snap_size;
+  size_t mem_bytes;                 // data + snapshot slots + rings, sized at load
   const char **coord_names;         // (nc) from the model, for messages
   const char **input_names;         // (ni)
 

@@ -156,6 +156,14 @@ pt_data *pt_data_new(const pt_model *m) {
   return d;
 }
 
+size_t pt_data_bytes(const pt_model *m) {
+  arena a = {NULL, 0};
+  pt_data tmp;
+  memset(&tmp, 0, sizeof(tmp));
+  layout(m, &tmp, &a);
+  return sizeof(pt_data) + a.off + 64;
+}
+
 void pt_data_free(pt_data *d) {
   if (!d) return;
   pt_partition_free(d);

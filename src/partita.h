@@ -142,6 +142,8 @@ int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 // Data.
 pt_data *pt_data_new(const pt_model *m);            // at the model's assembled initial state
 void pt_data_free(pt_data *d);
+// Bytes a data of m holds (its header and its one buffer): what each copy costs.
+size_t pt_data_bytes(const pt_model *m);
 int pt_data_copy(const pt_model *m, pt_data *dst, const pt_data *src);  // snapshot
 void pt_data_reset(const pt_model *m, pt_data *d);  // back to the initial state, inputs 0
 

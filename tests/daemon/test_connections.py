@@ -326,6 +326,12 @@ def test_small_footprint(workdir):
             if os.environ.get("PARTITA_SANITIZED") != "1":   # ASan maps terabytes of shadow
                 assert st.memory_locked_bytes <= 32 << 20, st.memory_locked_bytes
                 assert st.memory_resident_bytes <= 64 << 20, st.memory_resident_bytes
+            # what each model costs is reported per model: its data, two snapshot slots
+            # and its queues (the Panda: the same order as its data buffer, far under 1 MB)
+            name = unique("mem")
+            c.load_model(pendulum_yaml(), name=name, format=pb.YAML)
+            ms = model_stats(c, name)
+            assert 10_000 < ms.memory_bytes < 4 << 20, ms.memory_bytes
     finally:
         d.check_clean_exit()
 
