@@ -15,37 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain_urdf.h"
 #include "partita.h"
 
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-// A chain of n slender links (0.3 m, 0.4 kg, CoM mid-link) along +x from a massless base,
-// joint axes alternating y and z so the chain is spatial.
-static int write_chain_urdf(const char *path, int n) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fprintf(f, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", n);
-  for (int i = 0; i < n; i++) {
-    char parent[16] = "base";
-    if (i > 0) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    fprintf(f,
-            "  <joint name=\"j%d\" type=\"continuous\">\n"
-            "    <parent link=\"%s\"/>\n    <child link=\"l%d\"/>\n"
-            "    <origin xyz=\"%g 0 0\" rpy=\"0 0 0\"/>\n    <axis xyz=\"0 %d %d\"/>\n"
-            "  </joint>\n"
-            "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.15 0 0\"/>\n"
-            "      <mass value=\"0.4\"/>\n"
-            "      <inertia ixx=\"0.00002\" ixy=\"0\" ixz=\"0\" iyy=\"0.003\" iyz=\"0\" "
-            "izz=\"0.003\"/>\n    </inertial>\n  </link>\n",
-            i, parent, i, i == 0 ? 0.0 : 0.3, i % 2 == 0,
-            i % 2 == 1, i);
-  }
-  fprintf(f, "</robot>\n");
-  return fclose(f);
 }
 
 static int compare(const char *label, const char *path) {
@@ -150,7 +126,7 @@ int main(int argc, char **argv) {
     char path[64], label[32];
     snprintf(path, sizeof(path), "/tmp/partita_bench_chain%d.urdf", sizes[i]);
     snprintf(label, sizeof(label), "chain %d", sizes[i]);
-    if (write_chain_urdf(path, sizes[i])) {
+    if (chain_urdf_write(path, sizes[i])) {
       fprintf(stderr, "cannot write %s\n", path);
       rc = 1;
       continue;

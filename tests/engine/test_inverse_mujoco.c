@@ -8,33 +8,12 @@
 #include <mujoco/mujoco.h>
 #include <unistd.h>
 
+#include "chain_urdf.h"
 #include "check.h"
 
 static double urand(unsigned *seed) {  // uniform in [-1, 1)
   *seed = *seed * 1664525u + 1013904223u;
   return (double)(*seed >> 8) / (double)(1u << 23) - 1.0;
-}
-
-static int write_chain_urdf(const char *path, int n) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fprintf(f, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", n);
-  for (int i = 0; i < n; i++) {
-    char parent[16] = "base";
-    if (i > 0) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    fprintf(f,
-            "  <joint name=\"j%d\" type=\"continuous\">\n"
-            "    <parent link=\"%s\"/>\n    <child link=\"l%d\"/>\n"
-            "    <origin xyz=\"%g 0 0\" rpy=\"0 0 0\"/>\n    <axis xyz=\"0 %d %d\"/>\n"
-            "  </joint>\n"
-            "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.15 0 0\"/>\n"
-            "      <mass value=\"0.4\"/>\n"
-            "      <inertia ixx=\"0.00002\" ixy=\"0\" ixz=\"0\" iyy=\"0.003\" iyz=\"0\" "
-            "izz=\"0.003\"/>\n    </inertial>\n  </link>\n",
-            i, parent, i, i == 0 ? 0.0 : 0.3, i % 2 == 0, i % 2 == 1, i);
-  }
-  fprintf(f, "</robot>\n");
-  return fclose(f);
 }
 
 static void compare(const char *what, const char *path, double tol, unsigned seed) {
@@ -130,7 +109,7 @@ int main(int argc, char **argv) {
   remove(diag);
   char chain[64];
   snprintf(chain, sizeof(chain), "/tmp/partita_test_inverse_chain16_%d.urdf", (int)getpid());
-  CHECK(write_chain_urdf(chain, 16) == 0, "cannot write %s", chain);
+  CHECK(chain_urdf_write(chain, 16) == 0, "cannot write %s", chain);
   compare("chain 16", chain, 1e-12, 5u);
   remove(chain);
   return finish("inverse_mujoco");

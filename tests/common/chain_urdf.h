@@ -1,0 +1,10 @@
+// chain_urdf.h: the spatial chain URDF the torque-request test and bench share.
+#ifndef TEST_CHAIN_URDF_H
+#define TEST_CHAIN_URDF_H
+
+// A chain of n slender links (0.3 m, 0.4 kg, CoM mid-link) along +x from a massless base,
+// continuous joints with axes alternating y and z so the chain is spatial, written to path.
+// 0 ok, -1 when the file cannot be written.
+int chain_urdf_write(const char *path, int n);
+
+#endif
