@@ -923,7 +923,12 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
   ptu_copy(d->qd, m->qd0, m->nq);
   pt_kin_bodies(m, d);
   rc = pt_assemble_velocities(m, d, NULL, 0, err);
-  if (rc) goto done;
+  if (rc) {   // named like every other refusal of the model (the fuzzer checks it)
+    char msg[sizeof(err->msg)];
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
+    goto done;
+  }
   ptu_copy(m->qd0, d->qd, m->nq);
   // the initial state must partition (d->q is m->q0: velocity assembly moves rates only)
   if (pt_partition_build(m, d))
