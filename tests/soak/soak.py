@@ -179,9 +179,11 @@ def main():
         bound = max(8 * 1024, 0.10 * base[0]["rss"])
         if grow > bound:
             failures.append("resident memory grew %d kB (bound %d kB)" % (grow, bound))
-    if samples and "arm" in samples[-1]:
+    if samples:
         for name in ("arm", "fourbar"):
-            m = samples[-1][name]
+            m = samples[-1].get(name)
+            if m is None:      # it left real time (a failure, listed below)
+                continue
             print("%s: %d steps, %d overruns, step us p50/p99/max %.1f/%.1f/%.1f, lateness us "
                   "p99/max %.1f/%.1f, frames dropped %d" % (
                       name, m.steps, m.overruns, m.step_us.p50, m.step_us.p99, m.step_us.max,
