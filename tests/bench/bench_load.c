@@ -10,40 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain_urdf.h"
 #include "partita.h"
 #ifdef HAVE_MUJOCO
 #include <mujoco/mujoco.h>
 #include <unistd.h>
 #endif
-
-// A spatial chain of n links (0.1 m, 0.1 kg rods along x) hanging from the ground, joint axes
-// alternating y and x (as bench_mujoco's chains), as URDF text.
-static char *chain_urdf(int n) {
-  size_t cap = 256 + (size_t)n * 700, k = 0;
-  char *t = malloc(cap);
-  if (!t) return NULL;
-  k += (size_t)snprintf(t + k, cap - k,
-                        "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n"
-                        "  <link name=\"base\"/>\n", n);
-  for (int i = 0; i < n; i++) {
-    char parent[32] = "base";
-    if (i > 0) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  <joint name=\"j%d\" type=\"revolute\">\n    <parent link=\"%s\"/>\n"
-                          "    <child link=\"l%d\"/>\n    <origin xyz=\"%g 0 0\" rpy=\"0 0 0\"/>\n"
-                          "    <axis xyz=\"%d %d 0\"/>\n"
-                          "    <limit lower=\"-3.14\" upper=\"3.14\" effort=\"10\" "
-                          "velocity=\"10\"/>\n  </joint>\n",
-                          i, parent, i, i == 0 ? 0.0 : 0.1, i % 2, 1 - i % 2);
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.05 0 0\"/>\n"
-                          "      <mass value=\"0.1\"/>\n      <inertia ixx=\"1e-5\" ixy=\"0\" "
-                          "ixz=\"0\" iyy=\"8.3e-5\" iyz=\"0\" izz=\"8.3e-5\"/>\n    </inertial>\n"
-                          "  </link>\n", i);
-  }
-  snprintf(t + k, cap - k, "</robot>\n");
-  return t;
-}
 
 static double now(void) {
   struct timespec ts;
@@ -87,7 +59,7 @@ int main(int argc, char **argv) {
          "| ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int s = 0; s < 5 && sizes[s] <= nmax; s++) {
     const int n = sizes[s];
-    char *text = chain_urdf(n);
+    char *text = chain_urdf_rods(n);
     if (!text) return 1;
     // the fastest of a few runs (one for the long ones: they are seconds before the fix)
     double best_load = INFINITY, best_data = INFINITY;

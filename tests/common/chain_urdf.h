@@ -1,4 +1,4 @@
-// chain_urdf.h: the spatial chain URDF the torque-request test and bench share.
+// chain_urdf.h: spatial chain URDFs the engine tests and the benches share.
 #ifndef TEST_CHAIN_URDF_H
 #define TEST_CHAIN_URDF_H
 
@@ -6,5 +6,9 @@
 // continuous joints with axes alternating y and z so the chain is spatial, written to path.
 // 0 ok, -1 when the file cannot be written.
 int chain_urdf_write(const char *path, int n);
+
+// A chain of n rods (0.1 m, 0.1 kg along +x) hanging from the ground by revolute joints with
+// axes alternating y and x, as URDF text (malloc'd; NULL when out of memory).
+char *chain_urdf_rods(int n);
 
 #endif

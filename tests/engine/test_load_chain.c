@@ -5,34 +5,16 @@
 // moves), as on a 40-link chain; it steps while conserving energy. A long chain with a
 // duplicated joint still has its redundant rows found and named (the dense decision decides
 // where the blocks cannot). Times are the business of tests/bench/bench_load.c, not of this test.
+#include "chain_urdf.h"
 #include "check.h"
 
 // n links (0.1 m, 0.1 kg rods along x) hanging from the ground; dup: a second hinge j<n-1>b
 // on the last joint (5 redundant rows).
 static char *chain_urdf(int n, int dup) {
-  size_t cap = 512 + (size_t)(n + 1) * 700, k = 0;
-  char *t = malloc(cap);
-  if (!t) exit(1);
-  k += (size_t)snprintf(t + k, cap - k,
-                        "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n"
-                        "  <link name=\"base\"/>\n", n);
-  for (int i = 0; i < n; i++) {
-    char parent[32] = "base";
-    if (i > 0) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  <joint name=\"j%d\" type=\"revolute\">\n    <parent link=\"%s\"/>\n"
-                          "    <child link=\"l%d\"/>\n    <origin xyz=\"%g 0 0\"/>\n"
-                          "    <axis xyz=\"%d %d 0\"/>\n  </joint>\n",
-                          i, parent, i, i == 0 ? 0.0 : 0.1, i % 2, 1 - i % 2);
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.05 0 0\"/>\n"
-                          "      <mass value=\"0.1\"/>\n      <inertia ixx=\"1e-5\" ixy=\"0\" "
-                          "ixz=\"0\" iyy=\"8.3e-5\" iyz=\"0\" izz=\"8.3e-5\"/>\n    </inertial>\n"
-                          "  </link>\n", i);
-  }
-  snprintf(t + k, cap - k, "</robot>\n");
+  char *t = dup ? NULL : chain_urdf_rods(n);   // tests/common/chain_urdf.c
+  if (!dup && !t) exit(1);
+  size_t cap, k;
   if (dup) {  // YAML for the duplicate (URDF has one parent per link)
-    free(t);
     cap = 512 + (size_t)(n + 1) * 400, k = 0;
     t = malloc(cap);
     if (!t) exit(1);
