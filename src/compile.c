@@ -950,6 +950,10 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   pt_model *m = calloc(1, sizeof(*m));
   if (!m) return pt_error_set(err, PT_ENOMEM, "out of memory");
   snprintf(m->name, PT_NAME_MAX, "%s", s->model);
+  if (s->warnings && !(m->warnings = strdup(s->warnings))) {  // the loader's, then compile's
+    free(m);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
   ptu_copy(m->gravity, s->gravity, 3);
   m->dt = s->dt > 0 ? s->dt : 1e-3;
   m->integrator = s->integrator;

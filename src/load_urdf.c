@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "partita.h"
+#include "urdf_scan.h"
 
 typedef struct {
   double R[9];  // rotation, row-major: x_outer = R x_inner + p
@@ -203,6 +204,12 @@ static int inertia_ok(const double *I, int strict) {
          d2[2] >= -t2 && d3 >= -t3;
 }
 
+// "ixx=.. ixy=.. ixz=.. iyy=.. iyz=.. izz=.." (URDF's attribute order) of [Ixx Iyy Izz Ixy Ixz Iyz].
+static void inertia_text(char *buf, size_t size, const double *I) {
+  snprintf(buf, size, "ixx=%g ixy=%g ixz=%g iyy=%g iyz=%g izz=%g", I[0], I[3], I[4], I[1], I[5],
+           I[2]);
+}
+
 static int find_link(const urdf *u, const char *name) {
   for (int i = 0; i < u->nlink; i++)
     if (strcmp(u->links[i].name, name) == 0) return i;
@@ -232,11 +239,12 @@ static int parse_inertial(const urdf *u, const xmlNode *e, urdf_link *l) {
     rc = attr_numbers(u, t, keys[k], &l->inertia[k], 1, 1, "link", l->name);
     if (rc) return rc;
   }
-  if (l->mass > 0 && !inertia_ok(l->inertia, 0))
+  if (l->mass > 0 && !inertia_ok(l->inertia, 0)) {
+    char v[200];
+    inertia_text(v, sizeof(v), l->inertia);
     return fail(u, PT_EMODEL, node_line(t), "link", l->name,
-                "inertia is not positive semidefinite (ixx..iyz = %g %g %g %g %g %g)",
-                l->inertia[0], l->inertia[1], l->inertia[2], l->inertia[3], l->inertia[4],
-                l->inertia[5]);
+                "inertia is not positive semidefinite (%s)", v);
+  }
   return PT_OK;
 }
 
@@ -299,6 +307,21 @@ static int parse_joint_type(const urdf *u, const xmlNode *e, urdf_joint *j) {
   return rc;
 }
 
+// <axis xyz> (default 1 0 0), normalised. A fixed or floating joint has no axis: as in ROS's
+// parser its <axis> is not read (often `0 0 0`; urdf_scan.c reports it unused).
+static int parse_axis(const urdf *u, const xmlNode *e, urdf_joint *j) {
+  if (j->kind == J_FIXED || j->kind == J_FLOATING) return PT_OK;
+  xmlNode *a = child_elem(e, "axis", NULL);
+  int rc;
+  if (a && (rc = attr_numbers(u, a, "xyz", j->axis, 3, 1, "joint", j->name))) return rc;
+  double n = sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
+  if (!(n > 1e-12))
+    return fail(u, PT_EMODEL, a ? node_line(a) : j->line, "joint", j->name,
+                "axis has zero length");
+  for (int k = 0; k < 3; k++) j->axis[k] /= n;
+  return PT_OK;
+}
+
 static int parse_joint(urdf *u, const xmlNode *e) {
   urdf_joint *j = &u->joints[u->njoint];
   memset(j, 0, sizeof(*j));
@@ -319,13 +342,8 @@ static int parse_joint(urdf *u, const xmlNode *e) {
   if (!rc) rc = joint_link_name(u, e, j, "child", j->child_name);
   if (!rc) rc = parse_origin(u, e, &j->origin, "joint", j->name);
   if (rc) return rc;
-  xmlNode *a = child_elem(e, "axis", NULL);
-  if (a && (rc = attr_numbers(u, a, "xyz", j->axis, 3, 1, "joint", j->name))) return rc;
-  double n = sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
-  if (!(n > 1e-12))
-    return fail(u, PT_EMODEL, a ? node_line(a) : j->line, "joint", j->name,
-                "axis has zero length");
-  for (int k = 0; k < 3; k++) j->axis[k] /= n;
+  rc = parse_axis(u, e, j);
+  if (rc) return rc;
   xmlNode *lim = child_elem(e, "limit", NULL);
   if (lim && (rc = attr_numbers(u, lim, "effort", &j->effort, 1, 0, "joint", j->name))) return rc;
   if (j->effort < 0)
@@ -572,11 +590,12 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
     strcpy(b->name, l->name);
     b->line = l->line;
     merge_group(u, i, b);
-    if (!inertia_ok(b->inertia, 1))
-      rc = fail(u, PT_EMODEL, l->line, "link", l->name,
-                "inertia%s is not positive definite (ixx..iyz = %g %g %g %g %g %g)",
-                gmass[i] > l->mass ? " (merged with its fixed children)" : "", b->inertia[0],
-                b->inertia[1], b->inertia[2], b->inertia[3], b->inertia[4], b->inertia[5]);
+    if (!inertia_ok(b->inertia, 1)) {
+      char v[200];
+      inertia_text(v, sizeof(v), b->inertia);
+      rc = fail(u, PT_EMODEL, l->line, "link", l->name, "inertia%s is not positive definite (%s)",
+                gmass[i] > l->mass ? " (merged with its fixed children)" : "", v);
+    }
   }
   free(gmass);
   if (!rc && s->nbody == 0)
@@ -633,8 +652,11 @@ static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_s
   if (found <= 0 || !s->model[0])
     return fail(u, PT_EPARSE, s->line, "robot", NULL,
                 "<robot> needs a name=\"...\" of at most %d bytes", PT_NAME_MAX - 1);
-  int rc = parse_robot(u, robot);
+  int rc = pt_urdf_refuse_xacro(robot, u->source, u->err);
+  if (!rc) rc = parse_robot(u, robot);
   if (!rc) rc = build_spec(u, opt, s);
+  if (!rc && pt_urdf_warn_unused(robot, u->source, s))
+    rc = pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
   return rc;
 }
 

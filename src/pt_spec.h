@@ -148,6 +148,7 @@ typedef struct pt_spec {
   pt_spec_actuator *actuators;
   pt_spec_coord *coords;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
+  char *warnings;           // loader warnings, '\n'-terminated lines; NULL when none
 } pt_spec;
 
 // Allocation helpers shared by the loaders. All return NULL / -1 on out-of-memory.
@@ -159,5 +160,8 @@ pt_spec_motion *pt_spec_add_motion(pt_spec *s);
 pt_spec_force *pt_spec_add_force(pt_spec *s);
 pt_spec_actuator *pt_spec_add_actuator(pt_spec *s);
 pt_spec_coord *pt_spec_add_coord(pt_spec *s);
+// Appends one warning line (printf-style; the '\n' is added). Compile hands the spec's
+// warnings on to the model (pt_model_warnings) ahead of its own. -1 on out-of-memory.
+int pt_spec_warn(pt_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

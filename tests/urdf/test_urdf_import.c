@@ -1,0 +1,125 @@
+// test_urdf_import.c: what a URDF from ROS carries beyond the mechanics (issue 11, item 1).
+// Fixed and floating joints load whatever their <axis> says (ROS ignores it); every element
+// or attribute the importer does not use is named in exactly one warning per kind, with its
+// count and the line of the first; <visual> and <material> are never reported.
+#include "partita.h"
+#include "urdf_test.h"
+
+#define INERTIAL                                                                              \
+  "<inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.1\" ixy=\"0\" ixz=\"0\" " \
+  "iyz=\"0\"/></inertial>"
+
+static const char robot_xml[] =
+    "<?xml version=\"1.0\"?>\n"                                                      // 1
+    "<robot name=\"ros_arm\" version=\"1.0\">\n"                                     // 2
+    "  <material name=\"grey\"><color rgba=\"0.5 0.5 0.5 1\"/></material>\n"         // 3
+    "  <link name=\"world\"/>\n"                                                     // 4
+    "  <joint name=\"weld\" type=\"fixed\"><parent link=\"world\"/><child link=\"base\"/>\n"
+    "    <axis xyz=\"0 0 0\"/></joint>\n"                                            // 6
+    "  <link name=\"base\">" INERTIAL "\n"                                           // 7
+    "    <visual><geometry><box size=\"1 1 1\"/></geometry><material name=\"grey\"/></visual>\n"
+    "    <collision><geometry><box size=\"1 1 1\"/></geometry></collision></link>\n"  // 9
+    "  <joint name=\"j1\" type=\"revolute\"><parent link=\"base\"/><child link=\"l1\"/>\n"
+    "    <axis xyz=\"0 0 1\"/><limit effort=\"10\" lower=\"-1\" upper=\"1\" velocity=\"2\"/>\n"
+    "    <safety_controller k_velocity=\"10\"/><calibration rising=\"0.1\"/>\n"  // 12
+    "    <dynamics damping=\"0.1\" friction=\"0.2\"/></joint>\n"                      // 13
+    "  <link name=\"l1\">" INERTIAL "<collision/></link>\n"                           // 14
+    "  <joint name=\"j2\" type=\"continuous\"><parent link=\"l1\"/><child link=\"l2\"/>\n"
+    "    <axis xyz=\"1 0 0\"/><limit effort=\"5\" velocity=\"2\"/></joint>\n"         // 16
+    "  <link name=\"l2\" type=\"laser\">" INERTIAL "</link>\n"                        // 17
+    "  <joint name=\"tool\" type=\"fixed\"><parent link=\"l2\"/><child link=\"tool0\"/>\n"
+    "    <axis xyz=\"0 0 0\"/></joint>\n"                                            // 19
+    "  <link name=\"tool0\"/>\n"                                                     // 20
+    "  <gazebo reference=\"l1\"><mu1>0.2</mu1></gazebo>\n"                           // 21
+    "  <gazebo/>\n"                                                                  // 22
+    "</robot>\n";
+
+// The warnings that must appear, each once, in this order (first occurrence).
+static const char *const expected[] = {
+    "test.urdf:6: ignored <axis> of a fixed or floating joint (2 times, the first here): "
+    "such a joint has no axis (URDF ignores it too)",
+    "test.urdf:9: ignored <link><collision> (2 times, the first here): Partita has no contacts",
+    "test.urdf:11: ignored <limit lower/upper>: position limits are not enforced",
+    "test.urdf:11: ignored <limit velocity> (2 times, the first here): velocity limits are not "
+    "enforced",
+    "test.urdf:12: ignored <joint><safety_controller>: controller settings, not mechanics",
+    "test.urdf:12: ignored <joint><calibration>: calibration is for the real robot's encoders",
+    "test.urdf:13: ignored <dynamics friction>: Coulomb friction is not modelled",
+    "test.urdf:17: ignored <link type>: not used by Partita",
+    "test.urdf:21: ignored <gazebo> (2 times, the first here): Gazebo simulator settings",
+};
+
+static void check_warnings(void) {
+  pt_model *m = NULL;
+  pt_error err = {0};
+  int rc = pt_model_load_string(robot_xml, strlen(robot_xml), 2, "test.urdf", NULL, &m, &err);
+  CHECK(rc == PT_OK, "load: %s", err.msg);
+  if (rc) return;
+  CHECK(pt_model_ndof(m) == 2, "ndof %d", pt_model_ndof(m));
+  const char *w = pt_model_warnings(m);
+  printf("%s", w);
+  const size_t n = sizeof(expected) / sizeof(expected[0]);
+  const char *at = w;
+  int lines = 0;
+  for (const char *c = w; *c; c++) lines += *c == '\n';
+  CHECK(lines == (int)n, "%d warning lines, expected %zu", lines, n);
+  for (size_t i = 0; i < n; i++) {
+    const char *hit = strstr(w, expected[i]);
+    CHECK(hit != NULL, "missing warning: %s", expected[i]);
+    CHECK(!hit || !strstr(hit + 1, expected[i]), "warning twice: %s", expected[i]);
+    CHECK(!hit || hit >= at, "warning out of order: %s", expected[i]);
+    if (hit) at = hit;
+  }
+  CHECK(!strstr(w, "visual") && !strstr(w, "material") && !strstr(w, "color"),
+        "visual or material reported");
+  pt_model_free(m);
+}
+
+// A file with nothing unused gives no warning at all.
+static void check_clean(void) {
+  static const char xml[] =
+      "<robot name=\"clean\"><link name=\"world\"/>"
+      "<joint name=\"j\" type=\"prismatic\"><parent link=\"world\"/><child link=\"b\"/>"
+      "<origin xyz=\"0 0 1\" rpy=\"0 0 0\"/><axis xyz=\"0 0 1\"/><limit effort=\"3\"/>"
+      "<dynamics damping=\"0.5\"/></joint>"
+      "<link name=\"b\">" INERTIAL "<visual/></link></robot>";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  int rc = pt_model_load_string(xml, strlen(xml), 2, "clean.urdf", NULL, &m, &err);
+  CHECK(rc == PT_OK, "load: %s", err.msg);
+  if (rc) return;
+  CHECK(strcmp(pt_model_warnings(m), "") == 0, "warnings: %s", pt_model_warnings(m));
+  pt_model_free(m);
+}
+
+// A fixed joint's axis, even a malformed one, is not read: the robot means the same with any.
+static void check_fixed_axis_ignored(void) {
+  static const char *const axes[] = {"0 0 0", "1 0 0", "nan", "x y"};
+  for (int k = 0; k < 4; k++) {
+    char xml[1024];
+    snprintf(xml, sizeof(xml),
+             "<robot name=\"f\"><link name=\"a\">" INERTIAL "</link><link name=\"b\">" INERTIAL
+             "</link><joint name=\"w\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/>"
+             "<origin xyz=\"0 0 1\"/><axis xyz=\"%s\"/></joint></robot>",
+             axes[k]);
+    pt_spec *s = NULL;
+    pt_error err = {0};
+    int rc = pt_spec_from_urdf(xml, strlen(xml), "f.urdf", NULL, &s, &err);
+    CHECK(rc == PT_OK, "fixed axis \"%s\": %s", axes[k], err.msg);
+    if (rc) continue;
+    CHECK(s->nbody == 1 && fabs(s->bodies[0].mass - 2) < 1e-15, "axis \"%s\": merged body",
+          axes[k]);
+    CHECK(s->warnings && strstr(s->warnings, "f.urdf:1: ignored <axis> of a fixed or floating"),
+          "axis \"%s\": warning %s", axes[k], s->warnings ? s->warnings : "(none)");
+    pt_spec_free(s);
+  }
+}
+
+int main(void) {
+  check_warnings();
+  check_clean();
+  check_fixed_axis_ignored();
+  if (nfail) fprintf(stderr, "%d failures\n", nfail);
+  else printf("urdf_import: all checks passed\n");
+  return nfail ? 1 : 0;
+}
