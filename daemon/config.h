@@ -19,6 +19,7 @@ typedef struct {
   int mode;             // MODE_*
   double rate;
   int floating_base;
+  int balance_inertia;         // URDF: repair non-physical inertias
   unsigned input_timeout_ms;   // real-time input watchdog (0: off)
   int input_hold;              // on timeout hold the inputs instead of zeroing them
 } cfg_model;

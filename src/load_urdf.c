@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inertia.h"
 #include "partita.h"
 #include "urdf_scan.h"
 
@@ -57,6 +58,7 @@ typedef struct {
   int njoint;
   int *order;            // links in breadth-first order from the root (nlink)
   pt_load_options lim;   // limits in effect (pt_load_options_resolve)
+  pt_spec *spec;         // the spec being built (for warnings)
 } urdf;
 
 // Formats `SOURCE:LINE: what "name": message` into u->err; returns code.
@@ -216,6 +218,43 @@ static int find_link(const urdf *u, const char *name) {
   return -1;
 }
 
+#define BALANCE_HINT "fix the file, or import with balance_inertia (--balance-inertia) to repair it"
+
+// Repairs inertia I of link l (balance_inertia) to the nearest physical one, no principal
+// moment below `floor`, and says so in a warning.
+static int repair_inertia(const urdf *u, const urdf_link *l, int line, double *I, double floor) {
+  char before[200], after[200];
+  inertia_text(before, sizeof(before), I);
+  if (pt_inertia_balance(I, floor))
+    return fail(u, PT_EMODEL, line, "link", l->name, "inertia cannot be repaired (%s)", before);
+  inertia_text(after, sizeof(after), I);
+  if (pt_spec_warn(u->spec, "%s:%d: link \"%s\": inertia repaired (balance_inertia): %s -> %s",
+                   u->source, line, l->name, before, after))
+    return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
+  return PT_OK;
+}
+
+// A link's own inertia must be that of a mass distribution: principal moments >= 0 and
+// A + B >= C (inertia.c). All zeros is a point mass (allowed: merged into a body it is fine).
+static int check_link_inertia(const urdf *u, urdf_link *l, int line) {
+  double lam[3];
+  int zero = 1;
+  for (int k = 0; k < 6; k++) zero &= l->inertia[k] == 0;
+  pt_inertia_status st = zero ? PT_INERTIA_OK : pt_inertia_check(l->inertia, lam);
+  if (st == PT_INERTIA_OK) return PT_OK;
+  // a solid sphere of the link's mass, 1 mm in radius: the least a repaired link keeps
+  if (u->lim.balance_inertia) return repair_inertia(u, l, line, l->inertia, 0.4e-6 * l->mass);
+  char v[200];
+  inertia_text(v, sizeof(v), l->inertia);
+  if (st == PT_INERTIA_NOT_PSD)
+    return fail(u, PT_EMODEL, line, "link", l->name,
+                "inertia is not positive semidefinite (%s; principal moments %.4g %.4g %.4g): "
+                BALANCE_HINT, v, lam[0], lam[1], lam[2]);
+  return fail(u, PT_EMODEL, line, "link", l->name,
+              "inertia is not physical (%s): its principal moments %.4g %.4g %.4g break "
+              "A + B >= C; " BALANCE_HINT, v, lam[0], lam[1], lam[2]);
+}
+
 static int parse_inertial(const urdf *u, const xmlNode *e, urdf_link *l) {
   int count;
   xmlNode *in = child_elem(e, "inertial", &count);
@@ -239,12 +278,7 @@ static int parse_inertial(const urdf *u, const xmlNode *e, urdf_link *l) {
     rc = attr_numbers(u, t, keys[k], &l->inertia[k], 1, 1, "link", l->name);
     if (rc) return rc;
   }
-  if (l->mass > 0 && !inertia_ok(l->inertia, 0)) {
-    char v[200];
-    inertia_text(v, sizeof(v), l->inertia);
-    return fail(u, PT_EMODEL, node_line(t), "link", l->name,
-                "inertia is not positive semidefinite (%s)", v);
-  }
+  if (l->mass > 0) return check_link_inertia(u, l, node_line(t));
   return PT_OK;
 }
 
@@ -593,8 +627,12 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
     if (!inertia_ok(b->inertia, 1)) {
       char v[200];
       inertia_text(v, sizeof(v), b->inertia);
-      rc = fail(u, PT_EMODEL, l->line, "link", l->name, "inertia%s is not positive definite (%s)",
-                gmass[i] > l->mass ? " (merged with its fixed children)" : "", v);
+      if (u->lim.balance_inertia)
+        rc = repair_inertia(u, l, l->line, b->inertia, 0.4e-6 * b->mass);
+      else
+        rc = fail(u, PT_EMODEL, l->line, "link", l->name,
+                  "inertia%s is not positive definite (%s): " BALANCE_HINT,
+                  gmass[i] > l->mass ? " (merged with its fixed children)" : "", v);
     }
   }
   free(gmass);
@@ -652,6 +690,7 @@ static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_s
   if (found <= 0 || !s->model[0])
     return fail(u, PT_EPARSE, s->line, "robot", NULL,
                 "<robot> needs a name=\"...\" of at most %d bytes", PT_NAME_MAX - 1);
+  u->spec = s;
   int rc = pt_urdf_refuse_xacro(robot, u->source, u->err);
   if (!rc) rc = parse_robot(u, robot);
   if (!rc) rc = build_spec(u, opt, s);

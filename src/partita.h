@@ -67,6 +67,8 @@ int pt_error_set(pt_error *err, int code, const char *fmt, ...)
 
 typedef struct {
   int floating_base;       // URDF: root link free instead of welded to ground
+  int balance_inertia;     // URDF: repair non-physical inertias to the nearest physical ones
+                           // (each link changed is listed in the warnings) instead of refusing
   size_t max_text_bytes;   // 0: PT_LOAD_MAX_TEXT_BYTES
   int max_bodies;          // 0: PT_LOAD_MAX_BODIES
   int max_joints;          // 0: PT_LOAD_MAX_JOINTS

@@ -39,6 +39,8 @@ int cli_model_arg(const char *cmd, int argc, char **argv, int *i, cli_model_args
     a->json = 1;
   } else if (cli_is_flag(arg, "--floating-base")) {
     a->lopt.floating_base = 1;
+  } else if (cli_is_flag(arg, "--balance-inertia")) {
+    a->lopt.balance_inertia = 1;
   } else if ((r = cli_opt_value(cmd, argc, argv, i, "--init", &v)) != 0) {
     if (r < 0) return -1;
     a->init[a->ninit++] = v;

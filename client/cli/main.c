@@ -24,16 +24,18 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-  {"check", LOCAL, cli_check_main, "check MODEL [--json] [--floating-base]",
+  {"check", LOCAL, cli_check_main, "check MODEL [--json] [--floating-base] [--balance-inertia]",
    "Load MODEL (YAML or URDF), assemble its initial state and print a summary: bodies,\n"
    "constraints, degrees of freedom, coordinates, actuator inputs, motions, the independent\n"
    "coordinates of the partition, integrator and step size. Warnings go to stderr.\n"
    "  --json            one JSON object instead of the text summary\n"
-   "  --floating-base   URDF: the root link moves freely instead of being welded to ground\n"},
+   "  --floating-base   URDF: the root link moves freely instead of being welded to ground\n"
+   "  --balance-inertia URDF: repair non-physical inertias to the nearest physical ones\n"
+   "                    (each link changed is listed in the warnings) instead of refusing\n"},
   {"simulate", LOCAL, cli_simulate_main,
    "simulate MODEL [--duration T] [--dt H] [--integrator rk4|abm4|euler] [--every K]\n"
    "         [--set ACTUATOR=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
-   "         [--json] [--floating-base]",
+   "         [--json] [--floating-base] [--balance-inertia]",
    "Simulate MODEL with the embedded engine and print CSV on stdout: t, each coordinate,\n"
    "each coordinate rate (NAME.rate), energy, residual_pos, residual_vel; one row at t=0\n"
    "and one every K steps. Steps = round(T / H).\n"
@@ -47,14 +49,14 @@ static const command commands[] = {
    "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"},
   {"inverse", LOCAL, cli_inverse_main,
    "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
-   "                [--init-rate NAME=VALUE ...] [--floating-base] [--json]",
+   "                [--init-rate NAME=VALUE ...] [--floating-base] [--balance-inertia] [--json]",
    "Inverse dynamics. Without --acc: kinematic inverse dynamics (every degree of freedom\n"
    "prescribed by motions): motion efforts and joint reactions at time T. With --acc: the\n"
    "actuator efforts that give the named actuated coordinates those accelerations.\n"},
   {"linearize", LOCAL, cli_linearize_main,
    "linearize MODEL|--model NAME [--states A,B] [--inputs U,V] [--outputs Y,Z]\n"
    "                [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...] [--dense]\n"
-   "                [--floating-base] [--json]",
+   "                [--floating-base] [--balance-inertia] [--json]",
    "Linearized state-space model (A, B, C, D), M, C, K and eigenvalues, by the augmented\n"
    "sensitivity method, in the chosen coordinates (default: the partition's independent\n"
    "coordinates, joint coordinates preferred). Outputs: NAME, NAME.rate or NAME.acc.\n"},

@@ -138,6 +138,14 @@ def parse_csv(text):
     return rows[0], [[float(x) for x in r] for r in rows[1:]]
 
 
+BAD_INERTIA_URDF = """<robot name="bad_inertia"><link name="world"/>
+<link name="arm"><inertial><mass value="1"/>
+<inertia ixx="0.001" iyy="0.001" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j" type="continuous"><parent link="world"/><child link="arm"/>
+<axis xyz="0 0 1"/></joint></robot>
+"""
+
+
 class Base(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="partita-cli-")
@@ -228,6 +236,16 @@ class CheckTest(Base):
         self.assertIn("bad.yaml", err)
         self.assertIn("colour", err)
         self.assertEqual(out, "")
+
+    def test_balance_inertia(self):
+        path = self.model("arm.urdf", BAD_INERTIA_URDF)
+        _, err = self.fails(1, "check", path)
+        self.assertIn('arm.urdf:3: link "arm": inertia is not physical', err)
+        self.assertIn("--balance-inertia", err)
+        for cmd in ("check", "simulate"):
+            out, err = self.ok(cmd, path, "--balance-inertia")
+            self.assertIn('arm.urdf:3: link "arm": inertia repaired (balance_inertia)', err)
+            self.assertEqual(err.count("inertia repaired"), 1, err)
 
     def test_usage_errors(self):
         self.fails(2, "check")

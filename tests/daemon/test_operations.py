@@ -86,6 +86,30 @@ def test_load_bad_source_is_refused(client):
     assert client.hello().protocol_version == partita.PROTOCOL_VERSION
 
 
+BAD_INERTIA_URDF = """<robot name="bad_inertia"><link name="world"/>
+<link name="arm"><inertial><mass value="1"/>
+<inertia ixx="0.001" iyy="0.001" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j" type="continuous"><parent link="world"/><child link="arm"/>
+<axis xyz="0 0 1"/></joint></robot>
+"""
+
+
+def test_load_balance_inertia(client):
+    """A non-physical URDF inertia is refused unless LoadModel asks for balance_inertia."""
+    name = unique("inertia")
+    with pytest.raises(partita.PartitaError) as err:
+        client.load_model(BAD_INERTIA_URDF, name=name, format=pb.URDF, source_name="arm.urdf")
+    assert err.value.code == pb.Status.INVALID_ARGUMENT
+    assert 'arm.urdf:3: link "arm": inertia is not physical' in err.value.message
+    assert name not in [m.name for m in client.list_models()]
+    info = client.load_model(BAD_INERTIA_URDF, name=name, format=pb.URDF, source_name="arm.urdf",
+                             balance_inertia=True)
+    assert ('arm.urdf:3: link "arm": inertia repaired (balance_inertia): ixx=0.001 ixy=0 ixz=0 '
+            'iyy=0.001 iyz=0 izz=0.01 -> ixx=0.00366667') in info.warnings
+    assert list(info.coordinates) == ["j"]
+    client.unload_model(name)
+
+
 def test_unknown_model_is_not_found(client):
     nope = "no_such_model"
     calls = [
