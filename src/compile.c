@@ -220,6 +220,17 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
     m->joint_damping[j] = sj->damping;
     if (!(sj->damping >= 0))
       return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "damping must be >= 0");
+    m->joint_friction[2 * j] = sj->friction;
+    m->joint_friction[2 * j + 1] =
+        sj->friction_velocity != 0 ? sj->friction_velocity : PT_FRICTION_VELOCITY;
+    if (!(sj->friction >= 0 && isfinite(sj->friction)))
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name, "friction must be >= 0");
+    if (!(m->joint_friction[2 * j + 1] > 0 && isfinite(m->joint_friction[2 * j + 1])))
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                  "friction_velocity must be > 0");
+    if (sj->friction > 0 && sj->type == PT_JOINT_SPHERICAL)
+      return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                  "friction needs a joint with coordinates (not spherical)");
     m->joint_row_adr[j] = row;
     for (int r = 0; r < pt_joint_classes[sj->type].nrow; r++) {
       m->row_body[2 * (row + r)] = b1;
@@ -984,7 +995,8 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
        ALLOC_ARR(q_name, m->nq) && ALLOC_ARR(q0, m->nq) && ALLOC_ARR(qd0, m->nq);
   ok = ok && ALLOC_ARR(joint_name, nj) && ALLOC_ARR(joint_type, nj) &&
        ALLOC_ARR(joint_body, 2 * nj) && ALLOC_ARR(joint_geom, PT_JOINT_GEOM * nj) &&
-       ALLOC_ARR(joint_damping, nj) && ALLOC_ARR(joint_row_adr, nj) &&
+       ALLOC_ARR(joint_damping, nj) && ALLOC_ARR(joint_friction, 2 * nj) &&
+       ALLOC_ARR(joint_row_adr, nj) &&
        ALLOC_ARR(joint_coord_adr, nj);
   ok = ok && ALLOC_ARR(row_body, 2 * m->nrow) && ALLOC_ARR(row_active, m->nrow) &&
        ALLOC_ARR(con_row, m->nrow);

@@ -65,6 +65,7 @@ struct pt_model {
   int *joint_body;             // (njoint x 2) body1, body2 (PT_GROUND = -1)
   double *joint_geom;          // (njoint x PT_JOINT_GEOM) body-fixed vectors
   double *joint_damping;       // (njoint)
+  double *joint_friction;      // (njoint x 2) Coulomb force F, velocity scale v (force.c)
   int *joint_row_adr;          // (njoint) first row in the all-rows numbering
   int *joint_coord_adr;        // (njoint) first joint coordinate (measure), -1 if none
 

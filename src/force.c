@@ -157,6 +157,20 @@ static void joint_damping(const pt_model *m, pt_data *d, int j, double *qfrc) {
   }
 }
 
+// Regularised Coulomb friction on each joint coordinate: -F tanh(rate / v) (docs/model-format.md).
+static void joint_friction(const pt_model *m, pt_data *d, int j, double *qfrc) {
+  const double F = m->joint_friction[2 * j], v = m->joint_friction[2 * j + 1];
+  if (F == 0) return;
+  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+  const int adr = m->joint_coord_adr[j];
+  for (int k = 0; k < pt_joint_classes[m->joint_type[j]].ncoord; k++) {
+    double val, jac[12], jdx;
+    pt_measure(m, d, adr + k, &val, jac, &jdx);
+    double rate = pt_jac_dot_x(d, m->meas_body + 2 * (adr + k), jac);
+    pt_apply_coord_force(d, b1, b2, jac, -F * tanh(rate / v), qfrc);
+  }
+}
+
 static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
   const double *u = d->input + m->actuator_input_adr[a];
   const int body = m->actuator_body[a];
@@ -201,7 +215,10 @@ void pt_forces(const pt_model *m, pt_data *d) {
     }
   }
   for (int f = 0; f < m->nforce; f++) force_element(m, d, f, qfrc);
-  for (int j = 0; j < m->njoint; j++) joint_damping(m, d, j, qfrc);
+  for (int j = 0; j < m->njoint; j++) {
+    joint_damping(m, d, j, qfrc);
+    joint_friction(m, d, j, qfrc);
+  }
   for (int a = 0; a < m->nactuator; a++) actuator(m, d, a, qfrc);
 }
 

@@ -187,6 +187,22 @@ static void joint_damping(const pt_model *m, const pt_data *d, double *Qq, doubl
     measure_force(m, d, Qq, Qu, adr + k, 0, c, 0, 0);
 }
 
+// Regularised Coulomb friction f = -F tanh(rate / v): df/drate = -(F / v) sech^2(rate / v).
+static void joint_friction(const pt_model *m, const pt_data *d, double *Qq, double *Qu, int j) {
+  const double F = m->joint_friction[2 * j], v = m->joint_friction[2 * j + 1];
+  if (F == 0) return;
+  const int adr = m->joint_coord_adr[j];
+  for (int k = 0; k < pt_joint_classes[m->joint_type[j]].ncoord; k++) {
+    const int c = adr + k;
+    double val, J[12], jdx, D[144];
+    const int *b = m->meas_body + 2 * c;
+    pt_measure(m, d, c, &val, J, &jdx);
+    ptd_meas_jac_deriv(m, d, c, D);
+    const double rate = pt_jac_dot_x(d, b, J), t = tanh(rate / v);
+    coord_force(d, Qq, Qu, m->nv, b, J, D, -F * t, 0, -(F / v) * (1 - t * t));
+  }
+}
+
 static void actuator(const pt_model *m, const pt_data *d, double *Qq, double *Qin,
                      const int *col, int nin, int a) {
   const double *u = d->input + m->actuator_input_adr[a];
@@ -301,7 +317,10 @@ int ptd_force_partials(const pt_model *m, const pt_data *d, pt_data *s, double *
       break;
     }
   }
-  for (int j = 0; j < m->njoint; j++) joint_damping(m, d, Qq, Qu, j);
+  for (int j = 0; j < m->njoint; j++) {
+    joint_damping(m, d, Qq, Qu, j);
+    joint_friction(m, d, Qq, Qu, j);
+  }
   for (int a = 0; a < m->nactuator; a++) actuator(m, d, Qq, Qin, col, nin, a);
   free(col);
   free(q0);

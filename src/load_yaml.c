@@ -618,6 +618,10 @@ static const keydef joint_keys[] = {
     {"axis2", V_DIR, FIELD(pt_spec_joint, axis2), J_UNI, J_UNI, NULL, 0},
     {"damping", V_NONNEG, FIELD(pt_spec_joint, damping), J_REV | J_PRI | J_CYL | J_UNI, 0, NULL,
      0},
+    {"friction", V_NONNEG, FIELD(pt_spec_joint, friction), J_REV | J_PRI | J_CYL | J_UNI, 0,
+     NULL, 0},
+    {"friction_velocity", V_POS, FIELD(pt_spec_joint, friction_velocity),
+     J_REV | J_PRI | J_CYL | J_UNI, 0, NULL, 0},
 };
 
 static int check_joint(loader *L, void *e, const seen *sn) {

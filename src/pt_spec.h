@@ -73,7 +73,13 @@ typedef struct {
   double axis1[3];          // universal: fixed in body1
   double axis2[3];          // universal: fixed in body2
   double damping;           // viscous damping on the joint coordinate(s)
+  double friction;          // Coulomb friction force/torque on each coordinate (>= 0)
+  double friction_velocity; // its regularisation scale (0: PT_FRICTION_VELOCITY)
 } pt_spec_joint;
+
+// Regularised Coulomb friction on a joint coordinate: -friction tanh(rate / velocity scale);
+// the default scale (rad/s or m/s) when a model gives none.
+#define PT_FRICTION_VELOCITY 0.1
 
 typedef struct {
   char name[PT_NAME_MAX];

@@ -89,7 +89,8 @@ static const struct {
     {"<joint><mimic>", "mimic joints are not coupled: the follower moves on its own"},
     {"<limit lower/upper>", "position limits are not enforced"},
     {"<limit velocity>", "velocity limits are not enforced"},
-    {"<dynamics friction>", "Coulomb friction is not modelled"},
+    {"<dynamics friction>", "Coulomb friction is not imported (docs/urdf.md: it would need a "
+                            "velocity scale; YAML joints take friction and friction_velocity)"},
     {"<axis> of a fixed or floating joint", "such a joint has no axis (URDF ignores it too)"},
 };
 
@@ -148,6 +149,20 @@ static int fixed_or_floating(const xmlNode *joint) {
   return r;
 }
 
+// 1 if the attribute's value is a number equal to 0 ("0", "0.0", " 0 ").
+static int zero_value(const xmlAttr *a) {
+  xmlChar *v = xmlNodeGetContent((const xmlNode *)a);
+  int zero = 0;
+  if (v) {
+    char *end;
+    double x = strtod((const char *)v, &end);
+    while (*end == ' ' || *end == '\t') end++;
+    zero = end != (char *)v && *end == '\0' && x == 0;
+  }
+  xmlFree(v);
+  return zero;
+}
+
 static void scan(unused_set *u, const xmlNode *e, const known_elem *k, int fixed_joint) {
   char kind[200];
   const char *name = (const char *)e->name;
@@ -157,6 +172,8 @@ static void scan(unused_set *u, const xmlNode *e, const known_elem *k, int fixed
       const char *an = (const char *)a->name;
       int bound = strcmp(name, "limit") == 0 && in_list("lower upper", an);
       if (bound && bounds++) continue;
+      if (strcmp(name, "dynamics") == 0 && strcmp(an, "friction") == 0 && zero_value(a))
+        continue;  // no friction: nothing is lost
       snprintf(kind, sizeof(kind), "<%.40s %.40s>", name, bound ? "lower/upper" : an);
       note(u, kind, line_of(e));
     }

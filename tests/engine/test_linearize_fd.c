@@ -231,6 +231,37 @@ static void test_mixed(void) {
   pt_model_free(m);
 }
 
+// Joint damping and regularised Coulomb friction (issue 11) on every joint with coordinates,
+// at rates where tanh is well away from its linear part.
+static const char *friction_yaml =
+    "model: friction\n"
+    "bodies:\n"
+    "  - {name: a, mass: 1, inertia: [0.02, 0.03, 0.04], position: [0, 0, -0.3]}\n"
+    "  - {name: b, mass: 1.2, inertia: [0.03, 0.03, 0.02], position: [0.1, 0, -0.7]}\n"
+    "  - {name: c, mass: 0.8, inertia: [0.01, 0.02, 0.02], position: [0.2, 0.1, -1.1]}\n"
+    "  - {name: e, mass: 0.6, inertia: [0.01, 0.01, 0.015], position: [0.3, 0.1, -1.5]}\n"
+    "joints:\n"
+    "  - {name: r, type: revolute, body1: ground, body2: a, point: [0, 0, 0], "
+    "axis: [0.1, 0.2, 1], damping: 0.3, friction: 0.4, friction_velocity: 0.5}\n"
+    "  - {name: u, type: universal, body1: a, body2: b, point: [0, 0, -0.5], "
+    "axis1: [1, 0, 0], axis2: [0, 1, 0], friction: 0.2, friction_velocity: 0.3}\n"
+    "  - {name: cy, type: cylindrical, body1: b, body2: c, point: [0.1, 0, -0.9], "
+    "axis: [0.2, 0.1, 1], damping: 0.1, friction: 0.3}\n"
+    "  - {name: pr, type: prismatic, body1: c, body2: e, point: [0.2, 0.1, -1.3], "
+    "axis: [1, 0.3, -0.2], friction: 1.5, friction_velocity: 0.2}\n";
+
+static void test_friction(void) {
+  pt_model *m = load_yaml(friction_yaml);
+  pt_data *d = pt_data_new(m);
+  const char *n[] = {"r", "u.angle1", "u.angle2", "cy.angle", "cy.slide", "pr"};
+  const double q[] = {0.3, -0.2, 0.25, 0.4, 0.05, -0.03};
+  const double v[] = {0.6, -0.4, 0.7, -0.9, 0.2, 0.3};
+  set_named(m, d, n, q, v, 6);
+  fd_check(m, d, NULL, 0, "damping and friction");
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 // The analytic partials of every coordinate's Jdot x against central differences of
 // measure.c's own (s: a copy of d used as scratch).
 static void check_meas_partials(const pt_model *m, const pt_data *d, pt_data *s,
@@ -464,6 +495,7 @@ int main(int argc, char **argv) {
   test_bushing();
   test_fourbar(root);
   test_mixed();
+  test_friction();
   test_gamma_partials();
   test_driven();
   test_rotor(root);
