@@ -561,8 +561,16 @@ static int build_actuators(pt_model *m, const pt_spec *s, pt_error *err) {
                     torque ? "revolute or cylindrical" : "prismatic or cylindrical");
       m->actuator_coord[i] = c;
       snprintf(m->input_name[in], PT_NAME_MAX, "%s", sa->name);
+      const double gear = sa->gear != 0 ? sa->gear : 1.0;
+      if (!isfinite(gear))
+        return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
+                    "gear must be a finite non-zero number");
+      m->input_gear[in] = gear;
       m->input_limit[in++] = sa->limit;
     } else {
+      if (sa->gear != 0 && sa->gear != 1)
+        return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
+                    "gear is for joint_torque and joint_force actuators");
       const int b = find_body(s, sa->body);
       if (b < 0)
         return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
@@ -576,6 +584,7 @@ static int build_actuators(pt_model *m, const pt_spec *s, pt_error *err) {
         if (strlen(nm) >= PT_NAME_MAX)
           return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name, "name too long");
         memcpy(m->input_name[in], nm, strlen(nm) + 1);
+        m->input_gear[in] = 1.0;
         m->input_limit[in++] = sa->limit;
       }
     }
@@ -1013,7 +1022,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
        ALLOC_ARR(actuator_body, m->nactuator) && ALLOC_ARR(actuator_coord, m->nactuator) &&
        ALLOC_ARR(actuator_frame, m->nactuator) && ALLOC_ARR(actuator_point, 3 * m->nactuator) &&
        ALLOC_ARR(actuator_input_adr, m->nactuator) && ALLOC_ARR(input_name, m->ninput) &&
-       ALLOC_ARR(input_limit, m->ninput);
+       ALLOC_ARR(input_limit, m->ninput) && ALLOC_ARR(input_gear, m->ninput);
   if (!ok) {
     pt_model_free(m);
     return pt_error_set(err, PT_ENOMEM, "out of memory");
@@ -1088,6 +1097,10 @@ int pt_body_index(const pt_model *m, const char *name) {
     if (strcmp(m->body_name[i], name) == 0) return i;
   return -1;
 }
+double pt_input_gear(const pt_model *m, int i) {
+  return (i >= 0 && i < m->ninput) ? m->input_gear[i] : 0;
+}
+
 double pt_input_limit(const pt_model *m, int i) {
   return (i >= 0 && i < m->ninput) ? m->input_limit[i] : 0;
 }

@@ -108,6 +108,7 @@ struct pt_model {
   int *actuator_input_adr;     // (nactuator)
   char (*input_name)[PT_NAME_MAX];
   double *input_limit;         // (ninput)
+  double *input_gear;          // (ninput) joint effort per unit input (1 but for gears)
 
   // W = J M^-1 J^T sparsity (active rows), full symmetric CSC, and its LDL symbolic analysis
   int w_nnz;

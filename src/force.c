@@ -179,9 +179,10 @@ static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
   case PT_ACT_JOINT_FORCE: {
     if (u[0] == 0) return;  // no force: spare the joint's measure
     const int c = m->actuator_coord[a];
+    const double effort = m->input_gear[m->actuator_input_adr[a]] * u[0];  // through the gear
     double val, jac[12], jdx;
     pt_measure(m, d, c, &val, jac, &jdx);
-    pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, u[0], qfrc);
+    pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, effort, qfrc);
     return;
   }
   case PT_ACT_BODY_FORCE:

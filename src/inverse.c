@@ -408,7 +408,8 @@ static void request_efforts(const pt_model *m, const pt_data *d, const pt_assign
     const int a = res->coord_actuator[acc[k].coord];
     res->req_coord[k] = acc[k].coord;
     res->req_actuator[k] = a;
-    res->req_effort[k] = d->input[m->actuator_input_adr[a]] - mu[k];
+    const int in = m->actuator_input_adr[a];  // the joint effort: through the gear
+    res->req_effort[k] = m->input_gear[in] * d->input[in] - mu[k];
   }
 }
 

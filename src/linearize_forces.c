@@ -209,15 +209,17 @@ static void actuator(const pt_model *m, const pt_data *d, double *Qq, double *Qi
   const int body = m->actuator_body[a], nv = m->nv, adr = m->actuator_input_adr[a];
   if (m->actuator_type[a] == PT_ACT_JOINT_TORQUE || m->actuator_type[a] == PT_ACT_JOINT_FORCE) {
     const int c = m->actuator_coord[a];
+    const double gear = m->input_gear[adr];  // joint effort = gear x input
     double val, J[12], jdx, D[144];
     pt_measure(m, d, c, &val, J, &jdx);
     ptd_meas_jac_deriv(m, d, c, D);
-    ptd_scatter12(Qq, nv, m->meas_body + 2 * c, D, u[0]);
+    ptd_scatter12(Qq, nv, m->meas_body + 2 * c, D, gear * u[0]);
     if (col[adr] >= 0) {
       const int *b = m->meas_body + 2 * c;
       for (int s = 0; s < 2; s++) {
         if (b[s] == PT_GROUND) continue;
-        for (int i = 0; i < 6; i++) Qin[(size_t)(6 * b[s] + i) * nin + col[adr]] += J[6 * s + i];
+        for (int i = 0; i < 6; i++)
+          Qin[(size_t)(6 * b[s] + i) * nin + col[adr]] += gear * J[6 * s + i];
       }
     }
     return;

@@ -694,6 +694,7 @@ static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_s
   int rc = pt_urdf_refuse_xacro(robot, u->source, u->err);
   if (!rc) rc = parse_robot(u, robot);
   if (!rc) rc = build_spec(u, opt, s);
+  if (!rc) rc = pt_urdf_transmissions(robot, u->source, s, u->err);
   if (!rc && pt_urdf_warn_unused(robot, u->source, s))
     rc = pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
   return rc;

@@ -727,7 +727,16 @@ static const keydef actuator_keys[] = {
     {"point", V_VEC3, FIELD(pt_spec_actuator, point), A_BF, A_BF, NULL, 0},
     {"frame", V_ENUM, FIELD(pt_spec_actuator, frame_body), A_BF | A_BT, 0, frames, 0},
     {"limit", V_POS, FIELD(pt_spec_actuator, limit), ALL, 0, NULL, 0},
+    {"gear", V_NUM, FIELD(pt_spec_actuator, gear), A_JT | A_JF, 0, NULL, 0},
 };
+
+static int check_actuator(loader *L, void *e, const seen *sn) {
+  (void)sn;
+  const pt_spec_actuator *a = e;
+  int line = LINE(actuator_keys, "gear");
+  if (line && a->gear == 0) return fail(L, line, "gear: must not be 0 (joint effort = gear x input)");
+  return 0;
+}
 
 // coordinates
 enum { C_PP = 1, C_DI = 2 };
@@ -762,7 +771,7 @@ static const kinddef kinds[] = {
     {"forces", force_keys, NKEYS(force_keys), 1, FIELD(pt_spec_force, line), add_force,
      check_force},
     {"actuators", actuator_keys, NKEYS(actuator_keys), 1, FIELD(pt_spec_actuator, line),
-     add_actuator, NULL},
+     add_actuator, check_actuator},
     {"coordinates", coord_keys, NKEYS(coord_keys), 1, FIELD(pt_spec_coord, line), add_coord,
      NULL},
 };

@@ -137,6 +137,8 @@ int pt_coord_index(const pt_model *m, const char *name);   // -1 if unknown
 int pt_input_index(const pt_model *m, const char *name);   // -1 if unknown
 int pt_body_index(const pt_model *m, const char *name);    // -1 if unknown (ground: -1)
 double pt_input_limit(const pt_model *m, int i);            // 0 = unlimited
+double pt_input_gear(const pt_model *m, int i);             // joint effort per unit input
+                                                            // (1 but for geared joint actuators)
 const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 

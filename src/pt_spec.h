@@ -123,6 +123,7 @@ typedef struct {
   double point[3];          // body_force application point at t=0, global
   int frame_body;           // body_force/body_torque: 0 = global, 1 = body frame
   double limit;             // > 0: |u| <= limit; 0 = unlimited
+  double gear;              // joint_torque/joint_force: joint effort = gear x input (0: 1)
 } pt_spec_actuator;
 
 typedef struct {

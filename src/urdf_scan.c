@@ -62,7 +62,8 @@ typedef struct {
 } known_elem;
 
 static const known_elem known[] = {
-    {"robot", "name version", "link joint", "material"},
+    {"robot", "name version", "link joint transmission", "material"},
+    {"transmission", "name type", "type joint actuator mechanicalReduction", ""},
     {"link", "name", "inertial", "visual"},
     {"inertial", "", "origin mass inertia", ""},
     {"origin", "xyz rpy", "", ""},
@@ -82,7 +83,6 @@ static const struct {
   const char *why;
 } reasons[] = {
     {"<gazebo>", "Gazebo simulator settings"},
-    {"<transmission>", "transmissions are not imported"},
     {"<link><collision>", "Partita has no contacts"},
     {"<joint><calibration>", "calibration is for the real robot's encoders"},
     {"<joint><safety_controller>", "controller settings, not mechanics"},
@@ -181,6 +181,7 @@ static void scan(unused_set *u, const xmlNode *e, const known_elem *k, int fixed
     if (c->type != XML_ELEMENT_NODE) continue;
     const char *cn = (const char *)c->name;
     if (in_list(k->skip, cn)) continue;
+    if (strcmp(name, "transmission") == 0) continue;  // urdf_transmission.c reports these
     if (!in_list(k->children, cn)) {
       if (strcmp(name, "robot") == 0)
         snprintf(kind, sizeof(kind), "<%.60s>", cn);

@@ -17,4 +17,10 @@ int pt_urdf_refuse_xacro(const xmlNode *robot, const char *source, pt_error *err
 // PT_ENOMEM or PT_OK.
 int pt_urdf_warn_unused(const xmlNode *robot, const char *source, pt_spec *s);
 
+// <transmission> elements (urdf_transmission.c): each SimpleTransmission of a moving joint sets
+// the gear of that joint's actuator (joint effort = reduction x input) and divides its limit
+// by |reduction|; other types and transmissions of joints that do not move are named in
+// warnings. PT_EPARSE for a reduction that is not one finite non-zero number.
+int pt_urdf_transmissions(const xmlNode *robot, const char *source, pt_spec *s, pt_error *err);
+
 #endif

@@ -99,6 +99,10 @@ static void check_json(const pt_model *m, const char *path, const char **indep, 
   cli_json_int(&j, pt_model_ndof(m));
   json_names(&j, "coordinates", m, pt_model_ncoord(m), pt_coord_name);
   json_names(&j, "actuators", m, pt_model_ninput(m), pt_input_name);
+  cli_json_key(&j, "gears");  // joint effort per unit input, one per actuator input
+  cli_json_begin_array(&j);
+  for (int i = 0; i < pt_model_ninput(m); i++) cli_json_number(&j, pt_input_gear(m, i));
+  cli_json_end_array(&j);
   json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
   cli_json_key(&j, "independent");
   cli_json_begin_array(&j);
@@ -141,6 +145,18 @@ static void text_list(const char *label, const pt_model *m, int n,
   putchar('\n');
 }
 
+// Inputs that drive their joint through a gear (URDF transmissions, YAML `gear`), with the
+// ratio and the input limit: `gears        shoulder x50 (limit 3.2), ...`. Nothing without.
+static void text_gears(const pt_model *m) {
+  int n = 0;
+  for (int i = 0; i < pt_model_ninput(m); i++) {
+    if (pt_input_gear(m, i) == 1) continue;
+    printf("%s%s x%.6g", n++ ? ", " : "gears        ", pt_input_name(m, i), pt_input_gear(m, i));
+    if (pt_input_limit(m, i) > 0) printf(" (input limit %.6g)", pt_input_limit(m, i));
+  }
+  if (n) putchar('\n');
+}
+
 static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
   printf("%-13s%s\n", "model", pt_model_name(m));
   printf("%-13s%s\n", "file", path);
@@ -150,6 +166,7 @@ static void check_text(const pt_model *m, const char *path, const char **indep, 
   printf("%-13s%d\n", "dof", pt_model_ndof(m));
   text_list("coordinates", m, pt_model_ncoord(m), pt_coord_name);
   text_list("actuators", m, pt_model_ninput(m), pt_input_name);
+  text_gears(m);
   text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
   printf("%-13s%d", "independent", nindep);
   for (int i = 0; i < nindep; i++) {
