@@ -255,8 +255,18 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
       return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                   "axis must have non-zero length");
     }
+    const int planar_x = sj->type == PT_JOINT_PLANAR && ptu_norm3(sj->axis1) > 0;
     if (sj->type == PT_JOINT_FIXED || sj->type == PT_JOINT_SPHERICAL) {
       f[0] = 1, f[1] = 0, f[2] = 0, g[0] = 0, g[1] = 1, g[2] = 0;
+    } else if (planar_x) {  // the planar joint's x direction, given
+      unit(f, sj->axis1);
+      if (fabs(ptu_dot3(f, h)) > 1e-6)
+        return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                    "axis1 (the x direction) must be perpendicular to axis (the plane's normal)");
+      ptu_scl3(g, h, ptu_dot3(f, h));  // exactly in the plane
+      ptu_sub3(f, f, g);
+      unit(f, f);
+      ptu_cross3(g, h, f);
     } else {
       ptu_perp_frame(f, g, h);
     }
@@ -288,6 +298,23 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
       ptu_copy(mg, G + 6, 3);
       ptu_copy(mg + 3, G, 3);
       ptu_copy(mg + 6, G + 3, 3);
+    }
+    if (sj->type == PT_JOINT_PLANAR) {  // x, y along f, g (body1), angle about h
+      static const char *const sfx[2] = {"x", "y"};
+      for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof(name), "%s.%s", sj->name, sfx[k]);
+        add_coord(m, name, PT_MEAS_SLIDE, b1, b2, j);
+        double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+        ptu_copy(mg, G + 9 + 3 * k, 3);
+        ptu_copy(mg + 3, G, 3);
+        ptu_copy(mg + 6, G + 3, 3);
+      }
+      snprintf(name, sizeof(name), "%s.angle", sj->name);
+      add_coord(m, name, PT_MEAS_ANGLE, b1, b2, j);
+      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
+      ptu_copy(mg, G + 6, 3);
+      ptu_copy(mg + 3, G + 9, 3);
+      ptu_copy(mg + 6, G + 18, 3);
     }
     if (sj->type == PT_JOINT_UNIVERSAL) {
       snprintf(name, sizeof(name), "%s.angle1", sj->name);
@@ -352,6 +379,12 @@ static int joint_coord(const pt_model *m, int j, const char *which, int kind) {
     if (strcmp(which, "slide") == 0 || (which[0] == 0 && kind == 1)) return adr + 1;
     return -1;
   }
+  if (t == PT_JOINT_PLANAR) {
+    if (strcmp(which, "angle") == 0 || (which[0] == 0 && kind == 0)) return kind != 1 ? adr + 2 : -1;
+    if (strcmp(which, "x") == 0) return kind != 0 ? adr : -1;
+    if (strcmp(which, "y") == 0) return kind != 0 ? adr + 1 : -1;
+    return -1;
+  }
   if (t == PT_JOINT_UNIVERSAL && kind != 1) {
     if (strcmp(which, "angle1") == 0) return adr;
     if (strcmp(which, "angle2") == 0) return adr + 1;
@@ -405,8 +438,8 @@ static int build_motions(pt_model *m, const pt_spec *s, pt_error *err) {
     if (c < 0)
       return fail(err, PT_EMODEL, s, sm->line, "motions", i, sm->name,
                   "a motion cannot drive joint \"%s\" (%s%s%s): it needs a revolute or "
-                  "prismatic joint, or `coordinate:` angle|slide (cylindrical) or "
-                  "angle1|angle2 (universal)", sm->joint, pt_joint_classes[m->joint_type[j]].name,
+                  "prismatic joint, or `coordinate:` angle|slide (cylindrical), "
+                  "angle1|angle2 (universal) or x|y|angle (planar)", sm->joint, pt_joint_classes[m->joint_type[j]].name,
                   sm->coordinate[0] ? ", coordinate " : "", sm->coordinate);
     for (int k = 0; k < i; k++)
       if (m->motion_coord[k] == c)
@@ -554,11 +587,13 @@ static int build_actuators(pt_model *m, const pt_spec *s, pt_error *err) {
         return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
                     "unknown joint \"%s\"", sa->joint);
       const int torque = sa->type == PT_ACT_JOINT_TORQUE;
-      const int c = joint_coord(m, j, "", torque ? 0 : 1);
+      const int c = joint_coord(m, j, sa->coordinate, torque ? 0 : 1);
       if (c < 0)
         return fail(err, PT_EMODEL, s, sa->line, "actuators", i, sa->name,
-                    "%s needs a %s joint", torque ? "joint_torque" : "joint_force",
-                    torque ? "revolute or cylindrical" : "prismatic or cylindrical");
+                    "%s needs a %s joint%s%s", torque ? "joint_torque" : "joint_force",
+                    torque ? "revolute, cylindrical or planar (angle)"
+                           : "prismatic or cylindrical, or `coordinate:` x|y of a planar",
+                    sa->coordinate[0] ? "; no such coordinate: " : "", sa->coordinate);
       m->actuator_coord[i] = c;
       snprintf(m->input_name[in], PT_NAME_MAX, "%s", sa->name);
       const double gear = sa->gear != 0 ? sa->gear : 1.0;

@@ -14,6 +14,7 @@ const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES] = {
     [PT_JOINT_SPHERICAL] = {"spherical", 3, 0},
     [PT_JOINT_UNIVERSAL] = {"universal", 4, 2},
     [PT_JOINT_FIXED] = {"fixed", 6, 0},
+    [PT_JOINT_PLANAR] = {"planar", 3, 3},
 };
 
 // World quantities of one joint at the current state.
@@ -153,6 +154,11 @@ void pt_joint_rows(const pt_model *m, pt_data *d) {
     case PT_JOINT_UNIVERSAL:  // SJ + h1.h2 = 0 (axis1 in body1, axis2 in body2)
       row_spherical(&c, phi, jac, gamma);
       row_dot1(h1, h2, &c, phi + 3, jac + 36, gamma + 3);
+      break;
+    case PT_JOINT_PLANAR:  // normals parallel (f1.h2 = g1.h2 = 0), no motion along it (h1.d = 0)
+      row_dot1(f1, h2, &c, phi, jac, gamma);
+      row_dot1(g1, h2, &c, phi + 1, jac + 12, gamma + 1);
+      row_dot2(h1, &c, phi + 2, jac + 24, gamma + 2);
       break;
     case PT_JOINT_FIXED:  // SJ + f1.g2 = f1.h2 = g1.h2 = 0
       row_spherical(&c, phi, jac, gamma);

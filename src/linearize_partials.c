@@ -206,6 +206,11 @@ void ptd_row_jac_deriv(const pt_model *m, const pt_data *d, int a, double D[144]
     if (k < 3) deriv_sph(D, k, s1, s2);
     else deriv_dot1(D, h1, h2);
     return;
+  case PT_JOINT_PLANAR:
+    if (k == 0) deriv_dot1(D, f1, h2);
+    else if (k == 1) deriv_dot1(D, g1, h2);
+    else deriv_dot2(D, h1, s2, dv, s1);
+    return;
   case PT_JOINT_FIXED:
     if (k < 3) deriv_sph(D, k, s1, s2);
     else if (k == 3) deriv_dot1(D, f1, g2);
@@ -477,6 +482,11 @@ static int gamma_partials(const pt_model *m, const pt_data *dt, int a, jcache *j
   case PT_JOINT_UNIVERSAL:
     if (k < 3) dgamma_sph(c, k, &g);
     else dgamma_dot1(c, h1, h2, &g);
+    break;
+  case PT_JOINT_PLANAR:
+    if (k == 0) dgamma_dot1(c, f1, h2, &g);
+    else if (k == 1) dgamma_dot1(c, g1, h2, &g);
+    else dgamma_dot2(c, h1, &g);
     break;
   case PT_JOINT_FIXED:
     if (k < 3) dgamma_sph(c, k, &g);

@@ -22,7 +22,7 @@ typedef struct {
   double p[3];
 } frame;
 
-typedef enum { J_REVOLUTE, J_CONTINUOUS, J_PRISMATIC, J_FIXED, J_FLOATING } joint_kind;
+typedef enum { J_REVOLUTE, J_CONTINUOUS, J_PRISMATIC, J_FIXED, J_FLOATING, J_PLANAR } joint_kind;
 
 typedef struct {
   char name[PT_NAME_MAX];
@@ -321,7 +321,8 @@ static int parse_joint_type(const urdf *u, const xmlNode *e, urdf_joint *j) {
     const char *name;
     joint_kind kind;
   } types[] = {{"revolute", J_REVOLUTE}, {"continuous", J_CONTINUOUS},
-               {"prismatic", J_PRISMATIC}, {"fixed", J_FIXED}, {"floating", J_FLOATING}};
+               {"prismatic", J_PRISMATIC}, {"fixed", J_FIXED}, {"floating", J_FLOATING},
+               {"planar", J_PLANAR}};
   xmlChar *t = xmlGetProp(e, (const xmlChar *)"type");
   if (!t) return fail(u, PT_EPARSE, j->line, "joint", j->name, "no type attribute");
   int rc = PT_OK;
@@ -330,13 +331,10 @@ static int parse_joint_type(const urdf *u, const xmlNode *e, urdf_joint *j) {
     if (strcmp((const char *)t, types[k].name) == 0) break;
   if (k < sizeof(types) / sizeof(types[0]))
     j->kind = types[k].kind;
-  else if (strcmp((const char *)t, "planar") == 0)
-    rc = fail(u, PT_EPARSE, j->line, "joint", j->name,
-              "planar joints are not supported (use two prismatic and one revolute joint)");
   else
     rc = fail(u, PT_EPARSE, j->line, "joint", j->name,
-              "unknown joint type \"%.40s\" (revolute, continuous, prismatic, fixed, floating)",
-              (const char *)t);
+              "unknown joint type \"%.40s\" (revolute, continuous, prismatic, fixed, floating, "
+              "planar)", (const char *)t);
   xmlFree(t);
   return rc;
 }
@@ -589,6 +587,50 @@ static int add_joint(const urdf *u, pt_spec *s, const urdf_joint *uj, int ground
   return PT_OK;
 }
 
+// A planar joint: the plane normal to <axis>, its x direction the joint frame's first axis
+// perpendicular to it (as compile.c's frame for a normal along z: x, y), and three actuators
+// NAME.x, NAME.y (forces) and NAME.angle (torque), each with the joint's effort limit.
+static int add_planar(const urdf *u, pt_spec *s, const urdf_joint *uj, int ground_group) {
+  const urdf_link *c = &u->links[uj->child];
+  static const char *const sfx[3] = {"x", "y", "angle"};
+  char names[3][PT_NAME_MAX + 8];
+  for (int k = 0; k < 3; k++) {
+    snprintf(names[k], sizeof(names[k]), "%s.%s", uj->name, sfx[k]);
+    if (strlen(names[k]) >= PT_NAME_MAX)
+      return fail(u, PT_EPARSE, uj->line, "joint", uj->name,
+                  "name too long for its actuator \"%s\" (at most %d bytes)", names[k],
+                  PT_NAME_MAX - 1);
+  }
+  pt_spec_joint *j = pt_spec_add_joint(s);
+  if (!j) return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
+  strcpy(j->name, uj->name);
+  j->line = uj->line;
+  j->type = PT_JOINT_PLANAR;
+  strcpy(j->body1, body_name(u, uj->parent, ground_group));
+  strcpy(j->body2, c->name);
+  memcpy(j->point, c->world.p, sizeof(j->point));
+  mat_vec(j->axis, c->world.R, uj->axis);
+  double a[3] = {1, 0, 0}, f[3], n;  // x: joint-frame x (or y) with the normal taken out
+  if (fabs(uj->axis[0]) > 0.6) a[0] = 0, a[1] = 1;
+  const double an = a[0] * uj->axis[0] + a[1] * uj->axis[1];
+  for (int k = 0; k < 3; k++) f[k] = a[k] - an * uj->axis[k];
+  n = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+  for (int k = 0; k < 3; k++) f[k] /= n;
+  mat_vec(j->axis1, c->world.R, f);
+  j->damping = uj->damping;
+  for (int k = 0; k < 3; k++) {
+    pt_spec_actuator *ac = pt_spec_add_actuator(s);
+    if (!ac) return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
+    memcpy(ac->name, names[k], strlen(names[k]) + 1);
+    ac->line = uj->line;
+    ac->type = k < 2 ? PT_ACT_JOINT_FORCE : PT_ACT_JOINT_TORQUE;
+    strcpy(ac->joint, uj->name);
+    strcpy(ac->coordinate, sfx[k]);
+    ac->limit = uj->effort;
+  }
+  return PT_OK;
+}
+
 static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
   int root = u->order[0];
   double *gmass = calloc((size_t)u->nlink, sizeof(double));
@@ -643,6 +685,8 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
     const urdf_joint *j = &u->joints[k];
     if (j->kind == J_REVOLUTE || j->kind == J_CONTINUOUS || j->kind == J_PRISMATIC)
       rc = add_joint(u, s, j, ground_group);
+    else if (j->kind == J_PLANAR)
+      rc = add_planar(u, s, j, ground_group);
   }
   return rc;
 }

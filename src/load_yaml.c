@@ -602,9 +602,9 @@ static int check_body(loader *L, void *e, const seen *sn) {
 }
 
 // joints
-enum { J_REV = 1, J_PRI = 2, J_CYL = 4, J_SPH = 8, J_UNI = 16, J_FIX = 32 };
+enum { J_REV = 1, J_PRI = 2, J_CYL = 4, J_SPH = 8, J_UNI = 16, J_FIX = 32, J_PLA = 64 };
 static const char *const joint_types[] = {"revolute",  "prismatic", "cylindrical", "spherical",
-                                          "universal", "fixed",     NULL};
+                                          "universal", "fixed",     "planar",      NULL};
 
 static const keydef joint_keys[] = {
     {"name", V_NAME, FIELD(pt_spec_joint, name), ALL, ALL, NULL, 0},
@@ -612,16 +612,16 @@ static const keydef joint_keys[] = {
     {"body1", V_NAME, FIELD(pt_spec_joint, body1), ALL, ALL, NULL, 0},
     {"body2", V_NAME, FIELD(pt_spec_joint, body2), ALL, ALL, NULL, 0},
     {"point", V_VEC3, FIELD(pt_spec_joint, point), ALL, ALL, NULL, 0},
-    {"axis", V_DIR, FIELD(pt_spec_joint, axis), J_REV | J_PRI | J_CYL, J_REV | J_PRI | J_CYL,
-     NULL, 0},
-    {"axis1", V_DIR, FIELD(pt_spec_joint, axis1), J_UNI, J_UNI, NULL, 0},
+    {"axis", V_DIR, FIELD(pt_spec_joint, axis), J_REV | J_PRI | J_CYL | J_PLA,
+     J_REV | J_PRI | J_CYL | J_PLA, NULL, 0},
+    {"axis1", V_DIR, FIELD(pt_spec_joint, axis1), J_UNI | J_PLA, J_UNI, NULL, 0},
     {"axis2", V_DIR, FIELD(pt_spec_joint, axis2), J_UNI, J_UNI, NULL, 0},
-    {"damping", V_NONNEG, FIELD(pt_spec_joint, damping), J_REV | J_PRI | J_CYL | J_UNI, 0, NULL,
-     0},
-    {"friction", V_NONNEG, FIELD(pt_spec_joint, friction), J_REV | J_PRI | J_CYL | J_UNI, 0,
-     NULL, 0},
+    {"damping", V_NONNEG, FIELD(pt_spec_joint, damping), J_REV | J_PRI | J_CYL | J_UNI | J_PLA,
+     0, NULL, 0},
+    {"friction", V_NONNEG, FIELD(pt_spec_joint, friction), J_REV | J_PRI | J_CYL | J_UNI | J_PLA,
+     0, NULL, 0},
     {"friction_velocity", V_POS, FIELD(pt_spec_joint, friction_velocity),
-     J_REV | J_PRI | J_CYL | J_UNI, 0, NULL, 0},
+     J_REV | J_PRI | J_CYL | J_UNI | J_PLA, 0, NULL, 0},
 };
 
 static int check_joint(loader *L, void *e, const seen *sn) {
@@ -660,9 +660,11 @@ static int check_motion(loader *L, void *e, const seen *sn) {
   const pt_spec_motion *m = e;
   int coord_line = LINE(motion_keys, "coordinate");
   if (coord_line && strcmp(m->coordinate, "angle") && strcmp(m->coordinate, "slide") &&
-      strcmp(m->coordinate, "angle1") && strcmp(m->coordinate, "angle2"))
+      strcmp(m->coordinate, "angle1") && strcmp(m->coordinate, "angle2") &&
+      strcmp(m->coordinate, "x") && strcmp(m->coordinate, "y"))
     return fail(L, coord_line,
-                "coordinate: invalid value \"%s\", expected one of angle, slide, angle1, angle2",
+                "coordinate: invalid value \"%s\", expected one of angle, slide, angle1, angle2, "
+                "x, y",
                 m->coordinate);
   if (m->profile == PT_PROFILE_STEP && !(m->t1 > m->t0))
     return fail(L, LINE(motion_keys, "t1"), "t1: must be greater than t0 (t0 = %g, t1 = %g)",
@@ -723,6 +725,7 @@ static const keydef actuator_keys[] = {
     {"name", V_NAME, FIELD(pt_spec_actuator, name), ALL, ALL, NULL, 0},
     {"type", V_ENUM, FIELD(pt_spec_actuator, type), ALL, ALL, actuator_types, 0},
     {"joint", V_NAME, FIELD(pt_spec_actuator, joint), A_JT | A_JF, A_JT | A_JF, NULL, 0},
+    {"coordinate", V_NAME, FIELD(pt_spec_actuator, coordinate), A_JT | A_JF, 0, NULL, 0},
     {"body", V_NAME, FIELD(pt_spec_actuator, body), A_BF | A_BT, A_BF | A_BT, NULL, 0},
     {"point", V_VEC3, FIELD(pt_spec_actuator, point), A_BF, A_BF, NULL, 0},
     {"frame", V_ENUM, FIELD(pt_spec_actuator, frame_body), A_BF | A_BT, 0, frames, 0},

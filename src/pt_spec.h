@@ -21,6 +21,7 @@ typedef enum {
   PT_JOINT_SPHERICAL,
   PT_JOINT_UNIVERSAL,
   PT_JOINT_FIXED,
+  PT_JOINT_PLANAR,          // motion in the plane normal to `axis`: NAME.x, NAME.y, NAME.angle
   PT_JOINT_NTYPES
 } pt_joint_type;
 
@@ -69,8 +70,8 @@ typedef struct {
   char body1[PT_NAME_MAX];  // reference side ("ground" allowed)
   char body2[PT_NAME_MAX];
   double point[3];          // joint point at t=0, global
-  double axis[3];           // revolute, prismatic, cylindrical
-  double axis1[3];          // universal: fixed in body1
+  double axis[3];           // revolute, prismatic, cylindrical; planar: the plane's normal
+  double axis1[3];          // universal: fixed in body1; planar: the x direction (optional)
   double axis2[3];          // universal: fixed in body2
   double damping;           // viscous damping on the joint coordinate(s)
   double friction;          // Coulomb friction force/torque on each coordinate (>= 0)
@@ -119,6 +120,7 @@ typedef struct {
   int line;
   pt_actuator_type type;
   char joint[PT_NAME_MAX];  // joint_torque, joint_force
+  char coordinate[PT_NAME_MAX];  // "" or the joint coordinate's suffix ("angle", "x", ...)
   char body[PT_NAME_MAX];   // body_force, body_torque
   double point[3];          // body_force application point at t=0, global
   int frame_body;           // body_force/body_torque: 0 = global, 1 = body frame

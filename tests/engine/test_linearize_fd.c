@@ -262,6 +262,31 @@ static void test_friction(void) {
   pt_model_free(m);
 }
 
+// A planar joint (issue 11) carrying a pendulum, damped, off its plane's axes.
+static const char *planar_yaml =
+    "model: planar\n"
+    "gravity: [0.5, -1, -9.81]\n"
+    "bodies:\n"
+    "  - {name: a, mass: 1, inertia: [0.02, 0.03, 0.04], position: [0.2, 0.1, 0]}\n"
+    "  - {name: b, mass: 0.7, inertia: [0.01, 0.02, 0.02], position: [0.2, 0.1, -0.5]}\n"
+    "joints:\n"
+    "  - {name: p, type: planar, body1: ground, body2: a, point: [0, 0, 0], "
+    "axis: [0.2, -0.3, 1], damping: 0.2}\n"
+    "  - {name: r, type: revolute, body1: a, body2: b, point: [0.2, 0.1, -0.2], "
+    "axis: [1, 0.2, 0]}\n";
+
+static void test_planar(void) {
+  pt_model *m = load_yaml(planar_yaml);
+  pt_data *d = pt_data_new(m);
+  const char *n[] = {"p.x", "p.y", "p.angle", "r"};
+  const double q[] = {0.1, -0.05, 0.4, 0.3};
+  const double v[] = {0.5, -0.2, 1.1, -0.7};
+  set_named(m, d, n, q, v, 4);
+  fd_check(m, d, NULL, 0, "planar joint");
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 // The analytic partials of every coordinate's Jdot x against central differences of
 // measure.c's own (s: a copy of d used as scratch).
 static void check_meas_partials(const pt_model *m, const pt_data *d, pt_data *s,
@@ -496,6 +521,7 @@ int main(int argc, char **argv) {
   test_fourbar(root);
   test_mixed();
   test_friction();
+  test_planar();
   test_gamma_partials();
   test_driven();
   test_rotor(root);

@@ -116,10 +116,46 @@ static void check_fixed_axis_ignored(void) {
   }
 }
 
+// A planar joint: its plane normal to <axis> in the joint frame, x along the joint frame's x
+// axis; here the joint frame is turned 90 degrees about z, so x pushes along global y.
+static void check_planar(void) {
+  static const char xml[] =
+      "<robot name=\"puck\"><link name=\"world\"/>"
+      "<joint name=\"p\" type=\"planar\"><parent link=\"world\"/><child link=\"puck\"/>"
+      "<origin xyz=\"0 0 1\" rpy=\"0 0 1.5707963267948966\"/><axis xyz=\"0 0 1\"/>"
+      "<limit effort=\"4\"/></joint>"
+      "<link name=\"puck\"><inertial><mass value=\"2\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link></robot>";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  int rc = pt_model_load_string(xml, strlen(xml), 2, "p.urdf", NULL, &m, &err);
+  CHECK(rc == PT_OK, "planar: %s", err.msg);
+  if (rc) return;
+  CHECK(pt_model_ndof(m) == 3 && pt_model_ninput(m) == 3, "planar: ndof %d, inputs %d",
+        pt_model_ndof(m), pt_model_ninput(m));
+  static const char *const names[3] = {"p.x", "p.y", "p.angle"};
+  for (int k = 0; k < 3; k++) {
+    CHECK(pt_coord_index(m, names[k]) >= 0, "coordinate %s", names[k]);
+    CHECK(pt_input_index(m, names[k]) >= 0 && pt_input_limit(m, pt_input_index(m, names[k])) == 4,
+          "input %s", names[k]);
+  }
+  pt_data *d = pt_data_new(m);
+  pt_set_input(m, d, pt_input_index(m, "p.x"), 1.0);
+  for (int k = 0; k < 10; k++) pt_step(m, d);
+  const double *v = pt_body_velocity(d, 0);  // gravity is along the normal: only the push
+  CHECK_NEAR(v[0], 0, 1e-12, "planar x pushes along global y: vx");
+  CHECK_NEAR(v[1], 0.5 * pt_time(d), 1e-12, "vy = F t / m");
+  CHECK_NEAR(v[2], 0, 1e-12, "vz");
+  CHECK_NEAR(pt_coord_rates(d)[pt_coord_index(m, "p.x")], 0.5 * pt_time(d), 1e-12, "p.x rate");
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(void) {
   check_warnings();
   check_clean();
   check_fixed_axis_ignored();
+  check_planar();
   if (nfail) fprintf(stderr, "%d failures\n", nfail);
   else printf("urdf_import: all checks passed\n");
   return nfail ? 1 : 0;
