@@ -1,7 +1,8 @@
 // test_urdf_corpus.c: public robot descriptions, as users bring them (issue 11).
 //
 // Every *.urdf of the corpus directory loads (the number of warnings is printed); one that is
-// refused for a non-physical inertia must load with balance_inertia. With MuJoCo (built with -DHAVE_MUJOCO), each robot is also
+// refused for a non-physical inertia must load with balance_inertia. For MuJoCo, which
+// refuses those too, the copy carries the repaired inertias (balance_copy). With MuJoCo (built with -DHAVE_MUJOCO), each robot is also
 // loaded by MuJoCo's URDF importer from a copy without <visual>, <collision>, <gazebo>,
 // <transmission> and <mujoco> elements and without `friction` attributes (MuJoCo needs no
 // meshes then, and its friction loss is a constraint Partita does not have); Partita loads the
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inertia.h"
 #include "partita.h"
 #include "urdf_test.h"
 #ifdef HAVE_MUJOCO
@@ -71,6 +73,76 @@ static void strip_friction(char *text) {
     if (!q) return;
     memmove(p, q + 1, strlen(q + 1) + 1);
   }
+}
+
+// The value of attribute `name` inside the element text [s, e); NAN if absent.
+static double attr_in(const char *s, const char *e, const char *name) {
+  char key[32];
+  snprintf(key, sizeof(key), " %s=\"", name);
+  for (const char *p = s; p && p < e; p++) {
+    p = strstr(p, key);
+    if (!p || p >= e) break;
+    return strtod(p + strlen(key), NULL);
+  }
+  return NAN;
+}
+
+// A copy of text in which every <inertia> that is not physical (inertia.c) is replaced by the
+// repair balance_inertia makes (plus 1e-9 of its trace on the diagonal), printed to 17 digits:
+// MuJoCo, which refuses such inertias, and Partita then load the same physical robot. *nrepaired gets how many were replaced.
+static char *balance_copy(const char *text, int *nrepaired) {
+  size_t cap = strlen(text) + 1 + 4096, n = 0;
+  char *out = malloc(cap);
+  const char *p = text;
+  *nrepaired = 0;
+  while (out) {
+    const char *in = strstr(p, "<inertial"), *end = in ? strstr(in, "</inertial>") : NULL;
+    const char *el = in && end ? strstr(in, "<inertia ") : NULL;
+    const char *ee = el && el < end ? strstr(el, "/>") : NULL;
+    if (!ee || ee > end) {  // nothing more to repair: the rest as it is
+      size_t rest = strlen(p);
+      if (n + rest + 1 > cap) {
+        char *o = realloc(out, n + rest + 1);
+        if (!o) free(out);
+        out = o;
+        if (!out) break;
+      }
+      memcpy(out + n, p, rest + 1);
+      break;
+    }
+    double I[6] = {attr_in(el, ee, "ixx"), attr_in(el, ee, "iyy"), attr_in(el, ee, "izz"),
+                   attr_in(el, ee, "ixy"), attr_in(el, ee, "ixz"), attr_in(el, ee, "iyz")};
+    const char *ms = strstr(in, "<mass");
+    const double mass = ms && ms < end ? attr_in(ms, end, "value") : 0;
+    double lam[3];
+    int zero = 1;
+    for (int k = 0; k < 6; k++) zero &= I[k] == 0;
+    char rep[400] = "";
+    if (!zero && mass > 0 && pt_inertia_check(I, lam) != PT_INERTIA_OK &&
+        pt_inertia_balance(I, 0.4e-6 * mass) == 0) {
+      // off the boundary A + B = C by 1e-9 of the trace, which MuJoCo checks without tolerance
+      const double eps = 1e-9 * (I[0] + I[1] + I[2]);
+      for (int k = 0; k < 3; k++) I[k] += eps;
+      snprintf(rep, sizeof(rep),
+               "<inertia ixx=\"%.17g\" ixy=\"%.17g\" ixz=\"%.17g\" iyy=\"%.17g\" "
+               "iyz=\"%.17g\" izz=\"%.17g\"", I[0], I[3], I[4], I[1], I[5], I[2]);
+      ++*nrepaired;
+    }
+    const char *upto = rep[0] ? el : ee;  // copy up to the element (replaced) or past it
+    size_t a = (size_t)(upto - p), b = strlen(rep);
+    if (n + a + b + 1 > cap) {
+      cap = 2 * (n + a + b + 1);
+      char *o = realloc(out, cap);
+      if (!o) free(out);
+      out = o;
+      if (!out) break;
+    }
+    memcpy(out + n, p, a);
+    memcpy(out + n + a, rep, b);
+    n += a + b;
+    p = ee;
+  }
+  return out;
 }
 
 static double urand(unsigned *seed) {  // uniform in [-1, 1)
@@ -194,6 +266,7 @@ int main(int argc, char **argv) {
     pt_error err = {0};
     int rc = pt_model_load_file(path, &opt, &m, &err);
     const char *note = "";
+    char mjnote[160];
     if (rc == PT_EMODEL && strstr(err.msg, "balance_inertia")) {
       printf("  %s: %s\n", names[i], err.msg);
       opt.balance_inertia = 1;
@@ -215,13 +288,21 @@ int main(int argc, char **argv) {
                                           "mujoco"};
       for (int k = 0; k < 5; k++) strip_elements(text, strip[k]);
       strip_friction(text);
-      FILE *f = fopen(copy, "wb");
+      int nrep = 0;
+      char *bal = balance_copy(text, &nrep);  // physical inertias for MuJoCo too
+      FILE *f = bal ? fopen(copy, "wb") : NULL;
       if (f) {
-        fwrite(text, 1, strlen(text), f);
+        fwrite(bal, 1, strlen(bal), f);
         fclose(f);
-        rel = compare_mujoco(names[i], copy, &opt);
+        const pt_load_options plain = {0};  // the copy needs no repair
+        rel = compare_mujoco(names[i], copy, &plain);
         remove(copy);
+        if (nrep && rel >= 0) {
+          snprintf(mjnote, sizeof(mjnote), "%s; MuJoCo with the %d repaired inertias", note, nrep);
+          note = mjnote;
+        }
       }
+      free(bal);
       free(text);
     }
 #endif
