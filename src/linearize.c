@@ -228,6 +228,7 @@ struct pt_linearizer {
   pt_data *w;              // work data: the operating point, scratch of the local differences
   ptd_trip T;              // the augmented matrix as triplets (grown as needed)
   ptd_csc A;               // and by compressed columns
+  ptd_tree *tree;          // the tree method's workspace (linearize_tree.c); NULL off a tree
 };
 
 pt_linearizer *pt_linearizer_new(const pt_model *m) {
@@ -239,6 +240,7 @@ pt_linearizer *pt_linearizer_new(const pt_model *m) {
     free(lz);
     return NULL;
   }
+  lz->tree = ptd_tree_new(m, lz->w);   // NULL off a tree (or short of memory: general path)
   return lz;
 }
 
@@ -247,6 +249,7 @@ void pt_linearizer_free(pt_linearizer *lz) {
   pt_data_free(lz->w);
   ptd_trip_free(&lz->T);
   ptd_csc_free(&lz->A);
+  ptd_tree_free(lz->tree);
   free(lz);
 }
 
@@ -372,9 +375,8 @@ static double dotx(const work *k, const ptd_layout *L, int col, const ptd_grads 
   return s;
 }
 
-static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_linearization *r) {
-  const int z = L->z, n2 = 2 * z, nu = r->nu, ny = r->ny, N = L->N;
-  const double *X = k->R;
+static void name_result(const pt_model *m, const work *k, pt_linearization *r) {
+  const int z = r->nz, nu = r->nu, ny = r->ny;
   char nm[PT_LIN_NAME_MAX];
   static const char *const suf[3] = {"", ".rate", ".acc"};
   for (int i = 0; i < z; i++) {
@@ -388,6 +390,12 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
     ptd_coord_name(m, &k->outs[y].c, nm, sizeof(nm));
     snprintf(r->output_name[y], PT_LIN_NAME_MAX, "%.70s%s", nm, suf[k->outs[y].kind]);
   }
+}
+
+static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_linearization *r) {
+  const int z = L->z, n2 = 2 * z, nu = r->nu, ny = r->ny, N = L->N;
+  const double *X = k->R;
+  name_result(m, k, r);
   // Wdot_X = sddot (23i) read off each column: wd (z x (2z + nu)), column-major
   const int ncol = n2 + nu;
   for (int col = 0; col < ncol; col++)
@@ -445,6 +453,69 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
   r->size = N;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The tree method (linearize_tree.c): a tree partition whose states are its joint coordinates,
+// each once in any order, and outputs that are joint coordinates, their rates or accelerations.
+
+static int tree_applies(const ptd_tree *t, const work *k, int ncand, int ny) {
+  if (!t || ncand != ptd_tree_ndof(t)) return 0;
+  for (int i = 0; i < ncand; i++)
+    if (ptd_tree_dof(t, k->cand[i].meas) < 0) return 0;
+  for (int y = 0; y < ny; y++)
+    if (ptd_tree_dof(t, k->outs[y].c.meas) < 0) return 0;
+  return 1;
+}
+
+// Result from the tree method: state i is dof p[i]; thetadd_X, dtau_X and H read by dofs.
+static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, int ny,
+                        pt_linearization **out, pt_error *err) {
+  const ptd_tree *t = lz->tree;
+  const int z = ptd_tree_ndof(t), n2 = 2 * z;
+  int rc = ptd_tree_solve(m, k->w, lz->tree, k->inputs, nu);
+  if (rc == PT_ENOMEM) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  if (rc)
+    return pt_error_set(err, PT_ESINGULAR, "the joint-space mass matrix is singular (a "
+                        "massless branch?)");
+  pt_linearization *r = result_new(z, nu, ny);
+  k->meas = malloc(sizeof(int) * (2 * (size_t)z + 1));   // dof of each state, state of each dof
+  if (!r || !k->meas) {
+    pt_linearization_free(r);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  int *p = k->meas, *s = k->meas + z;
+  for (int i = 0; i < z; i++) p[i] = ptd_tree_dof(t, k->states[i].meas), s[p[i]] = i;
+  name_result(m, k, r);
+  const double *Y = ptd_tree_thdd(t), *T = ptd_tree_dtau(t), *H = ptd_tree_H(t);
+  for (int i = 0; i < z; i++) {
+    double *Av = r->A + (size_t)(z + i) * n2;
+    r->A[(size_t)i * n2 + z + i] = 1;
+    for (int j = 0; j < z; j++) {
+      Av[j] = Y[(size_t)p[j] * z + p[i]];
+      Av[z + j] = Y[(size_t)(z + p[j]) * z + p[i]];
+      // eq. 30: M = u_W^T M u_W = H; eq. 29: K = -M Wdot_S = dtau/dtheta, C = dtau/dthetadot
+      r->M[(size_t)i * z + j] = H[(size_t)p[j] * z + p[i]];
+      r->K[(size_t)i * z + j] = T[(size_t)p[j] * z + p[i]];
+      r->Cmat[(size_t)i * z + j] = T[(size_t)(z + p[j]) * z + p[i]];
+    }
+    for (int c = 0; c < nu; c++)
+      r->B[(size_t)(z + i) * nu + c] = Y[(size_t)(n2 + c) * z + p[i]];
+  }
+  for (int y = 0; y < ny; y++) {
+    const int i = s[ptd_tree_dof(t, k->outs[y].c.meas)];
+    double *Cy = r->C + (size_t)y * n2;
+    if (k->outs[y].kind < 2) {
+      Cy[k->outs[y].kind ? z + i : i] = 1;
+      continue;
+    }
+    ptu_copy(Cy, r->A + (size_t)(z + i) * n2, n2);
+    ptu_copy(r->D + (size_t)y * nu, r->B + (size_t)(z + i) * nu, nu);
+  }
+  r->time = k->w->time;
+  r->size = z;
+  *out = r;
+  return PT_OK;
+}
+
 int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
                  pt_linearization **out, pt_error *err) {
   if (out) *out = NULL;
@@ -496,8 +567,13 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
     pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));
     goto done;
   }
-  rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
-  if (rc) goto done;
+  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand, ny);
+  if (tree) {  // the joint coordinates of a tree are always independent (tree.c)
+    for (int i = 0; i < ncand; i++) k.states[i] = k.cand[i], k.kept[i] = 1;
+  } else {
+    rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
+    if (rc) goto done;
+  }
   make_notes(m, opt, &k, ncand, z);
   if (ny == 0) {  // default outputs: the states and their rates
     ny = 2 * z;
@@ -508,6 +584,21 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
       goto done;
     }
     for (int i = 0; i < ny; i++) k.outs[i].c = k.states[i % (z ? z : 1)], k.outs[i].kind = i >= z;
+  }
+  if (tree) {
+    rc = tree_results(m, lz, &k, nu, ny, out, err);
+    if (!rc && (flags & PT_LIN_EIGEN)) {
+      rc = eigenvalues(*out);
+      if (rc) pt_error_set(err, rc, "the eigenvalue computation failed");
+    }
+    if (!rc) {
+      (*out)->notes = k.nt.buf ? k.nt.buf : calloc(1, 1);
+      k.nt.buf = NULL;
+    } else if (*out) {
+      pt_linearization_free(*out);
+      *out = NULL;
+    }
+    goto done;
   }
   // coordinates whose quadratic terms need local differences: the states' and outputs'
   k.meas = calloc((size_t)(z + ny) + 1, sizeof(int));
