@@ -375,20 +375,32 @@ static double dotx(const work *k, const ptd_layout *L, int col, const ptd_grads 
   return s;
 }
 
+// dst = stem (at most max_stem characters of it) then suf, within PT_LIN_NAME_MAX: what
+// snprintf(dst, PT_LIN_NAME_MAX, "%.70s%s", ...) writes, without the format parsing.
+static void put_name(char *dst, const char *stem, size_t max_stem, const char *suf) {
+  size_t n = 0, k = strlen(suf);
+  while (n < max_stem && stem[n]) n++;
+  if (n > PT_LIN_NAME_MAX - 1) n = PT_LIN_NAME_MAX - 1;
+  if (n + k > PT_LIN_NAME_MAX - 1) k = PT_LIN_NAME_MAX - 1 - n;
+  memcpy(dst, stem, n);
+  memcpy(dst + n, suf, k);
+  dst[n + k] = '\0';
+}
+
 static void name_result(const pt_model *m, const work *k, pt_linearization *r) {
   const int z = r->nz, nu = r->nu, ny = r->ny;
   char nm[PT_LIN_NAME_MAX];
   static const char *const suf[3] = {"", ".rate", ".acc"};
   for (int i = 0; i < z; i++) {
     ptd_coord_name(m, k->states + i, nm, sizeof(nm));
-    snprintf(r->state_name[i], PT_LIN_NAME_MAX, "%s", nm);
-    snprintf(r->state_name[z + i], PT_LIN_NAME_MAX, "%.70s.rate", nm);
+    put_name(r->state_name[i], nm, PT_LIN_NAME_MAX, "");
+    put_name(r->state_name[z + i], nm, 70, ".rate");
   }
   for (int c = 0; c < nu; c++)
-    snprintf(r->input_name[c], PT_LIN_NAME_MAX, "%s", m->input_name[k->inputs[c]]);
+    put_name(r->input_name[c], m->input_name[k->inputs[c]], PT_LIN_NAME_MAX, "");
   for (int y = 0; y < ny; y++) {
     ptd_coord_name(m, &k->outs[y].c, nm, sizeof(nm));
-    snprintf(r->output_name[y], PT_LIN_NAME_MAX, "%.70s%s", nm, suf[k->outs[y].kind]);
+    put_name(r->output_name[y], nm, 70, suf[k->outs[y].kind]);
   }
 }
 
@@ -562,12 +574,12 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   ptu_copy(k.w->input, d->input, m->ninput);
   ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
   k.w->time = d->time;
-  rc = pt_eval(m, k.w);
+  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand, ny);
+  rc = tree ? ptd_tree_eval(m, k.w, lz->tree) : pt_eval(m, k.w);
   if (rc) {
     pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));
     goto done;
   }
-  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand, ny);
   if (tree) {  // the joint coordinates of a tree are always independent (tree.c)
     for (int i = 0; i < ncand; i++) k.states[i] = k.cand[i], k.kept[i] = 1;
   } else {

@@ -135,7 +135,10 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w);   // NULL: no tree 
 void ptd_tree_free(ptd_tree *t);                                // out of memory
 int ptd_tree_dof(const ptd_tree *t, int meas);   // tree dof of coordinate meas, or -1
 int ptd_tree_ndof(const ptd_tree *t);
-// At w's evaluated state (w is scratch for the bushings' local differences, restored):
+// Evaluates the operating point on w (state set): kinematics, forces and the accelerations,
+// by the articulated-body algorithm where tree.c allows it (pt_eval otherwise).
+int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t);
+// At w's state evaluated by ptd_tree_eval (w is scratch for the bushings' local differences, restored):
 // PT_ESINGULAR (H not positive definite), PT_ENOMEM.
 int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs, int nu);
 // After ptd_tree_solve, column-major over the dofs: H (n x n); dtau and thetadd

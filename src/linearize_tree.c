@@ -43,6 +43,7 @@ typedef struct {      // one body's directional derivatives
   double df[6];       // delta f, then delta F (children added)
   double dd[3];       // delta (r_kid - r_par) of the joint to the parent
   double dS[6];       // delta S of that joint
+  int live;           // 0: every delta of this body is zero (outside the moved subtree)
 } dirv;
 
 struct ptd_tree {
@@ -51,6 +52,7 @@ struct ptd_tree {
   node *nd;            // (nb) parent-first
   dirv *dv;            // (nb) by body
   double *F;           // (nb x 6) constraint wrench each joint passes to its child
+  double *thd, *thdd;  // (n), (n) joint rates and accelerations at the operating point
   double *Qq, *Qu;     // (nv x nv) force partials, row-major
   double *Qin;         // (nv x nin) input partials of the inputs asked for, row-major
   int *blk;            // (2 x blk_cap) body pairs (row, column) with a non-zero block
@@ -66,7 +68,7 @@ enum { POS, VEL, ACC, INPUT };
 
 void ptd_tree_free(ptd_tree *t) {
   if (!t) return;
-  free(t->dof_of_meas), free(t->nd), free(t->dv), free(t->F), free(t->Qq), free(t->Qu);
+  free(t->dof_of_meas), free(t->thd), free(t->nd), free(t->dv), free(t->F), free(t->Qq), free(t->Qu);
   free(t->Qin), free(t->blk), free(t->bqu), free(t->H), free(t->L), free(t->T), free(t->Y);
   free(t);
 }
@@ -81,6 +83,7 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
   t->nd = calloc((size_t)nb, sizeof(node));
   t->dv = calloc((size_t)nb, sizeof(dirv));
   t->F = malloc(sizeof(double) * 6 * (size_t)nb);
+  t->thd = malloc(sizeof(double) * (2 * (size_t)n + 1));
   t->Qq = malloc(sizeof(double) * (size_t)nv * nv);
   t->Qu = malloc(sizeof(double) * (size_t)nv * nv);
   t->Qin = malloc(sizeof(double) * ((size_t)nv * m->ninput + 1));
@@ -88,11 +91,12 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
   t->L = malloc(sizeof(double) * ((size_t)n * n + 1));
   t->T = malloc(sizeof(double) * ((size_t)n * ncol + 1));
   t->Y = malloc(sizeof(double) * ((size_t)n * ncol + 1));
-  if (!t->dof_of_meas || !t->nd || !t->dv || !t->F || !t->Qq || !t->Qu || !t->Qin || !t->H ||
+  if (!t->dof_of_meas || !t->thd || !t->nd || !t->dv || !t->F || !t->Qq || !t->Qu || !t->Qin || !t->H ||
       !t->L || !t->T || !t->Y) {
     ptd_tree_free(t);
     return NULL;
   }
+  t->thdd = t->thd + n;
   for (int c = 0; c < m->ncoord; c++) t->dof_of_meas[c] = -1;
   for (int i = 0; i < n; i++) t->dof_of_meas[w->tree_coord[i]] = i;
   for (int o = 0; o < nb; o++) {
@@ -114,12 +118,24 @@ const double *ptd_tree_thdd(const ptd_tree *t) { return t->Y; }
 
 static const double zero6[6] = {0, 0, 0, 0, 0, 0};
 
+int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t) {
+  if (!w->tree_aba) {
+    const int rc = pt_eval(m, w);
+    if (!rc) pt_tree_coords(m, w, NULL, t->thd, t->thdd);
+    return rc;
+  }
+  pt_kin_bodies(m, w);
+  pt_forces(m, w);
+  pt_tree_coords(m, w, NULL, t->thd, NULL);
+  pt_tree_aba(m, w, t->thd, t->thdd);
+  return PT_OK;
+}
+
 // The operating point's joint quantities (S, arms, rates) and the constraint wrenches F of the
 // Newton-Euler backward pass (f_k = M_k xdd_k - Q_k), from w's evaluated state.
 static void op_point(const pt_model *m, const pt_data *w, ptd_tree *t) {
   const int nb = t->nb;
-  double *thd = t->Y, *thdd = t->Y + t->n;  // scratch until the solve
-  pt_tree_coords(m, w, NULL, thd, thdd);
+  const double *thd = t->thd, *thdd = t->thdd;
   for (int o = 0; o < nb; o++) {
     node *e = t->nd + o;
     const int j = w->tree_joint[o];
@@ -214,6 +230,12 @@ static void forward(const pt_data *w, ptd_tree *t, int kind, int idx) {
     const double *xK = w->x + 6 * e->kid;
     const double on = e->dof >= 0 && e->dof == idx;
     double t3[3], u3[3];
+    K->live = on || (P && P->live);
+    if (!K->live) {  // outside the subtree of dof idx: nothing moves
+      ptu_zero(K->dq, 6), ptu_zero(K->dx, 6), ptu_zero(K->da, 6);
+      ptu_zero(K->dd, 3), ptu_zero(K->dS, 6);
+      continue;
+    }
     if (kind == ACC) {  // delta xdd = J e_idx: positions and velocities held
       ptu_cross3(t3, daP + 3, e->d);
       for (int c = 0; c < 3; c++) {
@@ -334,6 +356,7 @@ static void body_forces(const pt_model *m, const pt_data *w, ptd_tree *t, int ki
     const double *v = t->bqu + 72 * (size_t)b;
     dirv *K = t->dv + t->blk[2 * b];
     const dirv *L = t->dv + t->blk[2 * b + 1];
+    if (!L->live) continue;
     for (int r = 0; r < 6; r++) {
       double s = 0;
       if (kind == POS)
