@@ -256,7 +256,7 @@ void pt_linearizer_free(pt_linearizer *lz) {
 typedef struct {           // everything one linearization allocates
   pt_data *w;              // the linearizer's
   ptd_coord *cand, *states;
-  int *kept, *inputs, *meas;
+  int *kept, *inputs, *meas, *tdof;
   output *outs;
   double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
   ptd_grads *g;
@@ -265,7 +265,7 @@ typedef struct {           // everything one linearization allocates
 } work;
 
 static void work_free(work *k) {
-  free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
+  free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas), free(k->tdof);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
   free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd), free(k->g), free(k->piv);
   free(k->nt.buf);
@@ -467,15 +467,55 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
 
 // ---------------------------------------------------------------------------------------------
 // The tree method (linearize_tree.c): a tree partition whose states are its joint coordinates,
-// each once in any order, and outputs that are joint coordinates, their rates or accelerations.
+// each once in any order.
 
-static int tree_applies(const ptd_tree *t, const work *k, int ncand, int ny) {
+static int tree_applies(const ptd_tree *t, const work *k, int ncand) {
   if (!t || ncand != ptd_tree_ndof(t)) return 0;
   for (int i = 0; i < ncand; i++)
     if (ptd_tree_dof(t, k->cand[i].meas) < 0) return 0;
-  for (int y = 0; y < ny; y++)
-    if (ptd_tree_dof(t, k->outs[y].c.meas) < 0) return 0;
   return 1;
+}
+
+// C and D rows of the outputs that are not joint coordinates (user coordinates, a body's
+// internal coordinates): their partials dotted with the body sensitivities, as read_results
+// does with the augmented path's solution.
+static int tree_other_outputs(const pt_model *m, pt_linearizer *lz, work *k, int nu, int ny,
+                              pt_linearization *r) {
+  const int z = r->nz, n2 = 2 * z, nv = m->nv;
+  k->meas = calloc((size_t)ny + 1, sizeof(int));
+  if (!k->meas) return PT_ENOMEM;
+  int nmeas = 0;
+  for (int y = 0; y < ny; y++) {
+    const int c = k->outs[y].c.meas;
+    int seen = c < 0 || ptd_tree_dof(lz->tree, c) >= 0;
+    for (int j = 0; j < nmeas && !seen; j++) seen = k->meas[j] == c;
+    if (!seen) k->meas[nmeas++] = c;
+  }
+  k->gq = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k->gu = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k->jq = calloc(12 * (size_t)nmeas + 1, sizeof(double));
+  k->ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
+  k->g = calloc((size_t)ny + 1, sizeof(ptd_grads));
+  k->gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)ny + 1));
+  k->R = malloc(sizeof(double) * (3 * (size_t)nv * (size_t)(n2 + nu) + 1));
+  if (!k->gq || !k->gu || !k->jq || !k->ju || !k->g || !k->gbuf || !k->R) return PT_ENOMEM;
+  pt_joint_rows(m, k->w);   // the articulated-body evaluation left the rows out
+  int rc = ptd_fd_quadratic(m, k->w, k->gq, k->gu, k->meas, nmeas, k->jq, k->ju);
+  if (rc) return rc;
+  ptd_tree_cartesian(k->w, lz->tree, k->tdof, nu, k->R);
+  const ptd_layout L = {.n = nv, .z = z, .N = 3 * nv, .ud = 0, .u = nv, .q = 2 * nv};
+  for (int y = 0; y < ny; y++) {
+    if (ptd_tree_dof(lz->tree, k->outs[y].c.meas) >= 0) continue;
+    ptd_grads *g = k->g + y;
+    double *b = k->gbuf + 4 * (size_t)nv * y;
+    g->sq = b, g->sdq = b + nv, g->sddq = b + 2 * nv, g->sddu = b + 3 * nv;
+    grads_of(m, k, &k->outs[y].c, nmeas, g);
+    for (int j = 0; j < n2; j++)
+      r->C[(size_t)y * n2 + j] = dotx(k, &L, j < z ? z + j : j - z, g, k->outs[y].kind);
+    for (int c = 0; c < nu; c++)
+      r->D[(size_t)y * nu + c] = dotx(k, &L, n2 + c, g, k->outs[y].kind);
+  }
+  return PT_OK;
 }
 
 // Result from the tree method: state i is dof p[i]; thetadd_X, dtau_X and H read by dofs.
@@ -489,12 +529,12 @@ static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, i
     return pt_error_set(err, PT_ESINGULAR, "the joint-space mass matrix is singular (a "
                         "massless branch?)");
   pt_linearization *r = result_new(z, nu, ny);
-  k->meas = malloc(sizeof(int) * (2 * (size_t)z + 1));   // dof of each state, state of each dof
-  if (!r || !k->meas) {
+  k->tdof = malloc(sizeof(int) * (2 * (size_t)z + 1));   // dof of each state, state of each dof
+  if (!r || !k->tdof) {
     pt_linearization_free(r);
     return pt_error_set(err, PT_ENOMEM, "out of memory");
   }
-  int *p = k->meas, *s = k->meas + z;
+  int *p = k->tdof, *s = k->tdof + z;
   for (int i = 0; i < z; i++) p[i] = ptd_tree_dof(t, k->states[i].meas), s[p[i]] = i;
   name_result(m, k, r);
   const double *Y = ptd_tree_thdd(t), *T = ptd_tree_dtau(t), *H = ptd_tree_H(t);
@@ -512,8 +552,14 @@ static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, i
     for (int c = 0; c < nu; c++)
       r->B[(size_t)(z + i) * nu + c] = Y[(size_t)(n2 + c) * z + p[i]];
   }
+  int nother = 0;
   for (int y = 0; y < ny; y++) {
-    const int i = s[ptd_tree_dof(t, k->outs[y].c.meas)];
+    const int dof = ptd_tree_dof(t, k->outs[y].c.meas);
+    if (dof < 0) {
+      nother++;
+      continue;
+    }
+    const int i = s[dof];
     double *Cy = r->C + (size_t)y * n2;
     if (k->outs[y].kind < 2) {
       Cy[k->outs[y].kind ? z + i : i] = 1;
@@ -521,6 +567,11 @@ static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, i
     }
     ptu_copy(Cy, r->A + (size_t)(z + i) * n2, n2);
     ptu_copy(r->D + (size_t)y * nu, r->B + (size_t)(z + i) * nu, nu);
+  }
+  rc = nother ? tree_other_outputs(m, lz, k, nu, ny, r) : PT_OK;
+  if (rc) {
+    pt_linearization_free(r);
+    return pt_error_set(err, rc, "partials of the outputs failed: %s", pt_strerror(rc));
   }
   r->time = k->w->time;
   r->size = z;
@@ -574,7 +625,7 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   ptu_copy(k.w->input, d->input, m->ninput);
   ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
   k.w->time = d->time;
-  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand, ny);
+  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand);
   rc = tree ? ptd_tree_eval(m, k.w, lz->tree) : pt_eval(m, k.w);
   if (rc) {
     pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));

@@ -68,7 +68,8 @@ enum { POS, VEL, ACC, INPUT };
 
 void ptd_tree_free(ptd_tree *t) {
   if (!t) return;
-  free(t->dof_of_meas), free(t->thd), free(t->nd), free(t->dv), free(t->F), free(t->Qq), free(t->Qu);
+  free(t->dof_of_meas), free(t->thd), free(t->nd), free(t->dv), free(t->F);
+  free(t->Qq), free(t->Qu);
   free(t->Qin), free(t->blk), free(t->bqu), free(t->H), free(t->L), free(t->T), free(t->Y);
   free(t);
 }
@@ -91,8 +92,8 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
   t->L = malloc(sizeof(double) * ((size_t)n * n + 1));
   t->T = malloc(sizeof(double) * ((size_t)n * ncol + 1));
   t->Y = malloc(sizeof(double) * ((size_t)n * ncol + 1));
-  if (!t->dof_of_meas || !t->thd || !t->nd || !t->dv || !t->F || !t->Qq || !t->Qu || !t->Qin || !t->H ||
-      !t->L || !t->T || !t->Y) {
+  if (!t->dof_of_meas || !t->thd || !t->nd || !t->dv || !t->F || !t->Qq || !t->Qu ||
+      !t->Qin || !t->H || !t->L || !t->T || !t->Y) {
     ptd_tree_free(t);
     return NULL;
   }
@@ -220,7 +221,8 @@ static int collect_blocks(ptd_tree *t) {
 //   xdd_k: delta a_k = delta a_p + delta al_p x d + al_p x delta d + delta S thdd + delta c
 //          (+ S [ACC])
 // with delta h = delta pi_1 x h, delta s = delta pi_k x s and c of tree.c differentiated.
-static void forward(const pt_data *w, ptd_tree *t, int kind, int idx) {
+// ydd (n, or NULL): a change of every thetadd as well (S ydd added to delta xdd).
+static void forward(const pt_data *w, ptd_tree *t, int kind, int idx, const double *ydd) {
   for (int o = 0; o < t->nb; o++) {
     const node *e = t->nd + o;
     dirv *K = t->dv + e->kid;
@@ -230,7 +232,8 @@ static void forward(const pt_data *w, ptd_tree *t, int kind, int idx) {
     const double *xK = w->x + 6 * e->kid;
     const double on = e->dof >= 0 && e->dof == idx;
     double t3[3], u3[3];
-    K->live = on || (P && P->live);
+    const double yd = ydd && e->dof >= 0 ? ydd[e->dof] : 0;
+    K->live = on || (P && P->live) || ydd;
     if (!K->live) {  // outside the subtree of dof idx: nothing moves
       ptu_zero(K->dq, 6), ptu_zero(K->dx, 6), ptu_zero(K->da, 6);
       ptu_zero(K->dd, 3), ptu_zero(K->dS, 6);
@@ -239,8 +242,8 @@ static void forward(const pt_data *w, ptd_tree *t, int kind, int idx) {
     if (kind == ACC) {  // delta xdd = J e_idx: positions and velocities held
       ptu_cross3(t3, daP + 3, e->d);
       for (int c = 0; c < 3; c++) {
-        K->da[c] = daP[c] + t3[c] + on * e->S[c];
-        K->da[3 + c] = daP[3 + c] + on * e->S[3 + c];
+        K->da[c] = daP[c] + t3[c] + (on + yd) * e->S[c];
+        K->da[3 + c] = daP[3 + c] + (on + yd) * e->S[3 + c];
       }
       continue;
     }
@@ -319,8 +322,8 @@ static void forward(const pt_data *w, ptd_tree *t, int kind, int idx) {
     ptu_cross3(t3, daP + 3, e->d);
     ptu_cross3(u3, aP + 3, K->dd);
     for (int c = 0; c < 3; c++) {
-      K->da[c] = daP[c] + t3[c] + u3[c] + K->dS[c] * e->thdd + dc[c];
-      K->da[3 + c] = daP[3 + c] + K->dS[3 + c] * e->thdd + dc[3 + c];
+      K->da[c] = daP[c] + t3[c] + u3[c] + K->dS[c] * e->thdd + dc[c] + yd * e->S[c];
+      K->da[3 + c] = daP[3 + c] + K->dS[3 + c] * e->thdd + dc[3 + c] + yd * e->S[3 + c];
     }
   }
 }
@@ -403,15 +406,15 @@ int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs
   op_point(m, w, t);
   // H by columns (thetadd = e_j), then dtau along theta_j, thetadot_j and each input
   for (int j = 0; j < n; j++) {
-    forward(w, t, ACC, j);
+    forward(w, t, ACC, j, NULL);
     body_forces(m, w, t, ACC, 0, nu);
     backward(t, ACC, t->H + (size_t)j * n);
   }
   for (int j = 0; j < n; j++) {
-    forward(w, t, POS, j);
+    forward(w, t, POS, j, NULL);
     body_forces(m, w, t, POS, 0, nu);
     backward(t, POS, t->T + (size_t)j * n);
-    forward(w, t, VEL, j);
+    forward(w, t, VEL, j, NULL);
     body_forces(m, w, t, VEL, 0, nu);
     backward(t, VEL, t->T + (size_t)(n + j) * n);
   }
@@ -428,4 +431,30 @@ int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs
   lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, t->L, n);
   if (info == 0) info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, ncol, t->L, n, t->Y, n);
   return info == 0 ? PT_OK : PT_ESINGULAR;
+}
+
+void ptd_tree_cartesian(const pt_data *w, ptd_tree *t, const int *sdof, int nu, double *R) {
+  const int n = t->n, nv = t->nv, N = 3 * nv;
+  for (int col = 0; col < 2 * n + nu; col++) {
+    // the column's own direction, and its thetadd (solved) moving every body's xdd
+    if (col < n) {
+      forward(w, t, VEL, sdof[col], t->Y + (size_t)(n + sdof[col]) * n);
+    } else if (col < 2 * n) {
+      forward(w, t, POS, sdof[col - n], t->Y + (size_t)sdof[col - n] * n);
+    } else {
+      forward(w, t, ACC, -1, t->Y + (size_t)col * n);
+    }
+    double *X = R + (size_t)col * N;
+    for (int k = 0; k < t->nb; k++) {
+      const dirv *K = t->dv + k;
+      ptu_copy(X + 6 * k, K->da, 6);
+      if (col < 2 * n) {
+        ptu_copy(X + nv + 6 * k, K->dx, 6);
+        ptu_copy(X + 2 * nv + 6 * k, K->dq, 6);
+      } else {
+        ptu_zero(X + nv + 6 * k, 6);
+        ptu_zero(X + 2 * nv + 6 * k, 6);
+      }
+    }
+  }
 }

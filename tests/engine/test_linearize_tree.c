@@ -5,9 +5,10 @@
 // torque actuators, gravity) and a branched tree of revolute, prismatic and fixed joints with
 // joint damping, a torsion spring, a spring-damper between two branches, a bushing, a constant
 // force and joint-torque, joint-force and body-force actuators. Outputs in user order
-// (values, rates, accelerations), states permuted; outputs the tree method does not take (a
-// point position) fall back to the general path. Also: A of the tree method against central
-// differences of the engine's forward dynamics on the branched tree.
+// (values, rates, accelerations of joint coordinates, a point position, a distance and body
+// internal coordinates), states permuted; a state that is not a joint coordinate falls back to
+// the general path. Also: A of the tree method against central differences of the engine's
+// forward dynamics on the branched tree.
 // argv[1]: the project root (for configs/models).
 #include "test_linearize_util.h"
 
@@ -118,7 +119,8 @@ static void set_all(const pt_model *m, pt_data *d, double q0, double v0) {
   pt_forward(m, d);
 }
 
-static void test_arm(const char *root, const char *file, const char *const *j, int nj) {
+static void test_arm(const char *root, const char *file, const char *const *j, int nj,
+                     const char *hand) {
   pt_model *m = load_config(root, file);
   pt_data *d = pt_data_new(m);
   set_all(m, d, 0.2, 0.3);
@@ -137,6 +139,14 @@ static void test_arm(const char *root, const char *file, const char *const *j, i
   char what[128];
   snprintf(what, sizeof(what), "%s, states permuted, outputs", file);
   same(m, d, st, nj, out, 6, 1, what);
+  // the hand's internal coordinates (CoM position, rotation vector) as outputs
+  const char *sfx[6] = {".x", ".y.rate", ".z.acc", ".rx", ".ry.rate", ".rz.acc"};
+  for (int i = 0; i < 6; i++) {
+    snprintf(buf[i], 64, "%s%s", hand, sfx[i]);
+    out[i] = buf[i];
+  }
+  snprintf(what, sizeof(what), "%s, the hand's internal coordinates as outputs", file);
+  same(m, d, NULL, 0, out, 6, 1, what);
   pt_data_free(d);
   pt_model_free(m);
 }
@@ -183,7 +193,9 @@ static const char *tree_yaml =
     "  - {name: spin, type: body_torque, body: left, frame: body}\n"
     "coordinates:\n"
     "  - {name: tipz, type: point_position, body: weight, point: [-0.4, 0.1, 1.2],\n"
-    "     component: z}\n";
+    "     component: z}\n"
+    "  - {name: reach, type: distance, body1: weight, point1: [-0.4, 0.1, 1.2],\n"
+    "     body2: lefttip, point2: [0.65, 0.3, 0.4]}\n";
 
 // A of the default linearization against central differences of the forward dynamics.
 static void fd_check(const pt_model *m, const pt_data *d0, const char *what) {
@@ -229,8 +241,9 @@ static void test_branched(void) {
   const char *st[] = {"telescope", "hinge", "yaw", "elbow", "rail", "shoulder"};
   const char *out[] = {"rail.acc", "hinge", "telescope.rate", "yaw.acc", "elbow.acc"};
   same(m, d, st, 6, out, 5, 1, "branched, states permuted, outputs");
-  const char *out2[] = {"tipz", "tipz.rate", "tipz.acc", "hinge.acc"};
-  same(m, d, st, 6, out2, 4, 0, "branched, a point position output (general path)");
+  const char *out2[] = {"tipz", "tipz.rate", "tipz.acc", "hinge.acc", "reach", "reach.rate",
+                        "reach.acc", "pole.rx", "pole.ry.rate", "cart.z.acc", "weight.rz.acc"};
+  same(m, d, st, 6, out2, 11, 1, "branched, user and internal coordinates as outputs");
   const char *st2[] = {"yaw", "shoulder", "elbow", "rail", "hinge", "tipz"};
   same(m, d, st2, 6, NULL, 0, 0, "branched, a point position state (general path)");
   fd_check(m, d, "branched");
@@ -244,8 +257,8 @@ int main(int argc, char **argv) {
                          "panda_joint5", "panda_joint6", "panda_joint7"};
   const char *iiwa[] = {"iiwa_joint_1", "iiwa_joint_2", "iiwa_joint_3", "iiwa_joint_4",
                         "iiwa_joint_5", "iiwa_joint_6", "iiwa_joint_7"};
-  test_arm(root, "panda.urdf", panda, 7);
-  test_arm(root, "iiwa14.urdf", iiwa, 7);
+  test_arm(root, "panda.urdf", panda, 7, "panda_link7");
+  test_arm(root, "iiwa14.urdf", iiwa, 7, "iiwa_link_7");
   test_branched();
   if (check_failures) printf("linearize_tree: FAILED (%d failures)\n", check_failures);
   else printf("linearize_tree: ok\n");
