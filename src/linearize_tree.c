@@ -430,6 +430,7 @@ int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs
   ptu_copy(t->L, t->H, n * n);
   lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, t->L, n);
   if (info == 0) info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, ncol, t->L, n, t->Y, n);
+  for (int i = 0; i < n * ncol; i++) t->Y[i] += 0.0, t->T[i] += 0.0;   // no -0 in the results
   return info == 0 ? PT_OK : PT_ESINGULAR;
 }
 
