@@ -247,6 +247,33 @@ static void test_branched(void) {
   const char *st2[] = {"yaw", "shoulder", "elbow", "rail", "hinge", "tipz"};
   same(m, d, st2, 6, NULL, 0, 0, "branched, a point position state (general path)");
   fd_check(m, d, "branched");
+  // a linearizer used at another state first, then twice here, gives pt_linearize's numbers
+  // bit for bit (nothing of the other call's partials is left in its buffers)
+  pt_data *d2 = pt_data_new(m);
+  set_all(m, d2, -0.3, 1.1);
+  pt_linearizer *lz = pt_linearizer_new(m);
+  pt_linearization *r0 = NULL, *r1 = NULL, *r2 = NULL;
+  pt_error e = {0};
+  const char *o3[] = {"reach.acc", "tipz", "yaw.rate"};
+  pt_linearize_options o = {NULL, 0, NULL, 0, o3, 3, PT_LIN_SPARSE};
+  CHECK(pt_linearize_with(lz, d2, &o, PT_LIN_EIGEN, &r0, &e) == 0, "reuse: %s", e.msg);
+  CHECK(pt_linearize_with(lz, d, &o, PT_LIN_EIGEN, &r1, &e) == 0, "reuse: %s", e.msg);
+  CHECK(pt_linearize_with(lz, d, &o, PT_LIN_EIGEN, &r2, &e) == 0, "reuse: %s", e.msg);
+  pt_linearization *rf = run(m, d, NULL, 0, o3, 3, PT_LIN_SPARSE);
+  const int n2 = 2 * rf->nz;
+  for (int k = 0; k < 2; k++) {
+    const pt_linearization *r = k ? r2 : r1;
+    CHECK(r && memcmp(r->A, rf->A, sizeof(double) * n2 * n2) == 0 &&
+              memcmp(r->B, rf->B, sizeof(double) * n2 * rf->nu) == 0 &&
+              memcmp(r->C, rf->C, sizeof(double) * 3 * n2) == 0 &&
+              memcmp(r->K, rf->K, sizeof(double) * rf->nz * rf->nz) == 0,
+          "branched: a reused linearizer differs from pt_linearize (call %d)", k + 1);
+  }
+  CHECK(r0 && memcmp(r0->A, rf->A, sizeof(double) * n2 * n2) != 0, "another state, same A");
+  pt_linearization_free(r0), pt_linearization_free(r1), pt_linearization_free(r2);
+  pt_linearization_free(rf);
+  pt_linearizer_free(lz);
+  pt_data_free(d2);
   pt_data_free(d);
   pt_model_free(m);
 }
