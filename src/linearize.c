@@ -22,6 +22,11 @@
 // operating point and [T qdot]_q = -omega~ / 2 on the rotation block (left Jacobian of the
 // rotation vector); qdot appears in no other equation, so its sensitivities are not read.
 // Partials: linearize_partials.c (Jacobian derivatives, quadratic terms), linearize_forces.c.
+//
+// On a tree partition whose states are its joint coordinates (the default there), the same
+// matrices come from linearize_tree.c instead (differentiated Newton-Euler passes, one
+// Cholesky factor of the joint-space mass matrix; tree_results below); PT_LIN_AUGMENTED and
+// PT_LIN_DENSE keep this file's augmented system.
 #include <lapacke.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,6 +7,8 @@
 // (u: actuator inputs, y: named coordinates, rates or accelerations), the second-order form
 // M S'' + C S' + K S = ... of eq. 26-29, and the eigenvalues of A. The operating point is the
 // data's current state at its time (motions frozen there); it need not be an equilibrium.
+// On a tree whose states are its joint coordinates the same matrices come by default from
+// differentiated recursive Newton-Euler passes (linearize_tree.c).
 // Included by partita.h.
 #ifndef PT_LINEARIZE_H
 #define PT_LINEARIZE_H
