@@ -12,14 +12,16 @@
 //   H thetadd_X = -dtau/dX,   X = theta_j, thetadot_j, input c,   H = dtau/dthetadd
 // (H the joint-space mass matrix). Each dtau/dX is a directional derivative of the two passes
 // (forward mode: every body's delta q = (delta r, delta pi), delta x, delta xdd root to leaves,
-// then delta F leaves to root), O(n) per column as in Carpentier and Mansard's analytical
-// derivatives of the RNEA; the applied forces enter through their partials Q_q, Q_u, Q_u(input)
+// then delta F leaves to root), O(n) per column; the identity H thetadd_X = -tau_X is the one
+// behind Carpentier and Mansard's "Analytical Derivatives of Rigid Body Dynamics Algorithms"
+// (RSS 2018). The applied forces enter through their partials Q_q, Q_u, Q_input
 // (linearize_forces.c, the augmented path's own), kept as the non-zero 6 x 6 body blocks.
 // One Cholesky factor of H serves all 2n + nu columns. Then, with the states S = theta:
 //   A = [0 I; thetadd_theta thetadd_thetadot],  B = [0; thetadd_u],
 //   M = H (eq. 30: u_W^T M u_W = J^T M J),  C = dtau/dthetadot,  K = dtau/dtheta (eq. 29).
 // Chart: delta A = delta pi~ A (pi global), velocities (rdot, omega) held, as the augmented
-// path and the engine's Jacobians.
+// path and the engine's Jacobians. Outputs other than joint coordinates read the body
+// sensitivities q_X, u_X, udot_X (ptd_tree_cartesian) with the augmented path's partials.
 #include <lapacke.h>
 #include <stdlib.h>
 
