@@ -22,6 +22,11 @@
 // operating point and [T qdot]_q = -omega~ / 2 on the rotation block (left Jacobian of the
 // rotation vector); qdot appears in no other equation, so its sensitivities are not read.
 // Partials: linearize_partials.c (Jacobian derivatives, quadratic terms), linearize_forces.c.
+//
+// On a tree partition whose states are its joint coordinates (the default there), the same
+// matrices come from linearize_tree.c instead (differentiated Newton-Euler passes, one
+// Cholesky factor of the joint-space mass matrix; tree_results below); PT_LIN_AUGMENTED and
+// PT_LIN_DENSE keep this file's augmented system.
 #include <lapacke.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -228,6 +233,7 @@ struct pt_linearizer {
   pt_data *w;              // work data: the operating point, scratch of the local differences
   ptd_trip T;              // the augmented matrix as triplets (grown as needed)
   ptd_csc A;               // and by compressed columns
+  ptd_tree *tree;          // the tree method's workspace (linearize_tree.c); NULL off a tree
 };
 
 pt_linearizer *pt_linearizer_new(const pt_model *m) {
@@ -239,6 +245,7 @@ pt_linearizer *pt_linearizer_new(const pt_model *m) {
     free(lz);
     return NULL;
   }
+  lz->tree = ptd_tree_new(m, lz->w);   // NULL off a tree (or short of memory: general path)
   return lz;
 }
 
@@ -247,13 +254,14 @@ void pt_linearizer_free(pt_linearizer *lz) {
   pt_data_free(lz->w);
   ptd_trip_free(&lz->T);
   ptd_csc_free(&lz->A);
+  ptd_tree_free(lz->tree);
   free(lz);
 }
 
 typedef struct {           // everything one linearization allocates
   pt_data *w;              // the linearizer's
   ptd_coord *cand, *states;
-  int *kept, *inputs, *meas;
+  int *kept, *inputs, *meas, *tdof;
   output *outs;
   double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
   ptd_grads *g;
@@ -262,7 +270,7 @@ typedef struct {           // everything one linearization allocates
 } work;
 
 static void work_free(work *k) {
-  free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas);
+  free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas), free(k->tdof);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
   free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd), free(k->g), free(k->piv);
   free(k->nt.buf);
@@ -372,22 +380,39 @@ static double dotx(const work *k, const ptd_layout *L, int col, const ptd_grads 
   return s;
 }
 
-static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_linearization *r) {
-  const int z = L->z, n2 = 2 * z, nu = r->nu, ny = r->ny, N = L->N;
-  const double *X = k->R;
+// dst = stem (at most max_stem characters of it) then suf, within PT_LIN_NAME_MAX: what
+// snprintf(dst, PT_LIN_NAME_MAX, "%.70s%s", ...) writes, without the format parsing.
+static void put_name(char *dst, const char *stem, size_t max_stem, const char *suf) {
+  size_t n = 0, k = strlen(suf);
+  while (n < max_stem && stem[n]) n++;
+  if (n > PT_LIN_NAME_MAX - 1) n = PT_LIN_NAME_MAX - 1;
+  if (n + k > PT_LIN_NAME_MAX - 1) k = PT_LIN_NAME_MAX - 1 - n;
+  memcpy(dst, stem, n);
+  memcpy(dst + n, suf, k);
+  dst[n + k] = '\0';
+}
+
+static void name_result(const pt_model *m, const work *k, pt_linearization *r) {
+  const int z = r->nz, nu = r->nu, ny = r->ny;
   char nm[PT_LIN_NAME_MAX];
   static const char *const suf[3] = {"", ".rate", ".acc"};
   for (int i = 0; i < z; i++) {
     ptd_coord_name(m, k->states + i, nm, sizeof(nm));
-    snprintf(r->state_name[i], PT_LIN_NAME_MAX, "%s", nm);
-    snprintf(r->state_name[z + i], PT_LIN_NAME_MAX, "%.70s.rate", nm);
+    put_name(r->state_name[i], nm, PT_LIN_NAME_MAX, "");
+    put_name(r->state_name[z + i], nm, 70, ".rate");
   }
   for (int c = 0; c < nu; c++)
-    snprintf(r->input_name[c], PT_LIN_NAME_MAX, "%s", m->input_name[k->inputs[c]]);
+    put_name(r->input_name[c], m->input_name[k->inputs[c]], PT_LIN_NAME_MAX, "");
   for (int y = 0; y < ny; y++) {
     ptd_coord_name(m, &k->outs[y].c, nm, sizeof(nm));
-    snprintf(r->output_name[y], PT_LIN_NAME_MAX, "%.70s%s", nm, suf[k->outs[y].kind]);
+    put_name(r->output_name[y], nm, 70, suf[k->outs[y].kind]);
   }
+}
+
+static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_linearization *r) {
+  const int z = L->z, n2 = 2 * z, nu = r->nu, ny = r->ny, N = L->N;
+  const double *X = k->R;
+  name_result(m, k, r);
   // Wdot_X = sddot (23i) read off each column: wd (z x (2z + nu)), column-major
   const int ncol = n2 + nu;
   for (int col = 0; col < ncol; col++)
@@ -445,6 +470,120 @@ static void read_results(const pt_model *m, work *k, const ptd_layout *L, pt_lin
   r->size = N;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The tree method (linearize_tree.c): a tree partition whose states are its joint coordinates,
+// each once in any order.
+
+static int tree_applies(const ptd_tree *t, const work *k, int ncand) {
+  if (!t || ncand != ptd_tree_ndof(t)) return 0;
+  for (int i = 0; i < ncand; i++)
+    if (ptd_tree_dof(t, k->cand[i].meas) < 0) return 0;
+  return 1;
+}
+
+// C and D rows of the outputs that are not joint coordinates (user coordinates, a body's
+// internal coordinates): their partials dotted with the body sensitivities, as read_results
+// does with the augmented path's solution.
+static int tree_other_outputs(const pt_model *m, pt_linearizer *lz, work *k, int nu, int ny,
+                              pt_linearization *r) {
+  const int z = r->nz, n2 = 2 * z, nv = m->nv;
+  k->meas = calloc((size_t)ny + 1, sizeof(int));
+  if (!k->meas) return PT_ENOMEM;
+  int nmeas = 0;
+  for (int y = 0; y < ny; y++) {
+    const int c = k->outs[y].c.meas;
+    int seen = c < 0 || ptd_tree_dof(lz->tree, c) >= 0;
+    for (int j = 0; j < nmeas && !seen; j++) seen = k->meas[j] == c;
+    if (!seen) k->meas[nmeas++] = c;
+  }
+  k->gq = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k->gu = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k->jq = calloc(12 * (size_t)nmeas + 1, sizeof(double));
+  k->ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
+  k->g = calloc((size_t)ny + 1, sizeof(ptd_grads));
+  k->gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)ny + 1));
+  k->R = malloc(sizeof(double) * (3 * (size_t)nv * (size_t)(n2 + nu) + 1));
+  if (!k->gq || !k->gu || !k->jq || !k->ju || !k->g || !k->gbuf || !k->R) return PT_ENOMEM;
+  pt_joint_rows(m, k->w);   // the articulated-body evaluation left the rows out
+  int rc = ptd_fd_quadratic(m, k->w, k->gq, k->gu, k->meas, nmeas, k->jq, k->ju);
+  if (rc) return rc;
+  ptd_tree_cartesian(k->w, lz->tree, k->tdof, nu, k->R);
+  const ptd_layout L = {.n = nv, .z = z, .N = 3 * nv, .ud = 0, .u = nv, .q = 2 * nv};
+  for (int y = 0; y < ny; y++) {
+    if (ptd_tree_dof(lz->tree, k->outs[y].c.meas) >= 0) continue;
+    ptd_grads *g = k->g + y;
+    double *b = k->gbuf + 4 * (size_t)nv * y;
+    g->sq = b, g->sdq = b + nv, g->sddq = b + 2 * nv, g->sddu = b + 3 * nv;
+    grads_of(m, k, &k->outs[y].c, nmeas, g);
+    for (int j = 0; j < n2; j++)
+      r->C[(size_t)y * n2 + j] = dotx(k, &L, j < z ? z + j : j - z, g, k->outs[y].kind);
+    for (int c = 0; c < nu; c++)
+      r->D[(size_t)y * nu + c] = dotx(k, &L, n2 + c, g, k->outs[y].kind);
+  }
+  return PT_OK;
+}
+
+// Result from the tree method: state i is dof p[i]; thetadd_X, dtau_X and H read by dofs.
+static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, int ny,
+                        pt_linearization **out, pt_error *err) {
+  const ptd_tree *t = lz->tree;
+  const int z = ptd_tree_ndof(t), n2 = 2 * z;
+  int rc = ptd_tree_solve(m, k->w, lz->tree, k->inputs, nu);
+  if (rc == PT_ENOMEM) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  if (rc)
+    return pt_error_set(err, PT_ESINGULAR, "the joint-space mass matrix is singular (a "
+                        "massless branch?)");
+  pt_linearization *r = result_new(z, nu, ny);
+  k->tdof = malloc(sizeof(int) * (2 * (size_t)z + 1));   // dof of each state, state of each dof
+  if (!r || !k->tdof) {
+    pt_linearization_free(r);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  int *p = k->tdof, *s = k->tdof + z;
+  for (int i = 0; i < z; i++) p[i] = ptd_tree_dof(t, k->states[i].meas), s[p[i]] = i;
+  name_result(m, k, r);
+  const double *Y = ptd_tree_thdd(t), *T = ptd_tree_dtau(t), *H = ptd_tree_H(t);
+  for (int i = 0; i < z; i++) {
+    double *Av = r->A + (size_t)(z + i) * n2;
+    r->A[(size_t)i * n2 + z + i] = 1;
+    for (int j = 0; j < z; j++) {
+      Av[j] = Y[(size_t)p[j] * z + p[i]];
+      Av[z + j] = Y[(size_t)(z + p[j]) * z + p[i]];
+      // eq. 30: M = u_W^T M u_W = H; eq. 29: K = -M Wdot_S = dtau/dtheta, C = dtau/dthetadot
+      r->M[(size_t)i * z + j] = H[(size_t)p[j] * z + p[i]];
+      r->K[(size_t)i * z + j] = T[(size_t)p[j] * z + p[i]];
+      r->Cmat[(size_t)i * z + j] = T[(size_t)(z + p[j]) * z + p[i]];
+    }
+    for (int c = 0; c < nu; c++)
+      r->B[(size_t)(z + i) * nu + c] = Y[(size_t)(n2 + c) * z + p[i]];
+  }
+  int nother = 0;
+  for (int y = 0; y < ny; y++) {
+    const int dof = ptd_tree_dof(t, k->outs[y].c.meas);
+    if (dof < 0) {
+      nother++;
+      continue;
+    }
+    const int i = s[dof];
+    double *Cy = r->C + (size_t)y * n2;
+    if (k->outs[y].kind < 2) {
+      Cy[k->outs[y].kind ? z + i : i] = 1;
+      continue;
+    }
+    ptu_copy(Cy, r->A + (size_t)(z + i) * n2, n2);
+    ptu_copy(r->D + (size_t)y * nu, r->B + (size_t)(z + i) * nu, nu);
+  }
+  rc = nother ? tree_other_outputs(m, lz, k, nu, ny, r) : PT_OK;
+  if (rc) {
+    pt_linearization_free(r);
+    return pt_error_set(err, rc, "partials of the outputs failed: %s", pt_strerror(rc));
+  }
+  r->time = k->w->time;
+  r->size = z;
+  *out = r;
+  return PT_OK;
+}
+
 int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
                  pt_linearization **out, pt_error *err) {
   if (out) *out = NULL;
@@ -491,13 +630,18 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   ptu_copy(k.w->input, d->input, m->ninput);
   ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
   k.w->time = d->time;
-  rc = pt_eval(m, k.w);
+  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand);
+  rc = tree ? ptd_tree_eval(m, k.w, lz->tree) : pt_eval(m, k.w);
   if (rc) {
     pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));
     goto done;
   }
-  rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
-  if (rc) goto done;
+  if (tree) {  // the joint coordinates of a tree are always independent (tree.c)
+    for (int i = 0; i < ncand; i++) k.states[i] = k.cand[i], k.kept[i] = 1;
+  } else {
+    rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
+    if (rc) goto done;
+  }
   make_notes(m, opt, &k, ncand, z);
   if (ny == 0) {  // default outputs: the states and their rates
     ny = 2 * z;
@@ -508,6 +652,21 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
       goto done;
     }
     for (int i = 0; i < ny; i++) k.outs[i].c = k.states[i % (z ? z : 1)], k.outs[i].kind = i >= z;
+  }
+  if (tree) {
+    rc = tree_results(m, lz, &k, nu, ny, out, err);
+    if (!rc && (flags & PT_LIN_EIGEN)) {
+      rc = eigenvalues(*out);
+      if (rc) pt_error_set(err, rc, "the eigenvalue computation failed");
+    }
+    if (!rc) {
+      (*out)->notes = k.nt.buf ? k.nt.buf : calloc(1, 1);
+      k.nt.buf = NULL;
+    } else if (*out) {
+      pt_linearization_free(*out);
+      *out = NULL;
+    }
+    goto done;
   }
   // coordinates whose quadratic terms need local differences: the states' and outputs'
   k.meas = calloc((size_t)(z + ny) + 1, sizeof(int));

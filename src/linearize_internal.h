@@ -126,4 +126,29 @@ void ptd_csc_free(ptd_csc *C);
 // the previous call when A has its pattern. PT_ESINGULAR, PT_ENOMEM.
 int ptd_solve_sparse(ptd_csc *A, double *R, int nrhs);
 
+// ---- the tree method (linearize_tree.c) -----------------------------------------------------
+// On a tree partition (tree.c) with the joint coordinates theta as states: the joint-space
+// mass matrix H and the sensitivities of the joint residuals tau and of thetadd to theta,
+// thetadot and the inputs, by differentiated Newton-Euler passes.
+typedef struct ptd_tree ptd_tree;
+ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w);   // NULL: no tree partition, or
+void ptd_tree_free(ptd_tree *t);                                // out of memory
+int ptd_tree_dof(const ptd_tree *t, int meas);   // tree dof of coordinate meas, or -1
+int ptd_tree_ndof(const ptd_tree *t);
+// Evaluates the operating point on w (state set): kinematics, forces and the accelerations,
+// by the articulated-body algorithm where tree.c allows it (pt_eval otherwise).
+int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t);
+// At w's state evaluated by ptd_tree_eval (w doubles as the scratch of the bushings' local
+// differences and is restored): PT_ESINGULAR (H not positive definite), PT_ENOMEM.
+int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs, int nu);
+// After ptd_tree_solve, column-major over the dofs: H (n x n); dtau and thetadd
+// (n x (2n + nu)), columns theta_0.., thetadot_0.., the inputs in the order asked.
+const double *ptd_tree_H(const ptd_tree *t);
+const double *ptd_tree_dtau(const ptd_tree *t);
+// After ptd_tree_solve, the body sensitivities the augmented path solves for, for outputs
+// read through their partials: R (3 nv x (2z + nu), column-major), column j < z the rate of
+// the state on dof sdof[j], z + j its value, 2z + c input c; each column (udot, u, q).
+void ptd_tree_cartesian(const pt_data *w, ptd_tree *t, const int *sdof, int nu, double *R);
+const double *ptd_tree_thdd(const ptd_tree *t);
+
 #endif

@@ -21,9 +21,14 @@
 static const char *const internal_suffix[6] = {"x", "y", "z", "rx", "ry", "rz"};
 
 void ptd_coord_name(const pt_model *m, const ptd_coord *c, char *out, size_t cap) {
-  if (c->meas >= 0)
-    snprintf(out, cap, "%s", m->coord_name[c->meas]);
-  else
+  if (c->meas >= 0) {  // a plain copy (this runs for every state and output of every call)
+    const char *nm = m->coord_name[c->meas];
+    size_t n = 0;
+    if (!cap) return;
+    while (n + 1 < cap && nm[n]) n++;
+    memcpy(out, nm, n);
+    out[n] = '\0';
+  } else
     snprintf(out, cap, "%s.%s", m->body_name[c->body], internal_suffix[c->comp]);
 }
 

@@ -7,6 +7,8 @@
 // (u: actuator inputs, y: named coordinates, rates or accelerations), the second-order form
 // M S'' + C S' + K S = ... of eq. 26-29, and the eigenvalues of A. The operating point is the
 // data's current state at its time (motions frozen there); it need not be an equilibrium.
+// On a tree whose states are its joint coordinates the same matrices come by default from
+// differentiated recursive Newton-Euler passes (linearize_tree.c).
 // Included by partita.h.
 #ifndef PT_LINEARIZE_H
 #define PT_LINEARIZE_H
@@ -14,8 +16,11 @@
 #define PT_LIN_NAME_MAX 80   // coordinate names, "body.rx" and ".rate" / ".acc" suffixes
 
 typedef enum {
-  PT_LIN_SPARSE = 0,   // KLU sparse LU of the augmented system (default)
-  PT_LIN_DENSE = 1     // LAPACK dgesv on the dense augmented system
+  PT_LIN_SPARSE = 0,   // default: on a tree whose states are its joint coordinates, the tree
+                       // method (differentiated Newton-Euler passes, one Cholesky factor of the
+                       // joint-space mass matrix); otherwise KLU on the augmented system
+  PT_LIN_DENSE = 1,    // LAPACK dgesv on the dense augmented system
+  PT_LIN_AUGMENTED = 2 // KLU on the augmented system, trees included (the general method)
 } pt_lin_solver;
 
 // What to linearize (a zeroed struct, or NULL, asks for the defaults). Any list may be empty:
@@ -60,7 +65,8 @@ typedef struct {
   double *K;               // (nz x nz) stiffness, eq. 29b
   pt_eigenvalue *eig;      // (2 nz) sorted by frequency, then imaginary part
   char *notes;             // '\n'-terminated lines: how the states were chosen, and why
-  int size;                // order of the augmented sensitivity system that was solved
+  int size;                // order of the system solved: the augmented sensitivity system, or
+                           // the joint-space mass matrix (nz) by the tree method
 } pt_linearization;
 
 // Linearizes at d's current state, eigenvalues included. d is not changed (the work is done

@@ -1,8 +1,12 @@
 // bench_linearize_mujoco: Partita's linearization (pt_linearize: A, B, C, D, M, C, K in joint
 // coordinates, eigenvalues off) beside MuJoCo's mjd_transitionFD (centred differences, Euler
 // integrator, eps 1e-6) on the same URDF, interleaved in one process. Measured, never asserted.
+// Partita is timed twice: the default (the tree method on these trees, linearize_tree.c) and
+// the general augmented sensitivity system (PT_LIN_AUGMENTED, the default before the tree
+// method), with the largest difference between their A matrices.
 //   usage: bench_linearize_mujoco [MODELS_DIR] [SECONDS_PER_MODEL]
-// Models: MODELS_DIR/panda.urdf and 16- and 64-link spatial revolute chains written to /tmp.
+// Models: MODELS_DIR/panda.urdf, MODELS_DIR/iiwa14.urdf and 16- and 64-link spatial revolute
+// chains written to /tmp.
 // Both engines load the same file (MuJoCo with contacts and joint limits off) and are put at
 // the same operating point: every joint at 0.2 rad with rate 0.3 rad/s (at rest if Partita's
 // velocity assembly refuses that), the joint values and rates copied by name from Partita to
@@ -55,7 +59,7 @@ static int write_chain(const char *path, int n) {
 }
 
 typedef struct {
-  double pt_us, mj_us, dA, amax;
+  double pt_us, aug_us, mj_us, dA, amax, dAaug;
   int nv, ok;
 } result;
 
@@ -65,7 +69,7 @@ static int cmp_dbl(const void *a, const void *b) {
 }
 
 static result compare(const char *label, const char *path, double budget) {
-  result res = {0, 0, 0, 0, 0, 0};
+  result res = {0, 0, 0, 0, 0, 0, 0, 0};
   char err[1000] = "";
   mjModel *mm = mj_loadXML(path, NULL, err, sizeof(err));
   if (!mm) {
@@ -113,16 +117,19 @@ static result compare(const char *label, const char *path, double budget) {
 
   pt_linearize_options opt;
   memset(&opt, 0, sizeof(opt));
-  pt_linearization *r = NULL;
-  pt_linearizer *lz = pt_linearizer_new(pm);
-  if (!lz || matched != nv || pt_linearize_with(lz, pd, &opt, 0, &r, &perr)) {
+  pt_linearize_options opt_aug = opt;
+  opt_aug.solver = PT_LIN_AUGMENTED;
+  pt_linearization *r = NULL, *ra = NULL;
+  pt_linearizer *lz = pt_linearizer_new(pm), *lza = pt_linearizer_new(pm);
+  if (!lz || !lza || matched != nv || pt_linearize_with(lz, pd, &opt, 0, &r, &perr) ||
+      pt_linearize_with(lza, pd, &opt_aug, 0, &ra, &perr)) {
     printf("%-10s %d of %d MuJoCo dofs matched by name; %s\n", label, matched, nv,
            matched == nv ? perr.msg : "");
     goto out;
   }
   // interleaved: batches of Partita calls, then of MuJoCo calls; median of the batch means
   enum { MAXB = 4096 };
-  static double tp[MAXB], tm[MAXB];
+  static double tp[MAXB], ta[MAXB], tm[MAXB];
   int nb = 0;
   const double t_end = now() + budget;
   while (nb < MAXB && (now() < t_end || nb < 5)) {
@@ -136,13 +143,22 @@ static result compare(const char *label, const char *path, double budget) {
     double t1 = now();
     for (int i = 0; i < k; i++) mjd_transitionFD(mm, md, EPS, 1, Amj, Bmj, NULL, NULL);
     double t2 = now();
-    tp[nb] = (t1 - t0) / k, tm[nb] = (t2 - t1) / k;
+    for (int i = 0; i < k; i++) {
+      pt_linearization_free(ra);
+      ra = NULL;
+      pt_linearize_with(lza, pd, &opt_aug, 0, &ra, &perr);
+    }
+    double t3 = now();
+    tp[nb] = (t1 - t0) / k, tm[nb] = (t2 - t1) / k, ta[nb] = (t3 - t2) / k;
     nb++;
   }
-  if (!r) goto out;
+  if (!r || !ra) goto out;
   qsort(tp, (size_t)nb, sizeof(double), cmp_dbl);
+  qsort(ta, (size_t)nb, sizeof(double), cmp_dbl);
   qsort(tm, (size_t)nb, sizeof(double), cmp_dbl);
-  res.pt_us = 1e6 * tp[nb / 2], res.mj_us = 1e6 * tm[nb / 2];
+  res.pt_us = 1e6 * tp[nb / 2], res.mj_us = 1e6 * tm[nb / 2], res.aug_us = 1e6 * ta[nb / 2];
+  for (int i = 0; i < 4 * r->nz * r->nz && ra->nz == r->nz; i++)
+    res.dAaug = fmax(res.dAaug, fabs(r->A[i] - ra->A[i]));
   // velocity rows: (A_mj - [0 I]) / dt against Partita's [a_q a_v], matched by name
   const int z = r->nz;
   int *dof = calloc((size_t)z + 1, sizeof(int));
@@ -169,7 +185,9 @@ static result compare(const char *label, const char *path, double budget) {
   res.nv = nv;
 out:
   pt_linearization_free(r);
+  pt_linearization_free(ra);
   pt_linearizer_free(lz);
+  pt_linearizer_free(lza);
   free(pos), free(vel), free(mj_of), free(Amj), free(Bmj);
   pt_data_free(pd);
   pt_model_free(pm);
@@ -182,17 +200,18 @@ int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "configs/models";
   const double budget = argc > 2 ? atof(argv[2]) : 1.0;
   char path[1024];
-  printf("linearization: Partita pt_linearize_with (A, B, C, D, M, C, K; no eigenvalues) vs MuJoCo "
-         "%s mjd_transitionFD (centred, Euler, eps %g), interleaved, median us per call\n",
-         mj_versionString(), EPS);
-  printf("%-10s %4s %12s %12s %8s %10s %9s\n", "model", "dof", "partita_us", "mujoco_us",
-         "ratio", "max|dA|", "max|A|");
-  const char *labels[3] = {"panda", "chain16", "chain64"};
-  for (int k = 0; k < 3; k++) {
-    if (k == 0) {
-      snprintf(path, sizeof(path), "%s/panda.urdf", dir);
+  printf("linearization: Partita pt_linearize_with (A, B, C, D, M, C, K; no eigenvalues; "
+         "partita_us the default = the tree method, augmented_us the general augmented "
+         "system) vs MuJoCo %s mjd_transitionFD (centred, Euler, eps %g), interleaved, median "
+         "us per call\n", mj_versionString(), EPS);
+  printf("%-10s %4s %12s %12s %12s %8s %9s %10s %9s %10s\n", "model", "dof", "partita_us",
+         "augmented_us", "mujoco_us", "ratio", "aug_ratio", "max|dA|", "max|A|", "tree-aug");
+  const char *labels[4] = {"panda", "iiwa14", "chain16", "chain64"};
+  for (int k = 0; k < 4; k++) {
+    if (k < 2) {
+      snprintf(path, sizeof(path), "%s/%s.urdf", dir, labels[k]);
     } else {
-      const int n = k == 1 ? 16 : 64;
+      const int n = k == 2 ? 16 : 64;
       snprintf(path, sizeof(path), "/tmp/partita_lin_chain%d.urdf", n);
       if (write_chain(path, n)) {
         printf("%-10s cannot write %s\n", labels[k], path);
@@ -201,8 +220,9 @@ int main(int argc, char **argv) {
     }
     result r = compare(labels[k], path, budget);
     if (r.ok)
-      printf("%-10s %4d %12.1f %12.1f %8.2f %10.2g %9.3g\n", labels[k], r.nv, r.pt_us,
-             r.mj_us, r.pt_us / r.mj_us, r.dA, r.amax);
+      printf("%-10s %4d %12.1f %12.1f %12.1f %8.2f %9.2f %10.2g %9.3g %10.2g\n", labels[k],
+             r.nv, r.pt_us, r.aug_us, r.mj_us, r.pt_us / r.mj_us, r.aug_us / r.mj_us, r.dA,
+             r.amax, r.dAaug);
   }
   return 0;
 }
