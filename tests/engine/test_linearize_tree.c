@@ -3,12 +3,12 @@
 // (PT_LIN_AUGMENTED) at the same operating point: A, B, C, D, M, C, K and the eigenvalues to
 // 1e-8 relative to each matrix's largest entry. Models: the Panda and the iiwa14 URDFs (joint
 // torque actuators, gravity) and a branched tree of revolute, prismatic and fixed joints with
-// joint damping, a torsion spring, a spring-damper between two branches, a bushing, a constant
-// force and joint-torque, joint-force and body-force actuators. Outputs in user order
-// (values, rates, accelerations of joint coordinates, a point position, a distance and body
-// internal coordinates), states permuted; a state that is not a joint coordinate falls back to
-// the general path. Also: A of the tree method against central differences of the engine's
-// forward dynamics on the branched tree.
+// joint damping and Coulomb friction, a torsion spring, a spring-damper between two branches, a
+// bushing, a constant force and joint-torque (one geared), joint-force and body-force actuators.
+// Outputs in user order (values, rates, accelerations of joint coordinates, a point position,
+// a distance and body internal coordinates), states permuted; a state that is not a joint
+// coordinate falls back to the general path. Also: A of the tree method against central
+// differences of the engine's forward dynamics on the branched tree.
 // argv[1]: the project root (for configs/models).
 #include "test_linearize_util.h"
 
@@ -166,7 +166,7 @@ static const char *tree_yaml =
     "  - {name: yaw, type: revolute, body1: ground, body2: hub, point: [0, 0, 0.5],\n"
     "     axis: [0.1, 0, 1], damping: 0.4}\n"
     "  - {name: shoulder, type: revolute, body1: hub, body2: left, point: [0.1, 0.1, 0.5],\n"
-    "     axis: [0, 1, 0.3]}\n"
+    "     axis: [0, 1, 0.3], friction: 0.2, friction_velocity: 0.5}\n"
     "  - {name: elbow, type: revolute, body1: lefttip, body2: left, point: [0.5, 0.25, 0.45],\n"
     "     axis: [1, 0, 0.2], damping: 0.1}\n"
     "  - {name: rail, type: prismatic, body1: hub, body2: cart, point: [-0.3, 0, 0.5],\n"
@@ -187,7 +187,7 @@ static const char *tree_yaml =
     "  - {name: wind, type: force, body: weight, point: [-0.4, 0.1, 1.15], value: [1, -2, 0.5]}\n"
     "actuators:\n"
     "  - {name: m_yaw, type: joint_torque, joint: yaw}\n"
-    "  - {name: m_rail, type: joint_force, joint: rail}\n"
+    "  - {name: m_rail, type: joint_force, joint: rail, gear: -7.5}\n"
     "  - {name: m_tele, type: joint_force, joint: telescope}\n"
     "  - {name: jet, type: body_force, body: pole, point: [-0.4, 0.05, 0.9], frame: body}\n"
     "  - {name: spin, type: body_torque, body: left, frame: body}\n"
