@@ -280,12 +280,20 @@ def test_subscribe_with_a_full_command_queue_is_refused_not_silent(daemon, clien
     senders = [daemon.client() for _ in range(5)]
     try:
         send(senders[0], "step", pb.Step(model=name, n=10**7))    # keeps the model busy
-        for c in senders:                      # then 5 x 60 more: past the queue's 256
+        deadline = time.monotonic() + 10
+        while client.get_state(name).step == 0:   # the long Step runs: nothing behind it can
+            assert time.monotonic() < deadline    # complete (and leave the queue) until it ends
+        for c in senders:                         # then 5 x 60 more: past the queue's 256
             for _ in range(60):
                 send(c, "step", pb.Step(model=name, n=1))
-        deadline = time.monotonic() + 10
-        while client.get_state(name).step == 0:
-            assert time.monotonic() < deadline
+        # The daemon reads the five connections in its own order: the queue is known to be
+        # full once one of these Steps has been refused.
+        deadline = time.monotonic() + 30
+        while not any(r.status.code == pb.Status.RESOURCE_EXHAUSTED
+                      for c in senders for r in c._responses.values()):
+            assert time.monotonic() < deadline, "no Step was refused: the queue never filled"
+            for c in senders:
+                c._read_some(time.monotonic() + 0.05)
         with daemon.client() as sub:
             with pytest.raises(partita.PartitaError) as e:
                 sub.subscribe(name, every_k=1)
