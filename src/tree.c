@@ -298,27 +298,59 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 // Pass 2 (leaves to root):  U = I^A S, D = S^T U, u = -S^T p^A,
 //   I^a = I^A - U U^T / D,  p^a = p^A + I^a c + U u / D,  I^A_p += X^T I^a X, p^A_p += X^T p^a
 // Pass 3 (root to leaves):  a' = X a_p + c,  thetadd = (u - U^T a') / D,  a_k = a' + S thetadd.
-// Scratch (per body, 56 doubles: I^A, p^A then U / D, S, c, u / D) is taken from mjt
-// (12 ncon >= 60 nbody on a tree: every joint has at least 5 rows), which the W path does not
-// need between its own evaluations.
+// The articulated inertias are symmetric, I = [A B; B^T C] with A, C symmetric 3x3: they are
+// kept packed (21 numbers, below), so the rank-1 update and the transform to the parent touch
+// each entry once. Scratch per body (ABA_STRIDE doubles: I^A packed, p^A then U / D, S, c,
+// u / D) is taken from mjt (12 ncon >= 40 nbody on a tree: every joint has at least 5 rows),
+// which the W path does not need between its own evaluations.
 
-#define ABA_STRIDE 56  // I^A (36), p^A then U / D (6), S (6), c (6), u / D, spare
+#define ABA_STRIDE 40  // I^A (21), p^A then U / D (6), S (6), c (6), u / D
+#define ABA_P 21       // offsets in a body's slot
+#define ABA_S 27
+#define ABA_C 33
+#define ABA_UD 39
 
 int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
 
-// out += X^T Ia X for X = [I -[d]x; 0 I] (6x6 row-major). With Ia = [A B; B^T C] (A, C
-// symmetric) and B' = B - A [d]x (row i: B_i + d x A_i):
-//   X^T Ia X = [A  B'; B'^T  C + [d]x B' + ([d]x B)^T]
-static void add_xt_i_x(double out[36], const double Ia[36], const double dv[3]) {
+// Packed symmetric 6x6 I = [A B; B^T C]: A upper triangle (6), B row-major (9), C upper
+// triangle (6). S3(r, k) is the index of (r, k), r <= k, in a packed symmetric 3x3.
+#define S3(r, k) ((r) * (5 - (r)) / 2 + (k))
+#define PK_A 0
+#define PK_B 6
+#define PK_C 15
+
+static inline double sym3_at(const double *P, int r, int k) {
+  return r <= k ? P[S3(r, k)] : P[S3(k, r)];
+}
+
+// y = I x for packed I
+static inline void sym6_mul(double y[6], const double *restrict I, const double x[6]) {
+  const double *A = I + PK_A, *B = I + PK_B, *C = I + PK_C;
+  for (int r = 0; r < 3; r++) {
+    double t = 0, b = 0;
+    for (int k = 0; k < 3; k++) {
+      t += sym3_at(A, r, k) * x[k] + B[3 * r + k] * x[3 + k];
+      b += B[3 * k + r] * x[k] + sym3_at(C, r, k) * x[3 + k];
+    }
+    y[r] = t;
+    y[3 + r] = b;
+  }
+}
+
+// out += X^T Ia X for X = [I -[d]x; 0 I], both packed. With B' = B - A [d]x (row i:
+// B_i + d x A_i):  X^T Ia X = [A  B'; B'^T  C + [d]x B' + ([d]x B)^T]  (symmetric).
+static void add_xt_i_x(double *restrict out, const double *restrict Ia, const double dv[3]) {
+  const double *A = Ia + PK_A, *B = Ia + PK_B, *C = Ia + PK_C;
   double Bp[9], P[9], Qm[9];  // B', [d]x B', [d]x B (3x3 row-major)
   for (int i = 0; i < 3; i++) {
+    const double ai[3] = {sym3_at(A, i, 0), sym3_at(A, i, 1), sym3_at(A, i, 2)};
     double t[3];
-    ptu_cross3(t, dv, Ia + 6 * i);
-    for (int c = 0; c < 3; c++) Bp[3 * i + c] = Ia[6 * i + 3 + c] + t[c];
+    ptu_cross3(t, dv, ai);
+    for (int c = 0; c < 3; c++) Bp[3 * i + c] = B[3 * i + c] + t[c];
   }
   for (int c = 0; c < 3; c++) {
     const double bpc[3] = {Bp[c], Bp[3 + c], Bp[6 + c]};
-    const double bc[3] = {Ia[3 + c], Ia[9 + c], Ia[15 + c]};
+    const double bc[3] = {B[c], B[3 + c], B[6 + c]};
     double t[3], u[3];
     ptu_cross3(t, dv, bpc);
     ptu_cross3(u, dv, bc);
@@ -327,29 +359,26 @@ static void add_xt_i_x(double out[36], const double Ia[36], const double dv[3]) 
       Qm[3 * r + c] = u[r];
     }
   }
+  for (int e = 0; e < 6; e++) out[PK_A + e] += A[e];
+  for (int e = 0; e < 9; e++) out[PK_B + e] += Bp[e];
   for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 3; c++) {
-      out[6 * r + c] += Ia[6 * r + c];
-      out[6 * r + 3 + c] += Bp[3 * r + c];
-      out[6 * (3 + c) + r] += Bp[3 * r + c];
-      out[6 * (3 + r) + 3 + c] += Ia[6 * (3 + r) + 3 + c] + P[3 * r + c] + Qm[3 * c + r];
-    }
+    for (int c = r; c < 3; c++)
+      out[PK_C + S3(r, c)] += C[S3(r, c)] + P[3 * r + c] + Qm[3 * c + r];
 }
 
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {
   double *buf = d->mjt;
   // pass 1: articulated inertias start as the bodies' own, bias forces as -qfrc; S and c
   for (int k = 0; k < m->nbody; k++) {
-    double *IA = buf + ABA_STRIDE * k, *pA = IA + 36;
+    double *IA = buf + ABA_STRIDE * k, *pA = IA + ABA_P;
     const double *Ig = d->inertia_g + 9 * k;
     const double mk = m->body_mass[k];
     for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        IA[6 * r + c] = r == c ? mk : 0;
-        IA[6 * r + 3 + c] = 0;
-        IA[6 * (3 + r) + c] = 0;
-        IA[6 * (3 + r) + 3 + c] = Ig[3 * r + c];
+      for (int c = r; c < 3; c++) {
+        IA[PK_A + S3(r, c)] = r == c ? mk : 0;
+        IA[PK_C + S3(r, c)] = Ig[3 * r + c];
       }
+    for (int e = 0; e < 9; e++) IA[PK_B + e] = 0;
     for (int c = 0; c < 6; c++) pA[c] = -d->qfrc[6 * k + c];
   }
   for (int t = 0; t < m->njoint; t++) {
@@ -358,7 +387,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
     const int type = m->joint_type[j];
     const double *g = m->joint_geom + PT_JOINT_GEOM * j;
-    double *S = buf + ABA_STRIDE * kid + 42, *c = S + 6;
+    double *S = buf + ABA_STRIDE * kid + ABA_S, *c = buf + ABA_STRIDE * kid + ABA_C;
     const double *xp = body_x(d, par), *xk = d->x + 6 * kid;
     double dvel[3];
     ptu_sub3(dvel, xk, xp);
@@ -396,37 +425,41 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
     double *restrict slot = buf + ABA_STRIDE * kid;
-    double *restrict Ia = slot, *restrict pa = slot + 36;
-    const double *restrict S = slot + 42, *restrict c = slot + 48;
-    double Uv[6], uD = 0, iD = 0;
+    double *restrict Ia = slot, *restrict pa = slot + ABA_P;
+    const double *restrict S = slot + ABA_S, *restrict c = slot + ABA_C;
+    double Uv[6], Ic[6];
     if (i >= 0) {
       double D = 0, u = 0;
+      sym6_mul(Uv, Ia, S);
       for (int r = 0; r < 6; r++) {
-        double s = 0;
-        for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * S[k];
-        Uv[r] = s;
-        D += S[r] * s;
+        D += S[r] * Uv[r];
         u -= S[r] * pa[r];
       }
-      iD = 1 / D;
-      uD = u * iD;
-      // I^a = I^A - U U^T / D (symmetric)
-      for (int r = 0; r < 6; r++) {
-        const double ur = Uv[r] * iD;
-        for (int k = 0; k < 6; k++) Ia[6 * r + k] -= ur * Uv[k];
-      }
+      const double iD = 1 / D, uD = u * iD;
+      double W[6];  // U / D
+      for (int r = 0; r < 6; r++) W[r] = Uv[r] * iD;
+      // I^a = I^A - U U^T / D (symmetric: each packed entry once)
+      for (int r = 0; r < 3; r++)
+        for (int k = r; k < 3; k++) {
+          Ia[PK_A + S3(r, k)] -= W[r] * Uv[k];
+          Ia[PK_C + S3(r, k)] -= W[3 + r] * Uv[3 + k];
+        }
+      for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) Ia[PK_B + 3 * r + k] -= W[r] * Uv[3 + k];
       // p^a = p^A + I^a c + U u / D
-      for (int r = 0; r < 6; r++) pa[r] += uD * Uv[r];
-    }
-    for (int r = 0; r < 6; r++) {
-      double s = pa[r];
-      for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * c[k];
-      pa[r] = s;
+      sym6_mul(Ic, Ia, c);
+      for (int r = 0; r < 6; r++) pa[r] += Ic[r] + uD * Uv[r];
+      slot[ABA_UD] = uD;
+      // U / D for pass 3 goes where p^A was, once the parent has taken p^a
+      ptu_copy(Uv, W, 6);
+    } else {
+      sym6_mul(Ic, Ia, c);
+      for (int r = 0; r < 6; r++) pa[r] += Ic[r];
     }
     if (par != PT_GROUND) {
       double dv[3], tq[3];
       ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
-      double *IAp = buf + ABA_STRIDE * par, *pAp = IAp + 36;
+      double *IAp = buf + ABA_STRIDE * par, *pAp = IAp + ABA_P;
       add_xt_i_x(IAp, Ia, dv);
       ptu_cross3(tq, dv, pa);
       for (int k = 0; k < 3; k++) {
@@ -434,18 +467,14 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
         pAp[3 + k] += pa[3 + k] + tq[k];
       }
     }
-    // keep U / D and u / D for pass 3 where p^A was (not needed again)
-    if (i >= 0) {
-      for (int k = 0; k < 6; k++) pa[k] = Uv[k] * iD;
-      slot[54] = uD;
-    }
+    if (i >= 0) ptu_copy(pa, Uv, 6);
   }
   // pass 3: root to leaves
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *IA = buf + ABA_STRIDE * kid, *S = IA + 42, *c = IA + 48;
+    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
     double *ak = d->xdd + 6 * kid;
     if (par == PT_GROUND) {
       ptu_copy(ak, c, 6);
@@ -460,8 +489,8 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
       }
     }
     if (i < 0) continue;
-    double s = IA[54];
-    for (int k = 0; k < 6; k++) s -= IA[36 + k] * ak[k];
+    double s = slot[ABA_UD];
+    for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
     thetadd[i] = s;
     for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
   }
