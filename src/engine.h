@@ -235,6 +235,7 @@ struct pt_data {
   double *tree_y_save;         // (2 ndof) at the step start
   int tree_aba;                // intermediate stages by the articulated-body algorithm
   int tree_fast;               // this stage: ABA only (no rows, no W, no multipliers)
+  int tree_coords_first;       // tree_coord is a permutation of the coordinates 0..ndof-1
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
@@ -306,6 +307,7 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
                 double *jdotx);
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
+void pt_measure_from(const pt_model *m, pt_data *d, int first);  // the same from coordinate first on
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);
 double pt_potential(const pt_model *m, const pt_data *d);
@@ -334,6 +336,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);
+int pt_tree_outputs(const pt_model *m, pt_data *d);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

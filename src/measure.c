@@ -153,8 +153,11 @@ double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]) {
 }
 
 // Values, rates and (when accelerations are valid) second derivatives of every coordinate.
-void pt_measure_all(const pt_model *m, pt_data *d) {
-  for (int i = 0; i < m->ncoord; i++) {
+void pt_measure_all(const pt_model *m, pt_data *d) { pt_measure_from(m, d, 0); }
+
+// The same for the coordinates first..ncoord-1.
+void pt_measure_from(const pt_model *m, pt_data *d, int first) {
+  for (int i = first; i < m->ncoord; i++) {
     double jac[12], jdx;
     const int *body = m->meas_body + 2 * i;
     pt_measure(m, d, i, d->coord + i, jac, &jdx);

@@ -182,6 +182,24 @@ void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *
   }
 }
 
+// The joint coordinates' values, rates and accelerations for the outputs, when the state held
+// now is the tree partition's (theta, thetadot in tree_y, integrated): no atan2 and no
+// Jacobian per coordinate. Returns the number of leading coordinates filled (ndof), or 0 when
+// the caller has to measure them all.
+int pt_tree_outputs(const pt_model *m, pt_data *d) {
+  if (!d->tree_ok || !d->tree_coords_first || !d->tree_y_valid ||
+      d->part_mode != PT_MODE_HYBRID || d->part_method != PT_PART_LU)
+    return 0;
+  const int n = m->ndof;
+  for (int i = 0; i < n; i++) {
+    const int c = d->tree_coord[i];
+    d->coord[c] = d->tree_y[i];
+    d->coord_rate[c] = d->tree_y[n + i];
+    d->coord_acc[c] = coord_acc(m, d, c);
+  }
+  return n;
+}
+
 // Qualifies the model (a tree of revolute, prismatic and fixed joints without motions whose
 // joint coordinates are the degrees of freedom), orders its joints from the root and takes
 // the reference at the current (assembled) state. Then checks itself at a displaced state:
@@ -191,6 +209,7 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   d->tree_ok = 0;
   d->tree_aba = 0;
   d->tree_fast = 0;
+  d->tree_coords_first = 0;
   if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
     return 0;
   int nd = 0;
@@ -206,6 +225,9 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
     }
   }
   if (nd != m->ndof) return 0;
+  d->tree_coords_first = 1;
+  for (int i = 0; i < nd; i++)
+    if (d->tree_coord[i] >= nd) d->tree_coords_first = 0;
   // parent-first order: a joint is placed once one of its bodies is placed (ground first)
   int *placed = d->iwork;  // (nbody)
   for (int k = 0; k < m->nbody; k++) placed[k] = 0;
