@@ -85,6 +85,7 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->tree_child = TAKE_I(a, m->njoint);
   d->tree_dof = TAKE_I(a, m->njoint);
   d->tree_coord = TAKE_I(a, n2 / 2);
+  d->tree_body_joint = TAKE_I(a, m->nbody);
   d->tree_pref = TAKE_D(a, 4 * m->njoint);
   d->tree_tref = TAKE_D(a, 3 * m->njoint);
   d->tree_theta_ref = TAKE_D(a, m->njoint);

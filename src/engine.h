@@ -160,7 +160,8 @@ struct pt_data {
   double *row_jac;             // (nrow x 12)
   double *row_gamma;           // (nrow) acceleration right-hand side
   double *row_nu;              // (nrow) velocity right-hand side (-Phi_t)
-  double *lambda;              // (ncon) multipliers of the active rows
+  double *lambda;              // (ncon) multipliers of the active rows; on a tree's step end
+                               // not computed until asked for: pt_lambda (lambda_stale)
 
   // W and its LDL factor
   double *w_val;               // (w_nnz)
@@ -236,6 +237,8 @@ struct pt_data {
   int tree_aba;                // intermediate stages by the articulated-body algorithm
   int tree_fast;               // this stage: ABA only (no rows, no W, no multipliers)
   int tree_coords_first;       // tree_coord is a permutation of the coordinates 0..ndof-1
+  int *tree_body_joint;        // (nbody) the joint whose child each body is
+  int lambda_stale;            // lambda is not the multipliers of the state held now (tree)
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
@@ -332,6 +335,8 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
 void pt_kin_inertias(const pt_model *m, pt_data *d, int inv);
 int pt_tree_lambda_fits(const pt_model *m);
 void pt_tree_lambda(const pt_model *m, pt_data *d);
+void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction);
+void pt_lambda(const pt_model *m, pt_data *d);  // lambda of the state held now
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,

@@ -35,6 +35,7 @@
 
 // Full evaluation at a consistent (q, qd, t): kinematics, rows, forces, accelerations.
 int pt_eval(const pt_model *m, pt_data *d) {
+  d->lambda_stale = 0;
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
   pt_motion_rows(m, d);
@@ -54,6 +55,7 @@ static int stage_qr(const pt_model *m, pt_data *d, const double *y, double *f) {
   pt_joint_rows(m, d);
   pt_motion_rows(m, d);
   pt_forces(m, d);
+  d->lambda_stale = 0;
   rc = pt_qr_accelerations(m, d);
   if (rc) return rc;
   pt_qr_coords(m, d, f, f + n, f + n);  // f = (z, zdd): z is overwritten next
@@ -84,13 +86,14 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     return PT_OK;
   }
   if (d->tree_aba) {
-    // a state a caller reads: rows (residuals), xdd, qdd and the multipliers, by the
-    // articulated-body algorithm instead of W (tree.c); rot and x are forward kinematics
+    // a state a caller reads: rows (residuals), xdd and qdd by the articulated-body algorithm
+    // instead of W (tree.c); rot and x are forward kinematics. The multipliers wait until
+    // someone asks (pt_lambda, pt_joint_reactions).
     pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
     pt_tree_aba(m, d, y + n, f + n);
-    pt_tree_lambda(m, d);
+    d->lambda_stale = 1;
     pt_qdd_from_xdd(m, d);
     ptu_copy(f, y + n, n);
     return PT_OK;
@@ -513,6 +516,7 @@ int pt_forward(const pt_model *m, pt_data *d) {
     pt_joint_rows(m, d);
     pt_motion_rows(m, d);
     pt_forces(m, d);
+    d->lambda_stale = 0;
     rc = pt_qr_accelerations(m, d);
   } else {
     int it = pt_solve_positions(m, d, NEWTON_MAXIT);

@@ -239,6 +239,7 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
       if (p1 == p2) continue;  // not reached yet, or already placed
       d->tree_child[j] = p1 ? 1 : 0;
       placed[p1 ? b2 : b1] = 1;
+      d->tree_body_joint[p1 ? b2 : b1] = j;
       d->tree_joint[nt++] = j;
     }
   if (nt != m->njoint) return 0;
@@ -526,6 +527,10 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
 // Newton-Euler algorithm); then J_{j,kid}^T lambda_j = -f_j for the joint's rows alone, a
 // consistent 6 x nr system solved by its normal equations (J J^T, nr <= 6, LDL^T).
 // Requires the active rows to be all joint rows in order (pt_tree_lambda_fits).
+//
+// pt_step does not compute them at a tree's step end (no integrator stage needs them): they
+// are computed when asked for, by pt_lambda or, for the joint reactions, by
+// pt_tree_reactions from the forces f_j alone.
 int pt_tree_lambda_fits(const pt_model *m) {
   if (m->ncon != m->nrow || m->nmotion > 0) return 0;
   for (int a = 0; a < m->ncon; a++)
@@ -537,31 +542,69 @@ int pt_tree_lambda_fits(const pt_model *m) {
   return 1;
 }
 
-void pt_tree_lambda(const pt_model *m, pt_data *d) {
-  double *F = d->wrk6;  // (nbody x 6) constraint force on each body, then passed on
-  for (int k = 0; k < m->nbody; k++) {
-    const double *a = d->xdd + 6 * k, *Q = d->qfrc + 6 * k;
+// F (njoint x 6): the force f_j (at the child's CoM, global axes) that joint j passes from
+// its parent to its child.
+static void joint_forces(const pt_model *m, const pt_data *d, double *F) {
+  for (int j = 0; j < m->njoint; j++) {
+    const int kid = d->tree_child[j] == 1 ? m->joint_body[2 * j + 1] : m->joint_body[2 * j];
+    const double *a = d->xdd + 6 * kid, *Q = d->qfrc + 6 * kid;
     double Ia[3];
-    ptu_mul_mat_vec3(Ia, d->inertia_g + 9 * k, a + 3);
+    ptu_mul_mat_vec3(Ia, d->inertia_g + 9 * kid, a + 3);
     for (int c = 0; c < 3; c++) {
-      F[6 * k + c] = m->body_mass[k] * a[c] - Q[c];
-      F[6 * k + 3 + c] = Ia[c] - Q[3 + c];
+      F[6 * j + c] = m->body_mass[kid] * a[c] - Q[c];
+      F[6 * j + 3 + c] = Ia[c] - Q[3 + c];
     }
   }
   for (int t = m->njoint - 1; t >= 0; t--) {
     const int j = d->tree_joint[t], ch = d->tree_child[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *f = F + 6 * kid;
-    if (par != PT_GROUND) {
-      double dv[3], tq[3];
-      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
-      ptu_cross3(tq, dv, f);
-      for (int c = 0; c < 3; c++) {
-        F[6 * par + c] += f[c];
-        F[6 * par + 3 + c] += f[3 + c] + tq[c];
-      }
+    if (par == PT_GROUND) continue;
+    const double *f = F + 6 * j;
+    double *fp = F + 6 * d->tree_body_joint[par];
+    double dv[3], tq[3];
+    ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+    ptu_cross3(tq, dv, f);
+    for (int c = 0; c < 3; c++) {
+      fp[c] += f[c];
+      fp[3 + c] += f[3 + c] + tq[c];
     }
+  }
+}
+
+// Joint reactions (pt_reactions_from's convention: the force on body2 and its torque about
+// the joint point) from f_j: the joint's rows put f_j on the child; the wrench about the
+// joint point on the other body is its opposite.
+void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction) {
+  joint_forces(m, d, reaction);
+  for (int j = 0; j < m->njoint; j++) {
+    double *F = reaction + 6 * j;
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int kid = d->tree_child[j] == 1 ? b2 : b1;
+    double P[3], s[3], arm[3], t[3];
+    pt_body_point(d, b2, m->joint_geom + PT_JOINT_GEOM * j + 3, P, s);
+    ptu_sub3(arm, P, d->q + 7 * kid);
+    ptu_cross3(t, arm, F);
+    const double sign = kid == b2 ? 1 : -1;
+    for (int c = 0; c < 3; c++) {
+      F[c] *= sign;
+      F[3 + c] = sign * (F[3 + c] - t[c]);
+    }
+  }
+}
+
+void pt_lambda(const pt_model *m, pt_data *d) {
+  if (!d->lambda_stale) return;
+  pt_tree_lambda(m, d);
+  d->lambda_stale = 0;
+}
+
+void pt_tree_lambda(const pt_model *m, pt_data *d) {
+  double *F = d->wrk6;  // (njoint x 6) joint forces f_j
+  joint_forces(m, d, F);
+  for (int j = 0; j < m->njoint; j++) {
+    const int kid = d->tree_child[j] == 1 ? m->joint_body[2 * j + 1] : m->joint_body[2 * j];
+    const double *f = F + 6 * j;
     // J_kid^T lambda_j = -f: (J_kid J_kid^T) lambda_j = -J_kid f
     const int r0 = m->joint_row_adr[j];
     const int nr = (j + 1 < m->njoint ? m->joint_row_adr[j + 1] : m->nrow_joint) - r0;
