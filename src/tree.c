@@ -263,8 +263,8 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   double *y = d->ystage, *yd = d->ystage + n, *z = d->ysum, *zd = d->ysum + n;
   for (int i = 0; i < n; i++) {
     coord_state(m, d, d->tree_coord[i], &y[i], NULL, NULL);
-    y[i] += 0.3 + 0.1 * i;
-    yd[i] = 0.7 - 0.2 * i;
+    y[i] += 0.3 + 0.1 * (i % 7);  // below pi: a measured angle comes back within one wrap
+    yd[i] = 0.7 - 0.2 * (i % 7);
   }
   pt_tree_positions(m, d, y);
   pt_tree_velocities(m, d, yd);

@@ -80,11 +80,28 @@ int main(void) {
   CHECK(pt_residual_velocity(d) <= 1e-12, "velocity residual %.3g", pt_residual_velocity(d));
   check_independent(m, d, n, "400 links");
 
-  // a few steps on the LU partition chosen at load (hybrid mode leaves it for the dense QR
-  // one at the first step on a chain this long, which is the integrator's business, not the
-  // load's): the chain falls from horizontal, energy stays (scale: m g L over the links)
-  CHECK(pt_set_partition_mode(d, PT_MODE_LU) == 0, "LU mode");
+  // the default (hybrid) mode integrates the tree in its joint coordinates whatever its
+  // size: no Newton iteration, no rebuild, no QR switch; the chain falls from horizontal and
+  // the energy stays (scale: m g L over the links)
   const double e0 = energy(d), escale = n * 0.1 * 9.81 * 0.1 * n / 2;
+  {
+    pt_data *t = pt_data_new(m);
+    CHECK(t != NULL, "400 links: data");
+    for (int s = 0; t && s < 10; s++) CHECK(pt_step(m, t) == 0, "tree step %d", s);
+    pt_counters c;
+    pt_get_counters(t, &c);
+    CHECK(c.newton_iters == 0 && c.repartitions == 0 && c.qr_switches == 0 && c.method == 0,
+          "400 links, hybrid: Newton %lld, rebuilds %lld, QR switches %lld",
+          (long long)c.newton_iters, (long long)c.repartitions, (long long)c.qr_switches);
+    CHECK(pt_residual_position(t) <= 1e-12, "tree: position residual %.3g",
+          pt_residual_position(t));
+    CHECK(fabs(energy(t) - e0) <= 1e-8 * escale, "tree: energy change %.3g (scale %.3g)",
+          energy(t) - e0, escale);
+    pt_data_free(t);
+  }
+
+  // a few steps on the LU partition chosen at load (Newton on the rows)
+  CHECK(pt_set_partition_mode(d, PT_MODE_LU) == 0, "LU mode");
   for (int s = 0; s < 10; s++) CHECK(pt_step(m, d) == 0, "step %d", s);
   CHECK(pt_time(d) > 0.009, "time %.4f", pt_time(d));
   CHECK(pt_residual_position(d) <= 1e-9, "position residual after steps %.3g",
