@@ -260,6 +260,7 @@ struct pt_data {
 
   pt_counters counters;
   void *buffer;
+  int dense;                   // the buffer holds the dense Cartesian-partition work (data.c)
 
   // hybrid LU/QR partitioning (issue 7, src/qr_partition.c, seed hybrid eq. 4-9)
   int part_mode;               // PT_MODE_HYBRID, PT_MODE_LU, PT_MODE_QR (partita.h)
@@ -329,6 +330,12 @@ int pt_solve_velocities(const pt_model *m, pt_data *d);
 void pt_partition_free(pt_data *d);
 void pt_jq_rows(const pt_model *m, pt_data *d);
 // tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
+int pt_tree_qualifies(const pt_model *m);
+// The tree partition is the LU method's partition on a tree in hybrid mode: theta integrated,
+// q by forward kinematics.
+static inline int pt_tree_active(const pt_data *d) {
+  return d->tree_ok && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU;
+}
 int pt_tree_init(const pt_model *m, pt_data *d);
 int pt_tree_aba_fits(const pt_model *m);
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
@@ -351,5 +358,8 @@ int pt_eval(const pt_model *m, pt_data *d);                  // full evaluation 
 void pt_outputs(const pt_model *m, pt_data *d);
 // data.c
 void pt_qd_from_x(const pt_model *m, pt_data *d);
+// Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense
+// fallback) if it lacks it (a tree's data): one allocation and copy, never inside pt_step.
+int pt_data_dense(const pt_model *m, pt_data *d);
 
 #endif

@@ -65,9 +65,7 @@ static int stage_qr(const pt_model *m, pt_data *d, const double *y, double *f) {
 
 // The tree partition (tree.c) is the LU method's partition on a tree in hybrid mode: theta
 // integrated, q by forward kinematics.
-static int tree_active(const pt_data *d) {
-  return d->tree_ok && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU;
-}
+static int tree_active(const pt_data *d) { return pt_tree_active(d); }
 
 // Tree stage: theta, thetadot -> q, qd exactly (eq. 10-11 by forward kinematics), then the
 // accelerations and thetadd. f = (thetadot, thetadd).
@@ -355,8 +353,16 @@ static void try_back_to_lu(const pt_model *m, pt_data *d) {
   d->part_valid = 1;
 }
 
-// First use (or after pt_set_state / reset / copy): LU unless QR only; QR if LU cannot.
+// First use (or after pt_set_state / reset / copy): LU unless QR only; QR if LU cannot. A
+// tree in hybrid mode has its partition already: the joint coordinates (tree.c).
 static int build_initial(const pt_model *m, pt_data *d) {
+  if (d->tree_ok && d->part_mode == PT_MODE_HYBRID) {
+    pt_partition_free(d);
+    d->part_method = PT_PART_LU;
+    d->part_valid = 1;
+    d->abm_count = 0;
+    return PT_OK;
+  }
   if (d->part_mode != PT_MODE_QR) {
     int rc = lu_build(m, d);
     if (!rc || d->part_mode == PT_MODE_LU) return rc;
@@ -389,8 +395,9 @@ static int attempt(const pt_model *m, pt_data *d, double t0, double h, int *retr
   d->w_ratio_step = INFINITY;
   int rc = try_step(m, d, t0, h);
   if (!rc) return PT_OK;
-  *retried = 1;
   restore_state(m, d, t0);
+  if (!d->dense) return rc;  // a tree's data: no Cartesian partition to retry with
+  *retried = 1;
   if (d->part_method == PT_PART_QR) {
     rc = pt_qr_build(m, d);
   } else if (d->part_mode == PT_MODE_HYBRID) {
@@ -475,6 +482,8 @@ int pt_step(const pt_model *m, pt_data *d) {
       try_back_to_lu(m, d);
     else if (!calm || pt_qr_alpha(m, d) < ALPHA_MIN)
       pt_qr_build(m, d);  // seed step 12: a new tangent here (on failure the old one stays)
+  } else if (!d->dense) {
+    // a tree's data in its joint coordinates: no partition to judge
   } else if (d->part_mode == PT_MODE_HYBRID && lu_wants_qr(d, retried)) {
     rc = to_qr(m, d);
     if (rc) rc = lu_rebuild(m, d);
@@ -538,6 +547,13 @@ int pt_partition_method(const pt_data *d) { return d->part_method == PT_PART_QR;
 
 int pt_set_partition_mode(pt_data *d, int mode) {
   if (mode != PT_MODE_HYBRID && mode != PT_MODE_LU && mode != PT_MODE_QR) return PT_EINVAL;
+  // a tree's data takes its dense Cartesian work now, outside the step
+  if (mode != PT_MODE_HYBRID && pt_data_dense(d->model, d)) return PT_ENOMEM;
+  if (mode != d->part_mode && d->tree_ok) {
+    // the tree partition starts or stops: the next step builds the active one afresh
+    d->part_valid = 0;
+    d->tree_y_valid = 0;
+  }
   d->part_mode = mode;
   if ((mode == PT_MODE_LU && d->part_method == PT_PART_QR) ||
       (mode == PT_MODE_QR && d->part_method == PT_PART_LU))

@@ -401,8 +401,12 @@ void pt_partition_free(pt_data *d) {
   d->part_valid = 0;
 }
 
-// Rebuild at the current (consistent) configuration. Allocates nothing; counted by the caller.
+// Rebuild at the current (consistent) configuration. Allocates nothing (but the dense work
+// of a tree's data the first time); counted by the caller.
 int pt_partition_build(const pt_model *m, pt_data *d) {
+  // a tree's data gets its dense work here, outside any step (equilibrium, pt_set_state in
+  // LU mode); pt_step reaches this on a tree only once pt_set_partition_mode has given it
+  if (pt_data_dense(m, d)) return PT_ENOMEM;
   pt_partition_free(d);
   if (m->ncq == 0) {
     d->part_valid = 1;

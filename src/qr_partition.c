@@ -62,6 +62,7 @@ static void dense_jq(const pt_model *m, const pt_data *d, double *A, int transpo
 int pt_qr_build(const pt_model *m, pt_data *d) {
   const int nq = m->nq, ncq = m->ncq, nd = m->ndof;
   if (ncq > nq) return PT_ESINGULAR;  // redundant rows not removed yet (model compilation)
+  if (pt_data_dense(m, d)) return PT_ENOMEM;  // a tree's data, first time (as partition.c)
   eval_rows(m, d);
   d->qr_b_valid = d->qr_b_chord = 0;  // qr_b is the work array of the QR below
   double *A = d->qr_b, *tau = d->qr_vec;
@@ -331,6 +332,7 @@ int pt_acc_dense(const pt_model *m, pt_data *d) {
   double *A = d->fb_a, *tau = d->qr_vec;
   int *jpvt = d->fb_jpvt;
   if (nc > nv) return PT_ESINGULAR;  // redundant rows not removed yet (model compilation)
+  if (!d->dense) return PT_ESINGULAR;  // a tree's data: its W is never singular
   ptu_zero(A, nv * nv);
   for (int a = 0; a < nc; a++) {
     const int r = m->con_row[a];

@@ -187,9 +187,7 @@ void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *
 // Jacobian per coordinate. Returns the number of leading coordinates filled (ndof), or 0 when
 // the caller has to measure them all.
 int pt_tree_outputs(const pt_model *m, pt_data *d) {
-  if (!d->tree_ok || !d->tree_coords_first || !d->tree_y_valid ||
-      d->part_mode != PT_MODE_HYBRID || d->part_method != PT_PART_LU)
-    return 0;
+  if (!pt_tree_active(d) || !d->tree_coords_first || !d->tree_y_valid) return 0;
   const int n = m->ndof;
   for (int i = 0; i < n; i++) {
     const int c = d->tree_coord[i];
@@ -198,6 +196,24 @@ int pt_tree_outputs(const pt_model *m, pt_data *d) {
     d->coord_acc[c] = coord_acc(m, d, c);
   }
   return n;
+}
+
+// The model's side of the qualification: joints as many as bodies, revolute, prismatic and
+// fixed only, each moving joint with its coordinate, these coordinates the degrees of freedom,
+// no motions and every joint row kept.
+int pt_tree_qualifies(const pt_model *m) {
+  if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
+    return 0;
+  int nd = 0;
+  for (int j = 0; j < m->njoint; j++) {
+    const int type = m->joint_type[j];
+    if (type != PT_JOINT_REVOLUTE && type != PT_JOINT_PRISMATIC && type != PT_JOINT_FIXED)
+      return 0;
+    if (type == PT_JOINT_FIXED) continue;
+    if (m->joint_coord_adr[j] < 0) return 0;
+    nd++;
+  }
+  return nd == m->ndof;
 }
 
 // Qualifies the model (a tree of revolute, prismatic and fixed joints without motions whose
@@ -210,21 +226,15 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   d->tree_aba = 0;
   d->tree_fast = 0;
   d->tree_coords_first = 0;
-  if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
-    return 0;
+  if (!pt_tree_qualifies(m)) return 0;
   int nd = 0;
   for (int j = 0; j < m->njoint; j++) {
-    const int type = m->joint_type[j];
-    if (type != PT_JOINT_REVOLUTE && type != PT_JOINT_PRISMATIC && type != PT_JOINT_FIXED)
-      return 0;
     d->tree_dof[j] = -1;
-    if (type != PT_JOINT_FIXED) {
-      if (m->joint_coord_adr[j] < 0) return 0;
+    if (m->joint_type[j] != PT_JOINT_FIXED) {
       d->tree_coord[nd] = m->joint_coord_adr[j];
       d->tree_dof[j] = nd++;
     }
   }
-  if (nd != m->ndof) return 0;
   d->tree_coords_first = 1;
   for (int i = 0; i < nd; i++)
     if (d->tree_coord[i] >= nd) d->tree_coords_first = 0;
