@@ -32,6 +32,7 @@
 #define ALPHA_MIN 0.98         // re-reference the QR tangent when less velocity lies in it
 #define ENERGY_JUMP 50         // |dE| over a step this many times its running mean ...
 #define ENERGY_FLOOR 1e-9      // ... and above this fraction of the energy scale
+#define QR_SUBSTEPS_MAX 8      // a QR step that jumped is retaken as 2, 4, 8 substeps
 
 // Full evaluation at a consistent (q, qd, t): kinematics, rows, forces, accelerations.
 int pt_eval(const pt_model *m, pt_data *d) {
@@ -443,6 +444,32 @@ static int lu_wants_qr(const pt_data *d, int retried) {
                          (rebuild_now && d->nstep - last <= REBUILD_WINDOW)));
 }
 
+// A QR step that failed or made the total energy jump has crossed the bifurcation of a
+// singular position onto the other branch (the parallelogram four-bar folding: with ABM4 at
+// 1 ms after about 312 s, 60 % more energy, then divergence). It is taken again from the step
+// start as 2, then 4, then 8 substeps, each a restarted multistep (RK4: a multistep method
+// restarts whenever its coordinates or its step change, as it does after every LU or QR
+// build), until one passes without a jump; the multistep restarts once more after them (its
+// history would hold substeps). Allocates nothing. Returns the last attempt's code.
+static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64_t nstep0,
+                       int *retried) {
+  int rc = PT_OK;
+  d->counters.qr_retakes++;
+  for (int ns = 2; ns <= QR_SUBSTEPS_MAX; ns *= 2) {
+    restore_state(m, d, t0);
+    d->nstep = nstep0;
+    rc = PT_OK;
+    for (int k = 0; k < ns && !rc; k++) {
+      d->abm_count = 0;
+      rc = attempt(m, d, t0 + k * (h / ns), h / ns, retried);
+    }
+    d->abm_count = 0;
+    if (!rc) rc = finish_step(m, d, t0, h);
+    if (!rc && !energy_jump(d)) return PT_OK;
+  }
+  return rc;
+}
+
 int pt_step(const pt_model *m, pt_data *d) {
   const double t0 = d->time, h = d->dt;
   int rc, retried = 0;
@@ -463,6 +490,8 @@ int pt_step(const pt_model *m, pt_data *d) {
     if (!rc) rc = attempt(m, d, t0, h, &retried);
     if (!rc) rc = finish_step(m, d, t0, h);
   }
+  if (d->part_method == PT_PART_QR && (rc || energy_jump(d)))
+    rc = qr_substeps(m, d, t0, h, nstep0, &retried);
   if (rc) {
     restore_state(m, d, t0);
     d->nstep = nstep0;
