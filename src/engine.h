@@ -311,7 +311,7 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
                 double *jdotx);
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
-void pt_measure_from(const pt_model *m, pt_data *d, int first);  // the same from coordinate first on
+void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates first..ncoord-1
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);
 double pt_potential(const pt_model *m, const pt_data *d);

@@ -8,6 +8,7 @@
 // their values come from atan2 and are unwrapped against coord_ref (continuous, not limited
 // to (-pi, pi]).
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 static void world(const pt_data *d, int body, const double *vbar, double out[3]) {
@@ -119,7 +120,7 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
     double l = ptu_norm3(dv);
     *value = l;
     ptu_zero(jac, 12);
-    if (l < 1e-12) {  // direction undefined: rate and Jacobian taken as zero
+    if (l < PT_TOL_COINCIDENT) {  // direction undefined: rate and Jacobian taken as zero
       *jdotx = 0;
       return;
     }

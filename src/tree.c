@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 // Euler parameters of Rot(h, a) for unit h
@@ -305,7 +306,7 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   ptu_copy(d->qd, d->qd_save, nq);
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
-  d->tree_ok = err < 1e-10 * scale && verr < 1e-9 * scale;
+  d->tree_ok = err < PT_TOL_TREE_POS * scale && verr < PT_TOL_TREE_VEL * scale;
   d->tree_aba = d->tree_ok && pt_tree_aba_fits(m) && pt_tree_lambda_fits(m);
   d->tree_fast = 0;
   return d->tree_ok;
