@@ -92,6 +92,9 @@ int main(void) {
   CHECK(pt_model_nconstraint(m) == 5 * n, "constraint rows %d (every joint row kept)",
         pt_model_nconstraint(m));
   CHECK(strcmp(pt_model_warnings(m), "") == 0, "warnings: %s", pt_model_warnings(m));
+  // a tree's data holds no dense Cartesian-partition work (nq x nq: 316 MB here before)
+  CHECK(pt_data_bytes(m) < 20000 * (size_t)n, "data of %zu bytes for %d links",
+        pt_data_bytes(m), n);
   pt_data *d = pt_data_new(m);
   CHECK(d != NULL, "data");
   CHECK(pt_residual_position(d) <= 1e-12, "position residual %.3g", pt_residual_position(d));
