@@ -225,6 +225,7 @@ struct pt_data {
   // joint coordinates are the independent set and forward kinematics gives q exactly
   int tree_ok;                 // the model qualifies and the self-check passed
   int tree_y_valid;            // tree_y is the state held now
+  int tree_kin_held;           // rot, x and inertia_g are tree_y's (no failed stage since)
   int *tree_joint;             // (njoint) joints in parent-first order
   int *tree_child;             // (njoint) slot of the child body of each joint (0 body1, 1 body2)
   int *tree_dof;               // (njoint) independent coordinate of each joint, -1 if fixed
@@ -311,6 +312,7 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
                 double *jdotx);
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
+void pt_measure_jac(const pt_model *m, const pt_data *d, int i, double jac[12]);  // J only
 void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates first..ncoord-1
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);

@@ -166,8 +166,8 @@ static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
   case PT_ACT_JOINT_FORCE: {
     if (u[0] == 0) return;  // no force: spare the joint's measure
     const int c = m->actuator_coord[a];
-    double val, jac[12], jdx;
-    pt_measure(m, d, c, &val, jac, &jdx);
+    double jac[12];
+    pt_measure_jac(m, d, c, jac);  // the direction only: no value needed
     pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, u[0], qfrc);
     return;
   }

@@ -53,10 +53,20 @@ static int tree_active(const pt_data *d) { return pt_tree_active(d); }
 // accelerations and thetadd. f = (thetadot, thetadd).
 static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f) {
   const int n = m->ndof;
+  if (d->tree_fast && d->tree_y_valid && d->tree_kin_held &&
+      memcmp(y, d->tree_y, sizeof(double) * 2 * n) == 0) {
+    // the state held now (a step's first stage after the inputs changed): its kinematics
+    // and inertias stand, only the forces are new
+    pt_forces(m, d);
+    pt_tree_aba(m, d, y + n, f + n);
+    ptu_copy(f, y + n, n);
+    return PT_OK;
+  }
   pt_tree_positions(m, d, y);
   pt_tree_velocities(m, d, y + n);
   ptu_copy(d->tree_y, y, 2 * n);
   d->tree_y_valid = 1;
+  d->tree_kin_held = 1;  // the inertias follow in either branch below
   if (d->tree_fast) {
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
     pt_kin_inertias(m, d, 0);
@@ -183,10 +193,10 @@ static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
 static int step_rk4(const pt_model *m, pt_data *d, double t0, double h, double *fnew) {
   const int n2 = 2 * m->ndof;
   double *y0 = d->y, *ys = d->ystage, *k1 = d->k, *k2 = k1 + n2, *k3 = k2 + n2, *k4 = k3 + n2;
-  int rc = start_f(m, d, y0, k1);
-  // k2..k4 by the articulated-body algorithm on a tree; the step's end point in full (rows,
-  // multipliers, qdd: the results a caller reads)
+  // k1 (when inputs changed since the last evaluation) to k4 by the articulated-body
+  // algorithm alone on a tree; the step's end point in full (rows, qdd: what a caller reads)
   d->tree_fast = d->tree_aba;
+  int rc = start_f(m, d, y0, k1);
   if (!rc) {
     axpy(ys, y0, h / 2, k1, n2);
     rc = stage(m, d, t0 + h / 2, ys, k2);
@@ -221,13 +231,17 @@ static int step_abm4(const pt_model *m, pt_data *d, double t0, double h) {
     rc = step_rk4(m, d, t0, h, fp);
     if (rc) return rc;
   } else {
-    if (!d->acc_valid) {  // inputs changed since f_n was computed
-      rc = start_f(m, d, y0, f0);
-      if (rc) return rc;
+    // f_n when inputs changed since it was computed, and the predictor's evaluation: the
+    // articulated-body algorithm alone on a tree (as RK4's intermediate stages)
+    d->tree_fast = d->tree_aba;
+    if (!d->acc_valid) rc = start_f(m, d, y0, f0);
+    else rc = PT_OK;
+    if (!rc) {
+      for (int i = 0; i < n2; i++)
+        ys[i] = y0[i] + h / 24 * (55 * f0[i] - 59 * f1[i] + 37 * f2[i] - 9 * f3[i]);
+      rc = stage(m, d, t0 + h, ys, fp);  // predict, evaluate
     }
-    for (int i = 0; i < n2; i++)
-      ys[i] = y0[i] + h / 24 * (55 * f0[i] - 59 * f1[i] + 37 * f2[i] - 9 * f3[i]);
-    rc = stage(m, d, t0 + h, ys, fp);  // predict, evaluate
+    d->tree_fast = 0;
     if (rc) return rc;
     for (int i = 0; i < n2; i++)
       ys[i] = y0[i] + h / 24 * (9 * fp[i] + 19 * f0[i] - 5 * f1[i] + f2[i]);
@@ -244,7 +258,9 @@ static int step_abm4(const pt_model *m, pt_data *d, double t0, double h) {
 static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
   const int n = m->ndof;
   double *y0 = d->y, *ys = d->ystage, *f = d->k;
+  d->tree_fast = d->tree_aba;  // as RK4's first stage
   int rc = start_f(m, d, y0, f);
+  d->tree_fast = 0;
   if (rc) return rc;
   for (int i = 0; i < n; i++) {
     ys[n + i] = y0[n + i] + h * f[n + i];
@@ -260,6 +276,7 @@ static void save_state(const pt_model *m, pt_data *d) {
 }
 
 static void restore_state(const pt_model *m, pt_data *d, double t0) {
+  d->tree_kin_held = 0;  // rot, x, inertia_g are a failed stage's
   ptu_copy(d->q, d->q_save, m->nq);
   ptu_copy(d->qd, d->qd_save, m->nq);
   if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
@@ -394,7 +411,8 @@ int pt_forward(const pt_model *m, pt_data *d) {
     pt_tree_velocities(m, d, y + n);
     ptu_copy(d->tree_y, y, 2 * n);
     d->tree_y_valid = 1;
-    rc = pt_eval(m, d);
+    rc = pt_eval(m, d);  // rot, x, inertias at tree_y
+    d->tree_kin_held = rc == PT_OK;
   } else if (d->part_method == PT_PART_QR) {
     double *z = d->ystage, *zd = z + m->ndof;
     pt_qr_coords(m, d, z, zd, NULL);

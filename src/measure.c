@@ -142,6 +142,21 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
   ptu_zero(jac, 12);
 }
 
+// The Jacobian row alone (what a force along the coordinate needs, Q += J^T f): for an angle
+// about h, (0, -h) on body1 and (0, h) on body2, without the atan2 of its value.
+void pt_measure_jac(const pt_model *m, const pt_data *d, int i, double jac[12]) {
+  if (m->meas_type[i] != PT_MEAS_ANGLE) {
+    double value, jdotx;
+    pt_measure(m, d, i, &value, jac, &jdotx);
+    return;
+  }
+  double h[3];
+  world(d, m->meas_body[2 * i], m->meas_geom + PT_MEAS_GEOM * i, h);
+  ptu_zero(jac, 12);
+  ptu_scl3(jac + 3, h, -1);
+  ptu_copy(jac + 9, h, 3);
+}
+
 // J x for a row with bodies body[0], body[1].
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]) {
   double s = 0;

@@ -397,6 +397,7 @@ static void lu_solve(pt_data *d, int n, double *b) {
 
 void pt_partition_free(pt_data *d) {
   d->tree_y_valid = 0;
+  d->tree_kin_held = 0;
   d->lu_ready = 0;
   d->lu_current = 0;
   d->part_valid = 0;

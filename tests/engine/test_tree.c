@@ -81,6 +81,12 @@ static void aba_vs_w(const pt_model *m, int n, double *dcoord, double *dlam, dou
   double *ra6 = calloc(6 * (size_t)nj + 1, sizeof(double));
   double *rb6 = calloc(6 * (size_t)nj + 1, sizeof(double));
   for (int i = 0; i < n; i++) {
+    // inputs change every step (a controller at the step rate): the step's first stage then
+    // runs again at the state held, with the articulated-body algorithm on a
+    for (int k = 0; k < pt_model_ninput(m); k++) {
+      pt_set_input(m, a, k, 0.5 * sin(0.01 * i + k));
+      pt_set_input(m, b, k, 0.5 * sin(0.01 * i + k));
+    }
     int ra = pt_step(m, a), rb = pt_step(m, b);
     CHECK(ra == PT_OK && rb == PT_OK, "step %d: %s / %s", i, pt_strerror(ra), pt_strerror(rb));
     if (ra || rb) break;
