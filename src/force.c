@@ -5,6 +5,7 @@
 // Gyroscopic torque -w x (I w) is part of Q. Forces along a coordinate (joint damping,
 // torsion springs, joint actuators) enter as Q += J_c^T f.
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 // Q += J^T f for a coordinate Jacobian row (12 numbers over bodies b1, b2).
@@ -95,7 +96,7 @@ static void force_element(const pt_model *m, pt_data *d, int f, double *qfrc) {
     ptu_sub3(dv, p2, p1);
     ptu_sub3(dd, v2, v1);
     double l = ptu_norm3(dv);
-    if (l < 1e-12) return;  // coincident points: direction undefined, no force
+    if (l < PT_TOL_COINCIDENT) return;  // coincident points: direction undefined, no force
     ptu_scl3(u, dv, 1 / l);
     double ten = par[0] * (l - par[2]) + par[1] * ptu_dot3(u, dd) - par[3];
     ptu_scl3(F, u, -ten);  // on body2
@@ -180,8 +181,8 @@ static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
     if (u[0] == 0) return;  // no force: spare the joint's measure
     const int c = m->actuator_coord[a];
     const double effort = m->input_gear[m->actuator_input_adr[a]] * u[0];  // through the gear
-    double val, jac[12], jdx;
-    pt_measure(m, d, c, &val, jac, &jdx);
+    double jac[12];
+    pt_measure_jac(m, d, c, jac);  // the direction only: no value needed
     pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, effort, qfrc);
     return;
   }
