@@ -38,6 +38,7 @@ typedef struct {
   uint64_t *msg_off;           // (nmsg) offset of each message in its chunk's records
   uint64_t *att_off;           // (nattachment) file offset of each attachment record
   uint64_t *meta_off;
+  int scap, ccap;              // capacities of f->schemas, f->channels
 } reader_priv;
 
 // zlib's crc32 takes a uInt length: feed long buffers in pieces.
@@ -352,6 +353,12 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
         return "malformed chunk index";
       if (csize != ch->rlen || usize != ch->rlen)
         return "chunk index: sizes disagree with the chunk";
+    } else if (op == MCAP_OP_SCHEMA || op == MCAP_OP_CHANNEL) {
+      // copies of the data section's, or the only place of one no message used
+      int rc = op == MCAP_OP_SCHEMA ? add_schema(f, &r, &pv->scap)
+                                    : add_channel(f, &r, &pv->ccap);
+      if (rc < 0)
+        return "malformed schema or channel in the summary";
     } else if (op == MCAP_OP_ATTACHMENT_INDEX) {
       uint64_t o = get_u64(&r);
       if (nai >= f->nattachment || o != pv->att_off[nai])
@@ -403,7 +410,8 @@ static mcap_read_status parse(mcap_file *f) {
   if (f->size < MCAP_MAGIC_LEN || memcmp(f->bytes, MCAP_MAGIC, MCAP_MAGIC_LEN) != 0)
     return stop(f, MCAP_READ_BAD, "not an MCAP file (no magic)");
   cur c = {f->bytes, f->size, MCAP_MAGIC_LEN, 0};
-  int scap = 0, ccap = 0, acap = 0, mcap = 0, aocap = 0, mocap = 0;
+  int acap = 0, mcap = 0, aocap = 0, mocap = 0;
+  int *scap = &pv->scap, *ccap = &pv->ccap;
   uLong crc = crc_of(f->bytes, MCAP_MAGIC_LEN);
   int have_header = 0;
   f->valid_end = MCAP_MAGIC_LEN;
@@ -452,7 +460,7 @@ static mcap_read_status parse(mcap_file *f) {
       f->status = MCAP_READ_COMPLETE;
       return MCAP_READ_COMPLETE;
     } else if (op == MCAP_OP_SCHEMA || op == MCAP_OP_CHANNEL) {
-      if ((op == MCAP_OP_SCHEMA ? add_schema(f, &r, &scap) : add_channel(f, &r, &ccap)) < 0)
+      if ((op == MCAP_OP_SCHEMA ? add_schema(f, &r, scap) : add_channel(f, &r, ccap)) < 0)
         return stop(f, MCAP_READ_PARTIAL, "malformed %s record at byte %llu",
                     op == MCAP_OP_SCHEMA ? "Schema" : "Channel", (unsigned long long)at);
     } else if (op == MCAP_OP_MESSAGE) {
@@ -485,7 +493,7 @@ static mcap_read_status parse(mcap_file *f) {
         return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: CRC mismatch (corrupt)",
                     (unsigned long long)at);
       size_t first = f->nmsg;
-      const char *why = read_chunk_records(f, pv, recs, (size_t)rlen, &scap, &ccap);
+      const char *why = read_chunk_records(f, pv, recs, (size_t)rlen, scap, ccap);
       if (why) {
         f->nmsg = first;   // nothing of a chunk that does not parse
         return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: %s", (unsigned long long)at,
@@ -578,7 +586,7 @@ mcap_read_status mcap_read_file(const char *path, mcap_file *f) {
   memset(f, 0, sizeof(*f));
   FILE *in = fopen(path, "rb");
   if (!in)
-    return stop(f, MCAP_READ_BAD, "%s: cannot open: %s", path, strerror(errno));
+    return stop(f, MCAP_READ_BAD, "cannot open: %s", strerror(errno));
   size_t cap = 1 << 16, n = 0;
   uint8_t *buf = malloc(cap);
   while (buf) {
@@ -597,10 +605,10 @@ mcap_read_status mcap_read_file(const char *path, mcap_file *f) {
   int err = ferror(in);
   fclose(in);
   if (!buf)
-    return stop(f, MCAP_READ_BAD, "%s: out of memory", path);
+    return stop(f, MCAP_READ_BAD, "out of memory");
   if (err) {
     free(buf);
-    return stop(f, MCAP_READ_BAD, "%s: read error", path);
+    return stop(f, MCAP_READ_BAD, "read error");
   }
   f->bytes = buf;
   f->size = n;

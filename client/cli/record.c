@@ -1,0 +1,886 @@
+// record.c: recordings on the command line (docs/recording.md): `simulate --record FILE`
+// (the cli_rec_* hooks offline.c calls), `replay FILE`, `info FILE`, `export FILE --csv`.
+#include "record.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "recording.h"
+
+#define FIELD_BODIES 16u   // Field bits (proto/partita.proto)
+#define FIELD_ALL 127u
+
+// ---------------------------------------------------------------------------------------------
+// Writing (simulate --record).
+
+struct cli_rec {
+  rec_writer *w;
+  const char *path;
+  long every;
+  uint32_t seq;            // the recording's sequence counter (recording.h)
+  uint64_t states;
+  int failed;
+};
+
+static char *read_text(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 14, n = 0;
+  char *s = malloc(cap + 1);
+  while (s) {
+    n += fread(s + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    cap *= 2;
+    char *t = realloc(s, cap + 1);
+    if (!t) {
+      free(s);
+      s = NULL;
+    } else {
+      s = t;
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!s || bad) {
+    free(s);
+    return NULL;
+  }
+  s[n] = '\0';
+  *len = n;
+  return s;
+}
+
+// As pt_spec_from_file decides: .urdf / .xml, or text starting with '<', is URDF.
+static int text_format(const char *path, const char *text) {
+  const char *dot = strrchr(path, '.');
+  if (dot && (strcmp(dot, ".urdf") == 0 || strcmp(dot, ".xml") == 0))
+    return 2;
+  while (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r')
+    text++;
+  return *text == '<' ? 2 : 1;
+}
+
+static int rec_fail(const char *cmd, cli_rec *r) {
+  if (!r->failed)
+    cli_error(cmd, "%s: %s", r->path, rec_writer_error(r->w));
+  r->failed = 1;
+  return -1;
+}
+
+cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
+                      const pt_load_options *lopt, const pt_model *m, const pt_data *d,
+                      double dt, pt_integrator integrator, long every, const char *init, const char *init_rate,
+                      const int *set_index, const double *set_value, int nset) {
+  size_t len = 0;
+  char *text = read_text(model_path, &len);
+  if (!text) {
+    cli_error(cmd, "%s: cannot read: %s", model_path, strerror(errno));
+    return NULL;
+  }
+  cli_rec *r = calloc(1, sizeof(*r));
+  int nc = pt_model_ncoord(m), ni = pt_model_ninput(m), nb = pt_model_nbody(m);
+  const char **names = calloc((size_t)(nc + ni + nb) + 1, sizeof(char *));
+  if (!r || !names) {
+    cli_error(cmd, "out of memory");
+    free(r);
+    free(names);
+    free(text);
+    return NULL;
+  }
+  for (int i = 0; i < nc; i++)
+    names[i] = pt_coord_name(m, i);
+  for (int i = 0; i < ni; i++)
+    names[nc + i] = pt_input_name(m, i);
+  for (int i = 0; i < nb; i++)
+    names[nc + ni + i] = pt_body_name(m, i);
+  rec_info in = {
+      .model = pt_model_name(m), .text = text, .text_len = len, .source_name = model_path,
+      .format = text_format(model_path, text), .floating_base = lopt->floating_base,
+      .dt = dt, .integrator = pt_integrator_name(integrator),
+      .every_k = (uint32_t)every, .fields = FIELD_ALL & ~FIELD_BODIES,
+      .time_base = "simulation", .start_step = pt_nstep(d), .init = init,
+      .init_rate = init_rate, .coord_names = names, .nc = nc, .input_names = names + nc,
+      .ni = ni, .body_names = names + nc + ni, .nb = nb, .library = "partita " PT_VERSION};
+  char err[300];
+  r->w = rec_writer_open(path, &in, err, sizeof(err));
+  free(names);
+  free(text);
+  if (!r->w) {
+    cli_error(cmd, "%s", err);
+    free(r);
+    return NULL;
+  }
+  r->path = path;
+  r->every = every;
+  // the --set inputs, applied before step 0
+  if (nset > 0) {
+    Partita__V1__RecordedInput ri = PARTITA__V1__RECORDED_INPUT__INIT;
+    uint32_t *idx = calloc((size_t)nset, sizeof(uint32_t));
+    double *val = calloc((size_t)nset, sizeof(double));
+    if (!idx || !val) {
+      free(idx);
+      free(val);
+      rec_writer_abandon(r->w);
+      free(r);
+      cli_error(cmd, "out of memory");
+      return NULL;
+    }
+    for (int k = 0; k < nset; k++) {
+      idx[k] = (uint32_t)set_index[k];
+      val[k] = set_value[k];
+    }
+    ri.model = (char *)pt_model_name(m);
+    ri.step = pt_nstep(d);
+    ri.time = pt_time(d);
+    ri.n_index = ri.n_values = (size_t)nset;
+    ri.index = idx;
+    ri.values = val;
+    if (rec_write_input(r->w, r->seq++, (uint64_t)llround(pt_time(d) * 1e9), &ri) < 0)
+      rec_fail(cmd, r);
+    free(idx);
+    free(val);
+  }
+  return r;
+}
+
+int cli_rec_step(cli_rec *r, const pt_model *m, const pt_data *d) {
+  int64_t step = pt_nstep(d);
+  if (r->failed)
+    return -1;
+  if (step % r->every != 0)
+    return 0;
+  Partita__V1__StateFrame f = PARTITA__V1__STATE_FRAME__INIT;
+  Partita__V1__Energy en = PARTITA__V1__ENERGY__INIT;
+  Partita__V1__Residual res = PARTITA__V1__RESIDUAL__INIT;
+  int nc = pt_model_ncoord(m), ni = pt_model_ninput(m);
+  f.model = (char *)pt_model_name(m);
+  f.time = pt_time(d);
+  f.step = step;
+  f.sequence = r->states;
+  f.n_coordinates = f.n_rates = f.n_accelerations = (size_t)nc;
+  f.coordinates = (double *)pt_coords(d);
+  f.rates = (double *)pt_coord_rates(d);
+  f.accelerations = (double *)pt_coord_accels(d);
+  f.n_inputs = (size_t)ni;
+  f.inputs = (double *)pt_inputs(d);
+  en.kinetic = pt_energy_kinetic(d);
+  en.potential = pt_energy_potential(d);
+  en.total = en.kinetic + en.potential;
+  res.position = pt_residual_position(d);
+  res.velocity = pt_residual_velocity(d);
+  f.energy = &en;
+  f.residual = &res;
+  f.mode = PARTITA__V1__MODE__LOCKSTEP;
+  if (rec_write_state(r->w, r->seq++, (uint64_t)llround(pt_time(d) * 1e9), &f) < 0)
+    return rec_fail("simulate", r);
+  r->states++;
+  return 0;
+}
+
+int cli_rec_close(const char *cmd, cli_rec *r, int ok) {
+  if (!r)
+    return CLI_EXIT_OK;
+  char states[32], err[300];
+  snprintf(states, sizeof(states), "%llu", (unsigned long long)r->states);
+  const char *kv[] = {"state_frames", states, "dropped_frames", "0",
+                      "result", ok ? "completed" : "a step failed"};
+  int failed = r->failed;
+  if (rec_writer_close(r->w, kv, 3, err, sizeof(err)) < 0) {
+    if (!failed)
+      cli_error(cmd, "%s: %s", r->path, err);
+    failed = 1;
+  }
+  free(r);
+  return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: shared by replay, info and export.
+
+// Reads FILE, printing a cut-off file's note as a warning. Exit code.
+static int open_recording(const char *cmd, const char *path, rec_file *r) {
+  char err[600];
+  mcap_read_status st = rec_file_read(path, r, err, sizeof(err));
+  if (st == MCAP_READ_BAD) {
+    cli_error(cmd, "%s: %s", path, err);
+    return CLI_EXIT_FAIL;
+  }
+  if (st == MCAP_READ_PARTIAL)
+    cli_error(cmd, "warning: %s: %s; using what comes before", path, r->f.note);
+  return CLI_EXIT_OK;
+}
+
+// "NAME=VALUE" lines to coordinate assignments, a name given twice keeping its last value at
+// its first place (as simulate's --init does). Exit code.
+static int parse_lines(const char *cmd, const pt_model *m, const char *lines, pt_assign *out,
+                       int *n) {
+  *n = 0;
+  const char *p = lines;
+  while (p && *p) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char line[512];
+    if (len >= sizeof(line)) {
+      cli_error(cmd, "recorded initial assignment too long");
+      return CLI_EXIT_FAIL;
+    }
+    memcpy(line, p, len);
+    line[len] = '\0';
+    char *eq = strrchr(line, '=');
+    if (len > 0) {
+      if (!eq) {
+        cli_error(cmd, "recorded initial assignment '%s' is malformed", line);
+        return CLI_EXIT_FAIL;
+      }
+      *eq = '\0';
+      int c = pt_coord_index(m, line);
+      if (c < 0) {
+        cli_error(cmd, "the model has no coordinate '%s' (recorded --init)", line);
+        return CLI_EXIT_FAIL;
+      }
+      int j = 0;
+      while (j < *n && out[j].coord != c)
+        j++;
+      out[j].coord = c;
+      out[j].value = strtod(eq + 1, NULL);
+      if (j == *n)
+        (*n)++;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return CLI_EXIT_OK;
+}
+
+static int count_lines(const char *s) {
+  int n = 1;
+  for (; s && *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+// The recorded model (or model_path) loaded as the recording's options say, with a data at
+// the recorded initial state: the inputs recorded before the first state (simulate's --set)
+// set first, then the initial assignments, then one evaluation, as simulate does. Exit code.
+static int rebuild(const char *cmd, const rec_file *r, const char *model_path, pt_model **m,
+                   pt_data **d, size_t npre) {
+  pt_load_options lo;
+  memset(&lo, 0, sizeof(lo));
+  lo.floating_base = r->floating_base;
+  lo.dt = r->dt;
+  pt_integrator it;
+  if (r->integrator && pt_integrator_parse(r->integrator, &it) == 0) {
+    lo.has_integrator = 1;
+    lo.integrator = (int)it;
+  }
+  pt_error err = {0, {0}};
+  int rc;
+  if (model_path) {
+    rc = pt_model_load_file(model_path, &lo, m, &err);
+  } else {
+    if (!r->text) {
+      cli_error(cmd, "the recording holds no model text (give --model FILE)");
+      return CLI_EXIT_FAIL;
+    }
+    rc = pt_model_load_string((const char *)r->text, r->text_len, r->format,
+                              r->source_name && r->source_name[0] ? r->source_name
+                                                                  : "<recording>",
+                              &lo, m, &err);
+  }
+  if (rc < 0 || !*m) {
+    cli_error(cmd, "%s", err.msg[0] ? err.msg : pt_strerror(rc));
+    return CLI_EXIT_FAIL;
+  }
+  *d = pt_data_new(*m);
+  if (!*d) {
+    cli_error(cmd, "out of memory");
+    return CLI_EXIT_FAIL;
+  }
+  pt_set_dt(*d, r->dt);
+  if (lo.has_integrator)
+    pt_set_integrator(*d, it);
+  for (size_t k = 0; k < npre; k++) {
+    const Partita__V1__RecordedInput *in = r->entries[k].u.input;
+    for (size_t i = 0; i < in->n_index && i < in->n_values; i++)
+      if ((int)in->index[i] < pt_model_ninput(*m))
+        pt_set_input(*m, *d, (int)in->index[i], in->values[i]);
+  }
+  pt_assign *pos = calloc((size_t)count_lines(r->init), sizeof(*pos));
+  pt_assign *vel = calloc((size_t)count_lines(r->init_rate), sizeof(*vel));
+  int npos = 0, nvel = 0, code = CLI_EXIT_OK;
+  if (!pos || !vel) {
+    cli_error(cmd, "out of memory");
+    code = CLI_EXIT_FAIL;
+  } else if ((code = parse_lines(cmd, *m, r->init, pos, &npos)) == 0 &&
+             (code = parse_lines(cmd, *m, r->init_rate, vel, &nvel)) == 0 &&
+             (npos || nvel)) {
+    rc = pt_set_state(*m, *d, pos, npos, vel, nvel, &err);
+    if (rc < 0) {
+      cli_error(cmd, "initial state: %s", err.msg[0] ? err.msg : pt_strerror(rc));
+      code = CLI_EXIT_FAIL;
+    }
+  }
+  free(pos);
+  free(vel);
+  if (code == CLI_EXIT_OK && (rc = pt_forward(*m, *d)) < 0) {
+    cli_error(cmd, "initial state: %s", pt_strerror(rc));
+    code = CLI_EXIT_FAIL;
+  }
+  return code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// replay
+
+typedef struct {
+  const char *name;
+  int rec_i, rep_i;           // index in the recording and in the replayed model (-1: absent)
+  double max_q, max_qd;       // largest |recorded - replayed| of value and rate
+  double t_q, rec_q, rep_q;   // where the value's largest difference was
+} coord_diff;
+
+typedef struct {
+  int64_t states, compared, identical, inputs, resets, steps;
+  int64_t first_step;         // first state that differs (-1: none)
+  double first_time;
+  const char *first_field;
+} replay_result;
+
+static int same(double a, double b) { return memcmp(&a, &b, sizeof(double)) == 0; }
+
+static int same_vec(const double *a, size_t na, const double *b, size_t nb) {
+  return na == nb && (na == 0 || memcmp(a, b, na * sizeof(double)) == 0);
+}
+
+// Whether the recorded frame f and the replayed data agree bit for bit in every field f holds.
+static const char *compare_frame(const Partita__V1__StateFrame *f, const pt_model *m,
+                                 const pt_data *d) {
+  size_t nc = (size_t)pt_model_ncoord(m), ni = (size_t)pt_model_ninput(m);
+  if (!same(f->time, pt_time(d)))
+    return "time";
+  if (f->n_coordinates && !same_vec(f->coordinates, f->n_coordinates, pt_coords(d), nc))
+    return "coordinates";
+  if (f->n_rates && !same_vec(f->rates, f->n_rates, pt_coord_rates(d), nc))
+    return "rates";
+  if (f->n_accelerations &&
+      !same_vec(f->accelerations, f->n_accelerations, pt_coord_accels(d), nc))
+    return "accelerations";
+  if (f->n_inputs && !same_vec(f->inputs, f->n_inputs, pt_inputs(d), ni))
+    return "inputs";
+  if (f->energy && (!same(f->energy->kinetic, pt_energy_kinetic(d)) ||
+                    !same(f->energy->potential, pt_energy_potential(d))))
+    return "energy";
+  if (f->residual && (!same(f->residual->position, pt_residual_position(d)) ||
+                      !same(f->residual->velocity, pt_residual_velocity(d))))
+    return "residual";
+  for (size_t b = 0; b < f->n_bodies && b < (size_t)pt_model_nbody(m); b++) {
+    const Partita__V1__BodyState *s = f->bodies[b];
+    if (!same_vec(s->position, s->n_position, pt_body_pose(d, (int)b), 3) ||
+        !same_vec(s->orientation, s->n_orientation, pt_body_pose(d, (int)b) + 3, 4) ||
+        !same_vec(s->velocity, s->n_velocity, pt_body_velocity(d, (int)b), 3) ||
+        !same_vec(s->angular_velocity, s->n_angular_velocity, pt_body_velocity(d, (int)b) + 3,
+                  3))
+      return "bodies";
+  }
+  return NULL;
+}
+
+static void note_diffs(coord_diff *cd, int n, const Partita__V1__StateFrame *f,
+                       const pt_data *d) {
+  const double *q = pt_coords(d), *qd = pt_coord_rates(d);
+  for (int i = 0; i < n; i++) {
+    coord_diff *c = &cd[i];
+    if (c->rep_i < 0)
+      continue;
+    if ((size_t)c->rec_i < f->n_coordinates) {
+      double e = fabs(f->coordinates[c->rec_i] - q[c->rep_i]);
+      if (e > c->max_q || isnan(e)) {
+        c->max_q = e;
+        c->t_q = f->time;
+        c->rec_q = f->coordinates[c->rec_i];
+        c->rep_q = q[c->rep_i];
+      }
+    }
+    if ((size_t)c->rec_i < f->n_rates) {
+      double e = fabs(f->rates[c->rec_i] - qd[c->rep_i]);
+      if (e > c->max_qd || isnan(e))
+        c->max_qd = e;
+    }
+  }
+}
+
+// Steps d until it has taken `step` steps. Exit code.
+static int advance_to(const char *cmd, const pt_model *m, pt_data *d, int64_t step,
+                      replay_result *res) {
+  if (pt_nstep(d) > step) {
+    cli_error(cmd, "the recording goes back from step %lld to %lld without a reset",
+              (long long)pt_nstep(d), (long long)step);
+    return CLI_EXIT_FAIL;
+  }
+  while (pt_nstep(d) < step) {
+    int rc = pt_step(m, d);
+    if (rc < 0) {
+      cli_error(cmd, "replay step %lld at t=%.17g failed: %s", (long long)pt_nstep(d) + 1,
+                pt_time(d), pt_strerror(rc));
+      return CLI_EXIT_FAIL;
+    }
+    res->steps++;
+  }
+  return CLI_EXIT_OK;
+}
+
+static int apply_input(const char *cmd, const pt_model *m, pt_data *d,
+                       const Partita__V1__RecordedInput *in, replay_result *res) {
+  int code = advance_to(cmd, m, d, in->step, res);
+  if (code)
+    return code;
+  res->inputs++;
+  switch (in->kind) {
+  case PARTITA__V1__RECORDED_INPUT__KIND__RESET:
+    pt_data_reset(m, d);
+    pt_forward(m, d);
+    res->resets++;
+    return CLI_EXIT_OK;
+  case PARTITA__V1__RECORDED_INPUT__KIND__SET_STATE: {
+    pt_assign *pos = calloc(in->n_coordinates + 1, sizeof(*pos));
+    pt_assign *vel = calloc(in->n_rates + 1, sizeof(*vel));
+    int nc = pt_model_ncoord(m), np = 0, nv = 0;
+    for (size_t k = 0; pos && k < in->n_coordinates; k++)
+      if ((int)in->coordinates[k]->index < nc)
+        pos[np++] = (pt_assign){(int)in->coordinates[k]->index, in->coordinates[k]->value};
+    for (size_t k = 0; vel && k < in->n_rates; k++)
+      if ((int)in->rates[k]->index < nc)
+        vel[nv++] = (pt_assign){(int)in->rates[k]->index, in->rates[k]->value};
+    pt_error err = {0, {0}};
+    int rc = pos && vel ? pt_set_state(m, d, pos, np, vel, nv, &err) : PT_ENOMEM;
+    free(pos);
+    free(vel);
+    if (rc < 0)
+      cli_error(cmd, "warning: recorded SetState at step %lld: %s", (long long)in->step,
+                err.msg[0] ? err.msg : pt_strerror(rc));
+    return CLI_EXIT_OK;
+  }
+  default:
+    for (size_t k = 0; k < in->n_index && k < in->n_values; k++)
+      if ((int)in->index[k] < pt_model_ninput(m))
+        pt_set_input(m, d, (int)in->index[k], in->values[k]);
+    return CLI_EXIT_OK;
+  }
+}
+
+static void replay_print(const char *path, const rec_file *r, const replay_result *res,
+                         const coord_diff *cd, int ncd, int changed, int json) {
+  if (json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "file");
+    cli_json_string(&j, path);
+    cli_json_key(&j, "model");
+    cli_json_string(&j, r->model);
+    cli_json_key(&j, "complete");
+    cli_json_bool(&j, r->status == MCAP_READ_COMPLETE);
+    cli_json_key(&j, "states");
+    cli_json_int(&j, res->states);
+    cli_json_key(&j, "inputs");
+    cli_json_int(&j, res->inputs);
+    cli_json_key(&j, "resets");
+    cli_json_int(&j, res->resets);
+    cli_json_key(&j, "steps");
+    cli_json_int(&j, res->steps);
+    cli_json_key(&j, "identical");
+    cli_json_int(&j, res->identical);
+    cli_json_key(&j, "bit_identical");
+    cli_json_bool(&j, res->identical == res->states);
+    cli_json_key(&j, "first_difference");
+    if (res->first_step < 0) {
+      cli_json_null(&j);
+    } else {
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "step");
+      cli_json_int(&j, res->first_step);
+      cli_json_key(&j, "time");
+      cli_json_number(&j, res->first_time);
+      cli_json_key(&j, "field");
+      cli_json_string(&j, res->first_field);
+      cli_json_end_object(&j);
+    }
+    cli_json_key(&j, "differences");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < ncd; i++) {
+      cli_json_newline(&j);
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "coordinate");
+      cli_json_string(&j, cd[i].name);
+      cli_json_key(&j, "in_model");
+      cli_json_bool(&j, cd[i].rep_i >= 0);
+      cli_json_key(&j, "max_abs_diff");
+      cli_json_number(&j, cd[i].max_q);
+      cli_json_key(&j, "at_time");
+      cli_json_number(&j, cd[i].t_q);
+      cli_json_key(&j, "recorded");
+      cli_json_number(&j, cd[i].rec_q);
+      cli_json_key(&j, "replayed");
+      cli_json_number(&j, cd[i].rep_q);
+      cli_json_key(&j, "rate_max_abs_diff");
+      cli_json_number(&j, cd[i].max_qd);
+      cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+    return;
+  }
+  printf("recording  %s (model %s%s)\n", path, r->model,
+         r->status == MCAP_READ_COMPLETE ? "" : ", cut off");
+  printf("replayed   %lld steps, %lld input changes, %lld resets, with %s\n",
+         (long long)res->steps, (long long)res->inputs, (long long)res->resets,
+         changed ? "the given model" : "the recorded model");
+  if (res->identical == res->states) {
+    printf("result     identical: %lld of %lld states bit for bit\n", (long long)res->identical,
+           (long long)res->states);
+    return;
+  }
+  printf("result     %lld of %lld states identical; first difference at step %lld "
+         "(t=%.17g) in %s\n", (long long)res->identical, (long long)res->states,
+         (long long)res->first_step, res->first_time, res->first_field);
+  printf("\n%-20s %14s %12s %22s %22s %14s\n", "coordinate", "max |diff|", "at t",
+         "recorded", "replayed", "rate max |diff|");
+  for (int i = 0; i < ncd; i++) {
+    if (cd[i].rep_i < 0) {
+      printf("%-20s %14s\n", cd[i].name, "(not in model)");
+      continue;
+    }
+    printf("%-20s %14.6g %12.6g %22.17g %22.17g %14.6g\n", cd[i].name, cd[i].max_q,
+           cd[i].t_q, cd[i].rec_q, cd[i].rep_q, cd[i].max_qd);
+  }
+}
+
+static int cmp_diff(const void *a, const void *b) {
+  const coord_diff *x = a, *y = b;
+  double dx = x->rep_i < 0 ? -1 : x->max_q, dy = y->rep_i < 0 ? -1 : y->max_q;
+  return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+int cli_replay_main(int argc, char **argv) {
+  const char *cmd = "replay", *path = NULL, *model_path = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    int r;
+    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
+      cli_usage(cmd, stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is_flag(argv[i], "--json")) {
+      json = 1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--model", &v)) != 0) {
+      if (r < 0)
+        return CLI_EXIT_USAGE;
+      model_path = v;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error(cmd, "unknown option '%s' (see partita replay --help)", argv[i]);
+      return CLI_EXIT_USAGE;
+    } else if (path) {
+      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
+      return CLI_EXIT_USAGE;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path) {
+    cli_error(cmd, "FILE missing (usage: partita replay FILE [--model MODEL] [--json])");
+    return CLI_EXIT_USAGE;
+  }
+  rec_file r;
+  int code = open_recording(cmd, path, &r);
+  pt_model *m = NULL;
+  pt_data *d = NULL;
+  coord_diff *cd = NULL;
+  if (code)
+    goto done;
+  if (r.start_step != 0) {
+    cli_error(cmd, "%s: recording started at step %lld of the model; replay needs a recording "
+              "that starts at step 0 (from load, or after a Reset)", path,
+              (long long)r.start_step);
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  size_t npre = 0;   // plain inputs before the first state: part of the initial state
+  while (npre < r.n && r.entries[npre].kind == REC_INPUT &&
+         r.entries[npre].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__INPUTS &&
+         r.entries[npre].u.input->step == 0)
+    npre++;
+  if ((code = rebuild(cmd, &r, model_path, &m, &d, npre)) != 0)
+    goto done;
+  cd = calloc((size_t)r.nc + 1, sizeof(*cd));
+  if (!cd) {
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  for (int i = 0; i < r.nc; i++) {
+    cd[i].name = r.coord_names[i];
+    cd[i].rec_i = i;
+    cd[i].rep_i = pt_coord_index(m, r.coord_names[i]);
+  }
+  replay_result res = {.first_step = -1, .inputs = (int64_t)npre};
+  for (size_t k = npre; k < r.n && code == 0; k++) {
+    const rec_entry *e = &r.entries[k];
+    if (e->kind == REC_INPUT) {
+      code = apply_input(cmd, m, d, e->u.input, &res);
+    } else if (e->kind == REC_STATE) {
+      if ((code = advance_to(cmd, m, d, e->u.state->step, &res)) != 0)
+        break;
+      res.states++;
+      const char *field = compare_frame(e->u.state, m, d);
+      if (!field) {
+        res.identical++;
+      } else if (res.first_step < 0) {
+        res.first_step = e->u.state->step;
+        res.first_time = e->u.state->time;
+        res.first_field = field;
+      }
+      note_diffs(cd, r.nc, e->u.state, d);
+    }
+  }
+  if (code)
+    goto done;
+  qsort(cd, (size_t)r.nc, sizeof(*cd), cmp_diff);
+  replay_print(path, &r, &res, cd, r.nc, model_path != NULL, json);
+  if (fflush(stdout) != 0) {
+    cli_error(cmd, "writing the output failed");
+    code = CLI_EXIT_FAIL;
+  } else if (!model_path && res.identical != res.states) {
+    code = CLI_EXIT_FAIL;   // the same model must reproduce every bit
+  }
+done:
+  free(cd);
+  if (d)
+    pt_data_free(d);
+  if (m)
+    pt_model_free(m);
+  rec_file_free(&r);
+  return code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// info
+
+int cli_info_main(int argc, char **argv) {
+  const char *cmd = "info", *path = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
+      cli_usage(cmd, stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is_flag(argv[i], "--json")) {
+      json = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error(cmd, "unknown option '%s' (see partita info --help)", argv[i]);
+      return CLI_EXIT_USAGE;
+    } else if (path) {
+      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
+      return CLI_EXIT_USAGE;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path) {
+    cli_error(cmd, "FILE missing (usage: partita info FILE [--json])");
+    return CLI_EXIT_USAGE;
+  }
+  rec_file r;
+  int code = open_recording(cmd, path, &r);
+  if (code) {
+    rec_file_free(&r);
+    return code;
+  }
+  // the time range of the states: first and last by sequence
+  const Partita__V1__StateFrame *first = NULL, *last = NULL;
+  for (size_t k = 0; k < r.n; k++)
+    if (r.entries[k].kind == REC_STATE) {
+      if (!first)
+        first = r.entries[k].u.state;
+      last = r.entries[k].u.state;
+    }
+  uint64_t t0 = 0, t1 = 0;
+  for (size_t k = 0; k < r.f.nmsg; k++) {
+    uint64_t t = r.f.msgs[k].log_time;
+    if (k == 0 || t < t0)
+      t0 = t;
+    if (k == 0 || t > t1)
+      t1 = t;
+  }
+  const char *dropped = rec_end_value(&r, "dropped_frames");
+  if (json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "file");
+    cli_json_string(&j, path);
+    cli_json_key(&j, "complete");
+    cli_json_bool(&j, r.status == MCAP_READ_COMPLETE);
+    cli_json_key(&j, "note");
+    cli_json_string(&j, r.status == MCAP_READ_COMPLETE ? "" : r.f.note);
+    cli_json_key(&j, "model");
+    cli_json_string(&j, r.model);
+    cli_json_key(&j, "source");
+    cli_json_string(&j, r.source_name);
+    cli_json_key(&j, "dt");
+    cli_json_number(&j, r.dt);
+    cli_json_key(&j, "integrator");
+    cli_json_string(&j, r.integrator);
+    cli_json_key(&j, "every_k");
+    cli_json_int(&j, r.every_k);
+    cli_json_key(&j, "time_base");
+    cli_json_string(&j, r.time_base);
+    cli_json_key(&j, "channels");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < r.f.nchannel; i++) {
+      const mcap_channel *ch = &r.f.channels[i];
+      const mcap_schema *s = mcap_find_schema(&r.f, ch->schema_id);
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "topic");
+      cli_json_string(&j, ch->topic);
+      cli_json_key(&j, "schema");
+      cli_json_string(&j, s ? s->name : "");
+      cli_json_key(&j, "messages");
+      cli_json_int(&j, (long long)ch->count);
+      cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_key(&j, "states");
+    cli_json_int(&j, (long long)r.nstate);
+    cli_json_key(&j, "inputs");
+    cli_json_int(&j, (long long)r.ninput);
+    cli_json_key(&j, "events");
+    cli_json_int(&j, (long long)r.nevent);
+    cli_json_key(&j, "first_step");
+    cli_json_int(&j, first ? first->step : 0);
+    cli_json_key(&j, "last_step");
+    cli_json_int(&j, last ? last->step : 0);
+    cli_json_key(&j, "start_time");
+    cli_json_number(&j, first ? first->time : 0);
+    cli_json_key(&j, "end_time");
+    cli_json_number(&j, last ? last->time : 0);
+    cli_json_key(&j, "log_time_start_ns");
+    cli_json_int(&j, (long long)t0);
+    cli_json_key(&j, "log_time_end_ns");
+    cli_json_int(&j, (long long)t1);
+    cli_json_key(&j, "overruns");
+    cli_json_int(&j, (long long)r.overruns);
+    cli_json_key(&j, "dropped_frames");
+    cli_json_int(&j, dropped ? strtoll(dropped, NULL, 10) : (long long)r.seq_gaps);
+    cli_json_key(&j, "sequence_gaps");
+    cli_json_int(&j, (long long)r.seq_gaps);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+  } else {
+    printf("file        %s (%s)\n", path,
+           r.status == MCAP_READ_COMPLETE ? "complete, CRCs and indexes checked" : "cut off");
+    if (r.status != MCAP_READ_COMPLETE)
+      printf("note        %s\n", r.f.note);
+    printf("model       %s (%s, %s, dt %.17g, %s)\n", r.model,
+           r.source_name && r.source_name[0] ? r.source_name : "-",
+           r.format == 2 ? "urdf" : "yaml", r.dt, r.integrator ? r.integrator : "-");
+    printf("channels\n");
+    for (int i = 0; i < r.f.nchannel; i++) {
+      const mcap_channel *ch = &r.f.channels[i];
+      const mcap_schema *s = mcap_find_schema(&r.f, ch->schema_id);
+      printf("  %-28s %-26s %10llu messages\n", ch->topic, s ? s->name : "-",
+             (unsigned long long)ch->count);
+    }
+    printf("states      %zu (every %u steps), steps %lld..%lld, t %.17g..%.17g s\n", r.nstate,
+           r.every_k, (long long)(first ? first->step : 0), (long long)(last ? last->step : 0),
+           first ? first->time : 0.0, last ? last->time : 0.0);
+    printf("log time    %.9f..%.9f s (%s time)\n", (double)t0 / 1e9, (double)t1 / 1e9,
+           r.time_base ? r.time_base : "-");
+    printf("inputs      %zu\nevents      %zu\noverruns    %llu\n", r.ninput, r.nevent,
+           (unsigned long long)r.overruns);
+    printf("dropped     %s state frames (writer behind)\n", dropped ? dropped : "unknown");
+  }
+  rec_file_free(&r);
+  if (fflush(stdout) != 0) {
+    cli_error(cmd, "writing the output failed");
+    return CLI_EXIT_FAIL;
+  }
+  return CLI_EXIT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// export
+
+static void csv_num(int have, double v) {
+  if (have)
+    printf(",%.17g", v);
+  else
+    fputc(',', stdout);
+}
+
+int cli_export_main(int argc, char **argv) {
+  const char *cmd = "export", *path = NULL;
+  int csv = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
+      cli_usage(cmd, stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is_flag(argv[i], "--csv")) {
+      csv = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error(cmd, "unknown option '%s' (see partita export --help)", argv[i]);
+      return CLI_EXIT_USAGE;
+    } else if (path) {
+      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
+      return CLI_EXIT_USAGE;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path || !csv) {
+    cli_error(cmd, "usage: partita export FILE --csv");
+    return CLI_EXIT_USAGE;
+  }
+  rec_file r;
+  int code = open_recording(cmd, path, &r);
+  if (code) {
+    rec_file_free(&r);
+    return code;
+  }
+  // the columns of `partita simulate`
+  fputs("t", stdout);
+  for (int i = 0; i < r.nc; i++) {
+    fputc(',', stdout);
+    cli_csv_field(stdout, r.coord_names[i]);
+  }
+  for (int i = 0; i < r.nc; i++) {
+    char name[600];
+    snprintf(name, sizeof(name), "%s.rate", r.coord_names[i]);
+    fputc(',', stdout);
+    cli_csv_field(stdout, name);
+  }
+  fputs(",energy,residual_pos,residual_vel\n", stdout);
+  for (size_t k = 0; k < r.n; k++) {
+    if (r.entries[k].kind != REC_STATE)
+      continue;
+    const Partita__V1__StateFrame *f = r.entries[k].u.state;
+    printf("%.17g", f->time);
+    for (int i = 0; i < r.nc; i++)
+      csv_num((size_t)i < f->n_coordinates, (size_t)i < f->n_coordinates ? f->coordinates[i] : 0);
+    for (int i = 0; i < r.nc; i++)
+      csv_num((size_t)i < f->n_rates, (size_t)i < f->n_rates ? f->rates[i] : 0);
+    csv_num(f->energy != NULL, f->energy ? f->energy->kinetic + f->energy->potential : 0);
+    csv_num(f->residual != NULL, f->residual ? f->residual->position : 0);
+    csv_num(f->residual != NULL, f->residual ? f->residual->velocity : 0);
+    fputc('\n', stdout);
+  }
+  rec_file_free(&r);
+  if (fflush(stdout) != 0) {
+    cli_error(cmd, "writing the output failed");
+    return CLI_EXIT_FAIL;
+  }
+  return CLI_EXIT_OK;
+}
