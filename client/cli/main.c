@@ -16,6 +16,17 @@
 
 typedef enum { LOCAL, REMOTE } cmd_kind;
 
+// `partita record`: a daemon's recording (record_remote.c needs the client library).
+static int run_record(int argc, char **argv) {
+#ifdef PARTITA_HAVE_REMOTE
+  return cli_record_remote_main(argc, argv);
+#else
+  (void)argc;
+  cli_error(argv[0], "remote commands are not available in this build");
+  return CLI_EXIT_USAGE;
+#endif
+}
+
 typedef struct {
   const char *name;
   cmd_kind kind;
@@ -60,6 +71,15 @@ static const command commands[] = {
    "inputs, events, overruns, dropped state frames; a cut-off file says where it ends.\n"},
   {"export", LOCAL, cli_export_main, "export FILE --csv",
    "The recorded states as CSV with the columns of `partita simulate`.\n"},
+  {"record", LOCAL, run_record,
+   "record NAME --out FILE [--duration T] [--every K] [--fields LIST] [--json]",
+   "Record daemon model NAME into FILE, created by partitad inside its record directory\n"
+   "(config record.dir, --record-dir; a relative FILE is taken from there), for T seconds\n"
+   "or until Ctrl-C, then print what was written (frames, dropped frames, inputs, bytes).\n"
+   "  --every K         one state frame every K steps (default 1)\n"
+   "  --fields LIST     coordinates,rates,accelerations,inputs,bodies,energy,residual, all\n"
+   "                    or default (default: all but bodies, what replay compares)\n"
+   "Talks to a running partitad (--connect HOST:PORT or --socket PATH).\n"},
   {"inverse", LOCAL, cli_inverse_main,
    "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
    "                [--init-rate NAME=VALUE ...] [--floating-base] [--json]",

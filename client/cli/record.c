@@ -603,10 +603,20 @@ int cli_replay_main(int argc, char **argv) {
   coord_diff *cd = NULL;
   if (code)
     goto done;
-  if (r.start_step != 0) {
+  int64_t first_step = 0;   // the first state, unless a reset comes before it
+  for (size_t k = 0; k < r.n; k++) {
+    if (r.entries[k].kind == REC_INPUT &&
+        r.entries[k].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__RESET)
+      break;
+    if (r.entries[k].kind == REC_STATE) {
+      first_step = r.entries[k].u.state->step;
+      break;
+    }
+  }
+  if (r.start_step != 0 || first_step != 0) {
     cli_error(cmd, "%s: recording started at step %lld of the model; replay needs a recording "
-              "that starts at step 0 (from load, or after a Reset)", path,
-              (long long)r.start_step);
+              "that starts at step 0 (from load, before the model first steps, or with a "
+              "Reset)", path, (long long)(r.start_step ? r.start_step : first_step));
     code = CLI_EXIT_FAIL;
     goto done;
   }

@@ -10,6 +10,9 @@
 int cli_replay_main(int argc, char **argv);
 int cli_info_main(int argc, char **argv);
 int cli_export_main(int argc, char **argv);
+// `partita record NAME --out FILE ...`: a recording made by partitad (record_remote.c, built
+// with the client library).
+int cli_record_remote_main(int argc, char **argv);
 
 // simulate --record FILE: opened after the initial state is set (before the first step), with
 // the data's step and integrator,
