@@ -59,7 +59,7 @@ typedef struct {
     int overrun_pause_ms;       // a model overrunning without a break this long is paused (0: never)
   } realtime;
   struct {                      // recordings (docs/recording.md)
-    char dir[CFG_STR];          // files are created inside it ("" = the working directory)
+    char dir[CFG_STR];          // files are created inside it ("": recording is off)
     int all;                    // record every model from its load
     unsigned every_k;           // state decimation of those recordings (0 = 1)
     unsigned fields;            // their Field bits (0 = all but bodies)

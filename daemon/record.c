@@ -458,8 +458,13 @@ static void on_timer(uv_timer_t *t) {
 // PATH inside the record directory: refused when it climbs out or already exists.
 static int resolve_path(const config *cfg, const char *path, char *out, size_t cap, char *err,
                         size_t errlen) {
-  const char *dir = cfg->record.dir[0] ? cfg->record.dir : ".";
+  const char *dir = cfg->record.dir;
   char rdir[PATH_MAX];
+  if (!dir[0]) {   // a client must not be able to fill any disk the daemon can write to
+    snprintf(err, errlen, "recording is off: the daemon has no record directory (config "
+             "record.dir, or --record-dir DIR)");
+    return STATUS(FAILED_PRECONDITION);
+  }
   if (!realpath(dir, rdir)) {
     snprintf(err, errlen, "record directory %s: %s", dir, strerror(errno));
     return STATUS(FAILED_PRECONDITION);

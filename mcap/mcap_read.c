@@ -387,7 +387,8 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
       }
     } else if (op == MCAP_OP_SUMMARY_OFFSET) {
       uint64_t gop = get_u8(&r), gs = get_u64(&r), gl = get_u64(&r);
-      if (r.bad || gs < sum_start || gs + gl > footer_at || f->bytes[gs] != gop)
+      if (r.bad || gs < sum_start || gs >= footer_at || gl > footer_at - gs ||
+          f->bytes[gs] != gop)
         return "summary offset points at no group of its opcode";
     } else if (op == MCAP_OP_FOOTER) {
       return "a footer inside the summary";

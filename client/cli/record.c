@@ -12,6 +12,7 @@
 #include "recording.h"
 
 #define FIELD_BODIES 16u   // Field bits (proto/partita.proto)
+#define REPLAY_MAX_GAP 1000000000LL   // steps between two records (every_k is at most 1e9)
 #define FIELD_ALL 127u
 
 // ---------------------------------------------------------------------------------------------
@@ -269,6 +270,10 @@ static int count_lines(const char *s) {
 // set first, then the initial assignments, then one evaluation, as simulate does. Exit code.
 static int rebuild(const char *cmd, const rec_file *r, const char *model_path, pt_model **m,
                    pt_data **d, size_t npre) {
+  if (!(r->dt > 0 && r->dt <= 1.0)) {
+    cli_error(cmd, "the recording's dt (%g) is not a step in (0, 1] s", r->dt);
+    return CLI_EXIT_FAIL;
+  }
   pt_load_options lo;
   memset(&lo, 0, sizeof(lo));
   lo.floating_base = r->floating_base;
@@ -417,6 +422,12 @@ static void note_diffs(coord_diff *cd, int n, const Partita__V1__StateFrame *f,
 // Steps d until it has taken `step` steps. Exit code.
 static int advance_to(const char *cmd, const pt_model *m, pt_data *d, int64_t step,
                       replay_result *res) {
+  if (step - pt_nstep(d) > REPLAY_MAX_GAP) {
+    cli_error(cmd, "the recording jumps from step %lld to %lld (more than %lld steps without "
+              "a record): not replayed", (long long)pt_nstep(d), (long long)step,
+              (long long)REPLAY_MAX_GAP);
+    return CLI_EXIT_FAIL;
+  }
   if (pt_nstep(d) > step) {
     cli_error(cmd, "the recording goes back from step %lld to %lld without a reset",
               (long long)pt_nstep(d), (long long)step);

@@ -230,3 +230,13 @@ def test_recording_allocates_nothing_on_the_sim_thread(workdir, recdir):
             assert after == before, "%d allocations on the simulation thread" % (after - before)
     finally:
         d.check_clean_exit()
+
+
+def test_recording_is_off_without_a_record_directory(daemon):
+    name = unique("off")
+    with daemon.client() as c:
+        c.load_model_file(PENDULUM, name=name, mode="lockstep")
+        r = c.request("record", pb.Record(model=name, path=name + ".mcap"), check=False)
+        assert r.status.code == pb.Status.FAILED_PRECONDITION
+        assert "record directory" in r.status.message
+        c.unload_model(name)
