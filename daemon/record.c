@@ -643,9 +643,16 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    snprintf(file, sizeof(file), "%s-%04d%02d%02dT%02d%02d%02dZ.mcap", s->name,
-             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-    int rc = resolve_path(s->cfg, file, full, sizeof(full), err, sizeof(err));
+    int rc = STATUS(ALREADY_EXISTS);
+    for (int k = 1; k < 100 && rc == STATUS(ALREADY_EXISTS); k++) {   // the same second: -2..
+      char suffix[8] = "";
+      if (k > 1)
+        snprintf(suffix, sizeof(suffix), "-%d", k);
+      snprintf(file, sizeof(file), "%s-%04d%02d%02dT%02d%02d%02dZ%s.mcap", s->name,
+               tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+               tm.tm_sec, suffix);
+      rc = resolve_path(s->cfg, file, full, sizeof(full), err, sizeof(err));
+    }
     if (rc == STATUS(OK))
       rc = start(s, loop, full, s->cfg->record.every_k, s->cfg->record.fields, 0, err,
                  sizeof(err));

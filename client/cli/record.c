@@ -265,11 +265,46 @@ static int count_lines(const char *s) {
   return n;
 }
 
+// Recorded input and coordinate indices to the replayed model's, by name (a changed model
+// may order or name them differently); -1 where the model lacks the name.
+typedef struct {
+  int *input;   // (r->ni)
+  int *coord;   // (r->nc)
+  int ni, nc;
+} index_map;
+
+static int map_build(index_map *x, const rec_file *r, const pt_model *m) {
+  x->ni = r->ni;
+  x->nc = r->nc;
+  x->input = calloc((size_t)r->ni + 1, sizeof(int));
+  x->coord = calloc((size_t)r->nc + 1, sizeof(int));
+  if (!x->input || !x->coord)
+    return -1;
+  for (int i = 0; i < r->ni; i++)
+    x->input[i] = pt_input_index(m, r->input_names[i]);
+  for (int i = 0; i < r->nc; i++)
+    x->coord[i] = pt_coord_index(m, r->coord_names[i]);
+  return 0;
+}
+
+static void map_free(index_map *x) {
+  free(x->input);
+  free(x->coord);
+}
+
+static int map_input(const index_map *x, uint32_t i) {
+  return i < (uint32_t)x->ni ? x->input[i] : -1;
+}
+
+static int map_coord(const index_map *x, uint32_t i) {
+  return i < (uint32_t)x->nc ? x->coord[i] : -1;
+}
+
 // The recorded model (or model_path) loaded as the recording's options say, with a data at
 // the recorded initial state: the inputs recorded before the first state (simulate's --set)
 // set first, then the initial assignments, then one evaluation, as simulate does. Exit code.
 static int rebuild(const char *cmd, const rec_file *r, const char *model_path, pt_model **m,
-                   pt_data **d, size_t npre) {
+                   pt_data **d, size_t npre, index_map *map) {
   if (!(r->dt > 0 && r->dt <= 1.0)) {
     cli_error(cmd, "the recording's dt (%g) is not a step in (0, 1] s", r->dt);
     return CLI_EXIT_FAIL;
@@ -309,11 +344,15 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   pt_set_dt(*d, r->dt);
   if (lo.has_integrator)
     pt_set_integrator(*d, it);
+  if (map_build(map, r, *m) < 0) {
+    cli_error(cmd, "out of memory");
+    return CLI_EXIT_FAIL;
+  }
   for (size_t k = 0; k < npre; k++) {
     const Partita__V1__RecordedInput *in = r->entries[k].u.input;
     for (size_t i = 0; i < in->n_index && i < in->n_values; i++)
-      if ((int)in->index[i] < pt_model_ninput(*m))
-        pt_set_input(*m, *d, (int)in->index[i], in->values[i]);
+      if (map_input(map, in->index[i]) >= 0)
+        pt_set_input(*m, *d, map_input(map, in->index[i]), in->values[i]);
   }
   pt_assign *pos = calloc((size_t)count_lines(r->init), sizeof(*pos));
   pt_assign *vel = calloc((size_t)count_lines(r->init_rate), sizeof(*vel));
@@ -445,7 +484,7 @@ static int advance_to(const char *cmd, const pt_model *m, pt_data *d, int64_t st
   return CLI_EXIT_OK;
 }
 
-static int apply_input(const char *cmd, const pt_model *m, pt_data *d,
+static int apply_input(const char *cmd, const pt_model *m, pt_data *d, const index_map *map,
                        const Partita__V1__RecordedInput *in, replay_result *res) {
   int code = advance_to(cmd, m, d, in->step, res);
   if (code)
@@ -460,13 +499,14 @@ static int apply_input(const char *cmd, const pt_model *m, pt_data *d,
   case PARTITA__V1__RECORDED_INPUT__KIND__SET_STATE: {
     pt_assign *pos = calloc(in->n_coordinates + 1, sizeof(*pos));
     pt_assign *vel = calloc(in->n_rates + 1, sizeof(*vel));
-    int nc = pt_model_ncoord(m), np = 0, nv = 0;
+    int np = 0, nv = 0;
     for (size_t k = 0; pos && k < in->n_coordinates; k++)
-      if ((int)in->coordinates[k]->index < nc)
-        pos[np++] = (pt_assign){(int)in->coordinates[k]->index, in->coordinates[k]->value};
+      if (map_coord(map, in->coordinates[k]->index) >= 0)
+        pos[np++] = (pt_assign){map_coord(map, in->coordinates[k]->index),
+                                in->coordinates[k]->value};
     for (size_t k = 0; vel && k < in->n_rates; k++)
-      if ((int)in->rates[k]->index < nc)
-        vel[nv++] = (pt_assign){(int)in->rates[k]->index, in->rates[k]->value};
+      if (map_coord(map, in->rates[k]->index) >= 0)
+        vel[nv++] = (pt_assign){map_coord(map, in->rates[k]->index), in->rates[k]->value};
     pt_error err = {0, {0}};
     int rc = pos && vel ? pt_set_state(m, d, pos, np, vel, nv, &err) : PT_ENOMEM;
     free(pos);
@@ -478,8 +518,8 @@ static int apply_input(const char *cmd, const pt_model *m, pt_data *d,
   }
   default:
     for (size_t k = 0; k < in->n_index && k < in->n_values; k++)
-      if ((int)in->index[k] < pt_model_ninput(m))
-        pt_set_input(m, d, (int)in->index[k], in->values[k]);
+      if (map_input(map, in->index[k]) >= 0)
+        pt_set_input(m, d, map_input(map, in->index[k]), in->values[k]);
     return CLI_EXIT_OK;
   }
 }
@@ -612,6 +652,7 @@ int cli_replay_main(int argc, char **argv) {
   pt_model *m = NULL;
   pt_data *d = NULL;
   coord_diff *cd = NULL;
+  index_map map = {0};
   if (code)
     goto done;
   int64_t first_step = 0;   // the first state, unless a reset comes before it
@@ -636,7 +677,7 @@ int cli_replay_main(int argc, char **argv) {
          r.entries[npre].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__INPUTS &&
          r.entries[npre].u.input->step == 0)
     npre++;
-  if ((code = rebuild(cmd, &r, model_path, &m, &d, npre)) != 0)
+  if ((code = rebuild(cmd, &r, model_path, &m, &d, npre, &map)) != 0)
     goto done;
   cd = calloc((size_t)r.nc + 1, sizeof(*cd));
   if (!cd) {
@@ -652,7 +693,7 @@ int cli_replay_main(int argc, char **argv) {
   for (size_t k = npre; k < r.n && code == 0; k++) {
     const rec_entry *e = &r.entries[k];
     if (e->kind == REC_INPUT) {
-      code = apply_input(cmd, m, d, e->u.input, &res);
+      code = apply_input(cmd, m, d, &map, e->u.input, &res);
     } else if (e->kind == REC_STATE) {
       if ((code = advance_to(cmd, m, d, e->u.state->step, &res)) != 0)
         break;
@@ -680,6 +721,7 @@ int cli_replay_main(int argc, char **argv) {
   }
 done:
   free(cd);
+  map_free(&map);
   if (d)
     pt_data_free(d);
   if (m)

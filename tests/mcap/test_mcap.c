@@ -223,7 +223,27 @@ int main(int argc, char **argv) {
   free(bad);
   free(b);
 
-  // 5. not MCAP at all
+  // 5. a disk that is full: the error is reported, by message, not swallowed
+  {
+    char err[256];
+    mcap_writer *w = mcap_writer_open("/dev/full", NULL, err, sizeof(err));
+    if (w) {   // the header is buffered: the failure shows at the first flush
+      int s1 = mcap_writer_schema(w, "x", "", NULL, 0);
+      int c1 = mcap_writer_channel(w, s1, "/x", "", NULL, 0);
+      uint8_t buf[64];
+      int rc = 0;
+      for (int k = 0; k < 2000 && rc == 0; k++)
+        rc = mcap_writer_message(w, c1, 0, (uint64_t)k, (uint64_t)k, buf, sizeof(buf));
+      if (rc == 0)
+        rc = mcap_writer_flush(w);
+      CHECK(rc < 0 && strstr(mcap_writer_error(w), "No space"), "/dev/full: rc %d '%s'", rc,
+            mcap_writer_error(w));
+      CHECK(mcap_writer_close(w, err, sizeof(err)) < 0 && err[0], "/dev/full: close");
+      printf("full disk: %s\n", err);
+    }
+  }
+
+  // 6. not MCAP at all
   st = mcap_read_bytes("hello world, not a recording", 28, &f);
   CHECK(st == MCAP_READ_BAD && strstr(f.note, "not an MCAP file"), "garbage: %s", f.note);
   mcap_file_free(&f);

@@ -86,6 +86,29 @@ class RecordTest(unittest.TestCase):
         self.assertTrue(json.loads(run("replay", self.pend, "--model", same, "--json",
                                        check=0).stdout)["bit_identical"])
 
+    def test_replay_maps_inputs_by_name(self):
+        # the same pendulum with another actuator listed first: tau moves to index 1, and the
+        # recorded tau must still drive tau (by name), so the motion is the same to the bit
+        text = text_of(f"{MODELS}/pendulum.yaml").replace(
+            "actuators:\n", "actuators:\n  - name: extra\n    type: joint_torque\n"
+            "    joint: hinge\n", 1)
+        changed = self.path("two_inputs.yaml")
+        with open(changed, "w") as f:
+            f.write(text)
+        out = json.loads(run("replay", self.pend, "--model", changed, "--json",
+                             check=0).stdout)
+        self.assertEqual(out["first_difference"]["field"], "inputs")   # 2 inputs now, not 1
+        for d in out["differences"]:
+            self.assertEqual((d["max_abs_diff"], d["rate_max_abs_diff"]), (0, 0), d)
+        # renamed: the recorded input drives nothing, and the motion differs
+        renamed = self.path("renamed.yaml")
+        with open(renamed, "w") as f:
+            f.write(text_of(f"{MODELS}/pendulum.yaml").replace("name: tau", "name: motor"))
+        out = json.loads(run("replay", self.pend, "--model", renamed, "--json",
+                             check=0).stdout)
+        hinge = [d for d in out["differences"] if d["coordinate"] == "hinge"][0]
+        self.assertGreater(hinge["max_abs_diff"], 1e-3)
+
     def test_info(self):
         out = json.loads(run("info", self.pend, "--json", check=0).stdout)
         self.assertTrue(out["complete"])
