@@ -83,7 +83,7 @@ uint64_t mcap_writer_messages(const mcap_writer *w);  // messages accepted so fa
 
 // ---------------------------------------------------------------------------------------------
 // Reader. Strings are NUL-terminated copies; data pointers point into the file's bytes, which
-// the mcap_file owns.
+// the mcap_file owns (a read-only mapping of the file: a long recording is not copied).
 
 typedef struct {
   uint16_t id;
@@ -148,6 +148,7 @@ typedef struct {
   char note[400];       // PARTIAL or BAD: where and why reading stopped
   // private
   void *priv;
+  int mapped;           // bytes are a read-only mapping of the file (mcap_read_file)
 } mcap_file;
 
 // Reads a file. Returns the status (also in f->status); f must be freed with mcap_file_free

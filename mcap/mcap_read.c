@@ -8,9 +8,13 @@
 #include "mcap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 typedef struct {
@@ -585,34 +589,26 @@ mcap_read_status mcap_read_bytes(const void *data, size_t size, mcap_file *f) {
 
 mcap_read_status mcap_read_file(const char *path, mcap_file *f) {
   memset(f, 0, sizeof(*f));
-  FILE *in = fopen(path, "rb");
-  if (!in)
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return stop(f, MCAP_READ_BAD, "cannot open: %s", strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, in);
-    if (n < cap)
-      break;
-    cap *= 2;
-    uint8_t *b = realloc(buf, cap);
-    if (!b) {
-      free(buf);
-      buf = NULL;
-    } else {
-      buf = b;
-    }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return stop(f, MCAP_READ_BAD, "not a regular file");
   }
-  int err = ferror(in);
-  fclose(in);
-  if (!buf)
-    return stop(f, MCAP_READ_BAD, "out of memory");
-  if (err) {
-    free(buf);
-    return stop(f, MCAP_READ_BAD, "read error");
+  size_t size = (size_t)st.st_size;
+  if (size == 0) {
+    close(fd);
+    return mcap_read_bytes("", 0, f);
   }
-  f->bytes = buf;
-  f->size = n;
+  void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED)
+    return stop(f, MCAP_READ_BAD, "cannot map: %s", strerror(errno));
+  f->bytes = p;
+  f->size = size;
+  f->mapped = 1;
   return parse(f);
 }
 
@@ -649,7 +645,10 @@ void mcap_file_free(mcap_file *f) {
   free(f->metadata);
   free(f->profile);
   free(f->library);
-  free(f->bytes);
+  if (f->mapped)
+    munmap(f->bytes, f->size);
+  else
+    free(f->bytes);
   memset(f, 0, sizeof(*f));
 }
 

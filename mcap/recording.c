@@ -198,6 +198,15 @@ static int cmp_entry(const void *a, const void *b) {
   return (int)x->kind - (int)y->kind;
 }
 
+Partita__V1__StateFrame *rec_state(const rec_entry *e) {
+  return e->kind == REC_STATE ? partita__v1__state_frame__unpack(NULL, e->len, e->data) : NULL;
+}
+
+void rec_state_free(Partita__V1__StateFrame *f) {
+  if (f)
+    partita__v1__state_frame__free_unpacked(f, NULL);
+}
+
 const char *rec_end_value(const rec_file *r, const char *key) {
   return r->end_kv ? mcap_meta_get(r->end_kv, r->end_npairs, key) : NULL;
 }
@@ -293,9 +302,12 @@ mcap_read_status rec_file_read(const char *path, rec_file *r, char *err, size_t 
     e->kind = (rec_kind)k;
     e->seq = m->sequence;
     e->log_time = m->log_time;
+    e->data = m->data;
+    e->len = m->len;
     void *msg = NULL;
+    Partita__V1__StateFrame *state = NULL;
     if (k == REC_STATE)
-      msg = e->u.state = partita__v1__state_frame__unpack(NULL, m->len, m->data);
+      msg = state = partita__v1__state_frame__unpack(NULL, m->len, m->data);
     else if (k == REC_INPUT)
       msg = e->u.input = partita__v1__recorded_input__unpack(NULL, m->len, m->data);
     else
@@ -306,9 +318,10 @@ mcap_read_status rec_file_read(const char *path, rec_file *r, char *err, size_t 
       return MCAP_READ_BAD;
     }
     r->n++;
-    if (k == REC_STATE) {
+    if (k == REC_STATE) {   // checked and counted; decoded again when asked for
       r->nstate++;
-      r->overruns += e->u.state->overran;
+      r->overruns += state->overran;
+      partita__v1__state_frame__free_unpacked(state, NULL);
     } else if (k == REC_INPUT) {
       r->ninput++;
     } else {
@@ -325,11 +338,9 @@ mcap_read_status rec_file_read(const char *path, rec_file *r, char *err, size_t 
 void rec_file_free(rec_file *r) {
   for (size_t i = 0; r->entries && i < r->n; i++) {
     rec_entry *e = &r->entries[i];
-    if (e->kind == REC_STATE)
-      partita__v1__state_frame__free_unpacked(e->u.state, NULL);
-    else if (e->kind == REC_INPUT)
+    if (e->kind == REC_INPUT)
       partita__v1__recorded_input__free_unpacked(e->u.input, NULL);
-    else
+    else if (e->kind == REC_EVENT)
       partita__v1__model_event__free_unpacked(e->u.event, NULL);
   }
   free(r->entries);

@@ -69,16 +69,24 @@ uint64_t rec_writer_bytes(const rec_writer *w);
 
 typedef enum { REC_STATE = 0, REC_INPUT = 1, REC_EVENT = 2 } rec_kind;
 
+// One message of the recording. Inputs and events are decoded when the file is read; state
+// frames (the bulk of a long recording) when asked for, one at a time (rec_state).
 typedef struct {
   rec_kind kind;
   uint32_t seq;
   uint64_t log_time;
+  const uint8_t *data;                // the encoded message, inside the file
+  size_t len;
   union {
-    Partita__V1__StateFrame *state;
     Partita__V1__RecordedInput *input;
     Partita__V1__ModelEvent *event;
   } u;
 } rec_entry;
+
+// The state frame of a REC_STATE entry, decoded (checked decodable when the file was read;
+// NULL only out of memory); free it with rec_state_free.
+Partita__V1__StateFrame *rec_state(const rec_entry *e);
+void rec_state_free(Partita__V1__StateFrame *f);
 
 typedef struct {
   mcap_file f;

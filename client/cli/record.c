@@ -661,7 +661,9 @@ int cli_replay_main(int argc, char **argv) {
         r.entries[k].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__RESET)
       break;
     if (r.entries[k].kind == REC_STATE) {
-      first_step = r.entries[k].u.state->step;
+      Partita__V1__StateFrame *f = rec_state(&r.entries[k]);
+      first_step = f ? f->step : 0;
+      rec_state_free(f);
       break;
     }
   }
@@ -695,18 +697,25 @@ int cli_replay_main(int argc, char **argv) {
     if (e->kind == REC_INPUT) {
       code = apply_input(cmd, m, d, &map, e->u.input, &res);
     } else if (e->kind == REC_STATE) {
-      if ((code = advance_to(cmd, m, d, e->u.state->step, &res)) != 0)
+      Partita__V1__StateFrame *f = rec_state(e);
+      if (!f) {
+        cli_error(cmd, "out of memory");
+        code = CLI_EXIT_FAIL;
         break;
-      res.states++;
-      const char *field = compare_frame(e->u.state, m, d);
-      if (!field) {
-        res.identical++;
-      } else if (res.first_step < 0) {
-        res.first_step = e->u.state->step;
-        res.first_time = e->u.state->time;
-        res.first_field = field;
       }
-      note_diffs(cd, r.nc, e->u.state, d);
+      if ((code = advance_to(cmd, m, d, f->step, &res)) == 0) {
+        res.states++;
+        const char *field = compare_frame(f, m, d);
+        if (!field) {
+          res.identical++;
+        } else if (res.first_step < 0) {
+          res.first_step = f->step;
+          res.first_time = f->time;
+          res.first_field = field;
+        }
+        note_diffs(cd, r.nc, f, d);
+      }
+      rec_state_free(f);
     }
   }
   if (code)
@@ -763,13 +772,15 @@ int cli_info_main(int argc, char **argv) {
     return code;
   }
   // the time range of the states: first and last by sequence
-  const Partita__V1__StateFrame *first = NULL, *last = NULL;
+  const rec_entry *e0 = NULL, *e1 = NULL;
   for (size_t k = 0; k < r.n; k++)
     if (r.entries[k].kind == REC_STATE) {
-      if (!first)
-        first = r.entries[k].u.state;
-      last = r.entries[k].u.state;
+      if (!e0)
+        e0 = &r.entries[k];
+      e1 = &r.entries[k];
     }
+  Partita__V1__StateFrame *first = e0 ? rec_state(e0) : NULL;
+  Partita__V1__StateFrame *last = e1 ? rec_state(e1) : NULL;
   uint64_t t0 = 0, t1 = 0;
   for (size_t k = 0; k < r.f.nmsg; k++) {
     uint64_t t = r.f.msgs[k].log_time;
@@ -864,8 +875,14 @@ int cli_info_main(int argc, char **argv) {
            r.time_base ? r.time_base : "-");
     printf("inputs      %zu\nevents      %zu\noverruns    %llu\n", r.ninput, r.nevent,
            (unsigned long long)r.overruns);
-    printf("dropped     %s state frames (writer behind)\n", dropped ? dropped : "unknown");
+    if (dropped)
+      printf("dropped     %s state frames (the writer fell behind)\n", dropped);
+    else
+      printf("dropped     unknown (the file ends before its end record); %llu sequence gaps\n",
+             (unsigned long long)r.seq_gaps);
   }
+  rec_state_free(first);
+  rec_state_free(last);
   rec_file_free(&r);
   if (fflush(stdout) != 0) {
     cli_error(cmd, "writing the output failed");
@@ -929,7 +946,12 @@ int cli_export_main(int argc, char **argv) {
   for (size_t k = 0; k < r.n; k++) {
     if (r.entries[k].kind != REC_STATE)
       continue;
-    const Partita__V1__StateFrame *f = r.entries[k].u.state;
+    Partita__V1__StateFrame *f = rec_state(&r.entries[k]);
+    if (!f) {
+      cli_error(cmd, "out of memory");
+      rec_file_free(&r);
+      return CLI_EXIT_FAIL;
+    }
     printf("%.17g", f->time);
     for (int i = 0; i < r.nc; i++)
       csv_num((size_t)i < f->n_coordinates, (size_t)i < f->n_coordinates ? f->coordinates[i] : 0);
@@ -939,6 +961,7 @@ int cli_export_main(int argc, char **argv) {
     csv_num(f->residual != NULL, f->residual ? f->residual->position : 0);
     csv_num(f->residual != NULL, f->residual ? f->residual->velocity : 0);
     fputc('\n', stdout);
+    rec_state_free(f);
   }
   rec_file_free(&r);
   if (fflush(stdout) != 0) {
