@@ -88,7 +88,7 @@ typedef struct {
 Partita__V1__StateFrame *rec_state(const rec_entry *e);
 void rec_state_free(Partita__V1__StateFrame *f);
 
-typedef struct {
+typedef struct rec_file {
   mcap_file f;
   mcap_read_status status;
   // from "partita.model" (strings owned by f)

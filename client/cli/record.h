@@ -7,9 +7,11 @@
 
 #include "partita.h"
 
-int cli_replay_main(int argc, char **argv);
-int cli_info_main(int argc, char **argv);
-int cli_export_main(int argc, char **argv);
+struct rec_file;
+
+int cli_replay_main(int argc, char **argv);   // replay.c
+int cli_info_main(int argc, char **argv);     // recinfo.c
+int cli_export_main(int argc, char **argv);   // recinfo.c
 // `partita record NAME --out FILE ...`: a recording made by partitad (record_remote.c, built
 // with the client library).
 int cli_record_remote_main(int argc, char **argv);
@@ -27,5 +29,9 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
 int cli_rec_step(cli_rec *r, const pt_model *m, const pt_data *d);
 // Ends the file (ok = 0: the run failed, noted in the file). Returns an exit code.
 int cli_rec_close(const char *cmd, cli_rec *r, int ok);
+
+// Reads a recording for command `cmd`, printing a cut-off file's note as a warning (and what
+// makes a file unusable as an error). Returns an exit code; free r with rec_file_free.
+int cli_rec_read(const char *cmd, const char *path, struct rec_file *r);
 
 #endif
