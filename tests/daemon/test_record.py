@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import PARTITA_CLI, Daemon, double_pendulum_yaml, unique
-from partita import UdpInputSender, pb
+from partita import UdpInputSender, pb, read_recording
 from test_sim_alloc import SHIM, sim_allocations
 
 ROOT = os.environ.get("PARTITA_ROOT") or os.path.join(os.path.dirname(__file__), "..", "..")
@@ -18,22 +18,15 @@ PENDULUM = os.path.join(ROOT, "configs", "models", "pendulum.yaml")
 
 
 def record(c, model, path, **kw):
-    return c.request("record", pb.Record(model=model, path=path, **kw)).record_status
+    return c.record(model, path, **kw)
 
 
 def status(c, model):
-    return c.request("get_recording", pb.GetRecording(model=model)).record_status
+    return c.recording(model)
 
 
 def stop_and_wait(c, model, timeout=20.0):
-    c.request("stop_recording", pb.StopRecording(model=model))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        st = status(c, model)
-        if not st.active:
-            return st
-        time.sleep(0.02)
-    raise AssertionError("the recording of %s did not end" % model)
+    return c.stop_recording(model, wait=True, timeout=timeout)
 
 
 def cli(*args, check=0):
@@ -89,6 +82,13 @@ def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir):
     info = json.loads(cli("info", end.path, "--json").stdout)
     assert info["complete"] and info["time_base"] == "wall"
     assert info["dropped_frames"] == 0
+    # the Python reader: the inputs as the sender numbered them, every state of every step
+    rec = read_recording(end.path)
+    assert rec.complete and list(rec.step) == list(range(steps + 1))
+    assert len(rec.input_sequence) == applied
+    assert set(rec.input_session.tolist()) == {sender.session}
+    assert all(b > a for a, b in zip(rec.input_sequence, rec.input_sequence[1:]))
+    assert (rec.wall_time_ns[1:] >= rec.wall_time_ns[:-1]).all()
 
 
 def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
