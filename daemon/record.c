@@ -1,67 +1,18 @@
-// record.c: recording a live model (record.h, docs/recording.md).
-#define _GNU_SOURCE   // pthread_setname_np
-#include "record.h"
-
+// record.c: recording a live model (record.h, docs/recording.md): the loop thread's side:
+// Record / StopRecording / GetRecording, record.all, the duration, the end of a recording.
+// The simulation thread's side is record_sim.c, the writer thread record_writer.c.
 #include <errno.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "log.h"
-#include "recording.h"
-#include "server.h"
+#include "record_impl.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 #define REC_FIELDS_DEFAULT (FIELD_ALL & ~FIELD_BODIES)   // what replay compares
 #define POLL_MS 10            // the loop's look at a recording (duration, end)
-#define WRITER_IDLE_NS 2000000
-#define FLUSH_NS 1000000000   // the writer flushes at least once a second
 
-enum { R_STARTING, R_ACTIVE, R_STOP, R_DONE };   // recorder.state
-
-typedef struct {
-  uint64_t seq;
-  uint32_t kind;              // RecordedInput.Kind
-  int32_t n, npos, nvel;      // e[0..n) inputs, then npos coordinates, then nvel rates
-  int64_t step, wall_ns;
-  double time;
-  uint64_t session, sequence;
-  input_entry e[];            // (ni + 2 nc)
-} rec_in;
-
-typedef struct {
-  uint64_t seq;
-  sim_event ev;
-} rec_ev;
-
-struct recorder {
-  sim *s;
-  char path[PATH_MAX];
-  rec_writer *w;                    // the writer thread's
-  spsc states, inputs, events;      // sim -> writer
-  size_t state_size, input_size;
-  uint32_t every_k, fields;
-  int slow_us;                      // testing: the writer sleeps this long per state frame
-  atomic_int state;                 // R_*
-  atomic_int writer_done;
-  atomic_int overflow;              // the input ring was full: the recording ended there
-  uint32_t seq;                     // simulation thread: the next sequence number
-  atomic_uint_fast64_t nstate, ndropped, ninput, nevent, bytes;
-  char error[400];                  // the writer's, set before writer_done
-  pthread_t writer;
-  int writer_started;
-  // loop thread
-  uv_timer_t timer;
-  uint64_t stop_at_ms;              // 0: no duration
-  int stopping;
-};
-
-// The last recording of a model, kept for GetRecording after it ended.
 typedef struct {
   char path[PATH_MAX];
   uint64_t nstate, ndropped, ninput, nevent, bytes;
@@ -69,317 +20,10 @@ typedef struct {
   char error[400];
 } rec_last;
 
-static recorder *current(sim *s) {
-  return atomic_load_explicit(&s->rec, memory_order_acquire);
-}
-
 static uint64_t now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
-static int64_t wall_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Simulation thread. Nothing here allocates or waits: a ring slot or nothing.
-
-static void put_state(sim *s, recorder *r) {
-  uint64_t seq = r->seq++;
-  uint64_t *slot = spsc_claim(&r->states);
-  if (!slot) {
-    atomic_fetch_add_explicit(&r->ndropped, 1, memory_order_relaxed);
-    return;
-  }
-  *slot = seq;
-  sim_fill_snap(s, (snap_hdr *)(slot + 1), r->fields);
-  spsc_publish(&r->states);
-}
-
-// A slot for an input change, or NULL after ending the recording (ring full).
-static rec_in *claim_input(sim *s, recorder *r, uint32_t kind) {
-  rec_in *in = spsc_claim(&r->inputs);
-  if (!in) {
-    atomic_store(&r->overflow, 1);
-    atomic_store(&r->state, R_DONE);   // the file ends before the change it could not keep
-    return NULL;
-  }
-  memset(in, 0, sizeof(*in));
-  in->seq = r->seq++;
-  in->kind = kind;
-  in->step = pt_nstep(s->d);
-  in->time = pt_time(s->d);
-  in->wall_ns = wall_now();
-  return in;
-}
-
-static recorder *active(sim *s) {
-  recorder *r = current(s);
-  if (!r)
-    return NULL;
-  int st = atomic_load_explicit(&r->state, memory_order_acquire);
-  if (st == R_STOP) {
-    atomic_store(&r->state, R_DONE);
-    return NULL;
-  }
-  return st == R_ACTIVE ? r : NULL;
-}
-
-void record_tick(sim *s) {
-  recorder *r = current(s);
-  if (!r)
-    return;
-  int st = atomic_load_explicit(&r->state, memory_order_acquire);
-  if (st == R_STARTING) {
-    put_state(s, r);   // the state the recording starts from
-    atomic_store(&r->state, R_ACTIVE);
-  } else if (st == R_STOP) {
-    atomic_store(&r->state, R_DONE);
-  }
-}
-
-void record_after_step(sim *s) {
-  recorder *r = active(s);
-  if (r && pt_nstep(s->d) % r->every_k == 0)
-    put_state(s, r);
-}
-
-void record_state_now(sim *s) {
-  recorder *r = active(s);
-  if (r)
-    put_state(s, r);
-}
-
-void record_input(sim *s, const input_rec *rec) {
-  recorder *r = active(s);
-  rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__INPUTS) : NULL;
-  if (!in)
-    return;
-  in->session = rec->session;
-  in->sequence = rec->seq;
-  in->n = rec->n;
-  memcpy(in->e, rec->e, sizeof(input_entry) * (size_t)rec->n);
-  spsc_publish(&r->inputs);
-}
-
-void record_watchdog(sim *s, int zeroed) {
-  recorder *r = active(s);
-  rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__WATCHDOG) : NULL;
-  if (!in)
-    return;
-  for (int i = 0; zeroed && i < s->ni; i++)
-    in->e[in->n++] = (input_entry){i, 0.0};
-  spsc_publish(&r->inputs);
-}
-
-void record_reset(sim *s) {
-  recorder *r = active(s);
-  rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__RESET) : NULL;
-  if (in)
-    spsc_publish(&r->inputs);
-}
-
-void record_set_state(sim *s, const pt_assign *pos, int npos, const pt_assign *vel,
-                      int nvel) {
-  recorder *r = active(s);
-  rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__SET_STATE) : NULL;
-  if (!in)
-    return;
-  for (int i = 0; i < npos && i < s->nc; i++)
-    in->e[in->npos++] = (input_entry){pos[i].coord, pos[i].value};
-  for (int i = 0; i < nvel && i < s->nc; i++)
-    in->e[in->npos + in->nvel++] = (input_entry){vel[i].coord, vel[i].value};
-  spsc_publish(&r->inputs);
-}
-
-void record_event(sim *s, const sim_event *ev) {
-  recorder *r = active(s);
-  if (!r)
-    return;
-  rec_ev *e = spsc_claim(&r->events);
-  uint64_t seq = r->seq++;
-  if (!e)
-    return;   // events are reported to subscribers and logged too; a full ring skips one here
-  e->seq = seq;
-  e->ev = *ev;
-  spsc_publish(&r->events);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Writer thread.
-
-static uint64_t head_seq(spsc *q) {
-  uint64_t *p = spsc_peek(q);
-  return p ? *p : UINT64_MAX;
-}
-
-static int write_state(recorder *r, uint64_t *slot) {
-  snap_hdr *h = (snap_hdr *)(slot + 1);
-  state_msg sm;
-  state_build(&sm, r->s, h, h->fields, 0);
-  sm.f.sequence = atomic_load_explicit(&r->nstate, memory_order_relaxed);
-  int rc = rec_write_state(r->w, (uint32_t)*slot, (uint64_t)h->wall_ns, &sm.f);
-  state_release(&sm);
-  atomic_fetch_add_explicit(&r->nstate, 1, memory_order_relaxed);
-  if (r->slow_us > 0) {   // testing: a disk that cannot keep up
-    struct timespec ts = {r->slow_us / 1000000, (long)(r->slow_us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-  }
-  return rc;
-}
-
-static int write_input(recorder *r, rec_in *in) {
-  sim *s = r->s;
-  Partita__V1__RecordedInput m = PARTITA__V1__RECORDED_INPUT__INIT;
-  size_t na = (size_t)(in->npos + in->nvel);
-  uint32_t *idx = calloc((size_t)in->n + 1, sizeof(*idx));
-  double *val = calloc((size_t)in->n + 1, sizeof(*val));
-  Partita__V1__IndexedValue *iv = calloc(na + 1, sizeof(*iv));
-  Partita__V1__IndexedValue **ivp = calloc(na + 1, sizeof(*ivp));
-  int rc = -1;
-  if (idx && val && iv && ivp) {
-    m.model = s->name;
-    m.kind = (Partita__V1__RecordedInput__Kind)in->kind;
-    m.step = in->step;
-    m.time = in->time;
-    m.session = in->session;
-    m.sequence = in->sequence;
-    m.wall_time_ns = in->wall_ns;
-    for (int i = 0; i < in->n; i++) {
-      idx[i] = (uint32_t)in->e[i].index;
-      val[i] = in->e[i].value;
-    }
-    m.n_index = m.n_values = (size_t)in->n;
-    m.index = idx;
-    m.values = val;
-    for (size_t i = 0; i < na; i++) {
-      Partita__V1__IndexedValue v = PARTITA__V1__INDEXED_VALUE__INIT;
-      v.index = (uint32_t)in->e[i].index;
-      v.value = in->e[i].value;
-      iv[i] = v;
-      ivp[i] = &iv[i];
-    }
-    m.n_coordinates = (size_t)in->npos;
-    m.coordinates = ivp;
-    m.n_rates = (size_t)in->nvel;
-    m.rates = ivp + in->npos;
-    atomic_fetch_add_explicit(&r->ninput, 1, memory_order_relaxed);
-    rc = rec_write_input(r->w, (uint32_t)in->seq, (uint64_t)in->wall_ns, &m);
-  }
-  free(idx);
-  free(val);
-  free(iv);
-  free(ivp);
-  return rc;
-}
-
-static int write_event(recorder *r, rec_ev *e) {
-  Partita__V1__ModelEvent m = PARTITA__V1__MODEL_EVENT__INIT;
-  m.model = r->s->name;
-  m.kind = (Partita__V1__ModelEvent__Kind)e->ev.kind;
-  m.message = e->ev.msg;
-  m.time = e->ev.time;
-  m.step = e->ev.step;
-  m.code = e->ev.code < 0 ? STATUS(MODEL_ERROR) : STATUS(OK);
-  atomic_fetch_add_explicit(&r->nevent, 1, memory_order_relaxed);
-  return rec_write_event(r->w, (uint32_t)e->seq, (uint64_t)wall_now(), &m);
-}
-
-// Writes every record waiting, oldest sequence first. Returns how many, -1 on a write error.
-static long drain(recorder *r) {
-  long n = 0;
-  for (;;) {
-    uint64_t a = head_seq(&r->states), b = head_seq(&r->inputs), c = head_seq(&r->events);
-    int rc;
-    if (a == UINT64_MAX && b == UINT64_MAX && c == UINT64_MAX)
-      return n;
-    if (a <= b && a <= c) {
-      rc = write_state(r, spsc_peek(&r->states));
-      spsc_release(&r->states);
-    } else if (b <= c) {
-      rc = write_input(r, spsc_peek(&r->inputs));
-      spsc_release(&r->inputs);
-    } else {
-      rc = write_event(r, spsc_peek(&r->events));
-      spsc_release(&r->events);
-    }
-    if (rc < 0)
-      return -1;
-    n++;
-  }
-}
-
-static void *writer_main(void *arg) {
-  recorder *r = arg;
-  char name[16];
-  snprintf(name, sizeof(name), "rec:%.11s", r->s->name);
-  pthread_setname_np(pthread_self(), name);
-  struct timespec last;
-  clock_gettime(CLOCK_MONOTONIC, &last);
-  int dirty = 0, failed = 0;
-  for (;;) {
-    int done = atomic_load(&r->state) == R_DONE;   // read before draining: nothing comes after
-    long n = failed ? 0 : drain(r);
-    if (n < 0) {
-      snprintf(r->error, sizeof(r->error), "%s", rec_writer_error(r->w));
-      log_error("model %s: recording %s: %s; recording ended", r->s->name, r->path, r->error);
-      failed = 1;
-      atomic_store(&r->state, R_STOP);   // the simulation stops producing
-    }
-    if (failed) {   // keep the rings empty until the simulation thread lets go
-      while (spsc_peek(&r->states))
-        spsc_release(&r->states);
-      while (spsc_peek(&r->inputs))
-        spsc_release(&r->inputs);
-      while (spsc_peek(&r->events))
-        spsc_release(&r->events);
-    }
-    if (done)
-      break;
-    dirty |= n > 0;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t since = (int64_t)(now.tv_sec - last.tv_sec) * 1000000000 + now.tv_nsec - last.tv_nsec;
-    if (dirty && !failed && since > FLUSH_NS) {
-      rec_writer_flush(r->w);
-      last = now;
-      dirty = 0;
-    }
-    atomic_store_explicit(&r->bytes, rec_writer_bytes(r->w), memory_order_relaxed);
-    if (n == 0) {
-      struct timespec ts = {0, WRITER_IDLE_NS};
-      nanosleep(&ts, NULL);
-    }
-  }
-  char ns[24], nd[24], ni[24], ne[24], err[300];
-  snprintf(ns, sizeof(ns), "%llu", (unsigned long long)atomic_load(&r->nstate));
-  snprintf(nd, sizeof(nd), "%llu", (unsigned long long)atomic_load(&r->ndropped));
-  snprintf(ni, sizeof(ni), "%llu", (unsigned long long)atomic_load(&r->ninput));
-  snprintf(ne, sizeof(ne), "%llu", (unsigned long long)atomic_load(&r->nevent));
-  const char *result = failed ? "write error"
-                       : atomic_load(&r->overflow)
-                           ? "ended: the input ring was full (the writer could not keep up)"
-                           : "completed";
-  const char *kv[] = {"state_frames", ns, "dropped_frames", nd, "inputs", ni,
-                      "events", ne, "result", result};
-  uint64_t bytes = rec_writer_bytes(r->w);
-  if (failed) {
-    rec_writer_abandon(r->w);
-  } else if (rec_writer_close(r->w, kv, 5, err, sizeof(err)) < 0) {
-    snprintf(r->error, sizeof(r->error), "%.300s", err);
-    log_error("model %s: recording %s: %s", r->s->name, r->path, err);
-  } else {
-    struct stat st;
-    bytes = stat(r->path, &st) == 0 ? (uint64_t)st.st_size : bytes;
-  }
-  r->w = NULL;
-  atomic_store(&r->bytes, bytes);
-  atomic_store(&r->writer_done, 1);
-  return NULL;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -508,7 +152,7 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
                  double duration, char *err, size_t errlen) {
   const config *cfg = s->cfg;
   const rec_source *src = s->rec_src;
-  if (current(s)) {
+  if (record_current(s)) {
     snprintf(err, errlen, "model %s is already recording", s->name);
     return STATUS(ALREADY_EXISTS);
   }
@@ -558,7 +202,7 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
     return STATUS(FAILED_PRECONDITION);
   }
   atomic_init(&r->state, R_STARTING);
-  if (pthread_create(&r->writer, NULL, writer_main, r)) {
+  if (pthread_create(&r->writer, NULL, record_writer_main, r)) {
     rec_writer_abandon(r->w);
     free_recorder(r);
     snprintf(err, errlen, "could not start the recording's writer thread");
@@ -662,7 +306,7 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
 }
 
 void record_on_unload(sim *s) {
-  recorder *r = current(s);
+  recorder *r = record_current(s);
   if (!r)
     return;
   // the model's thread is gone: nothing more comes; let the writer finish and wait for it
@@ -690,7 +334,7 @@ void record_free(sim *s) {
 static void reply_record(conn *c, uint64_t id, sim *s) {
   Partita__V1__RecordStatus st = PARTITA__V1__RECORD_STATUS__INIT;
   pb_response resp = PARTITA__V1__RESPONSE__INIT;
-  recorder *r = current(s);
+  recorder *r = record_current(s);
   rec_last *l = s->rec_last;
   st.model = s->name;
   if (r) {
@@ -733,9 +377,9 @@ void record_request(conn *c, Partita__V1__Request *q, sim *s) {
                    rq->fields);
       return;
     }
-    if (current(s)) {
+    if (record_current(s)) {
       reply_status(c, q->id, STATUS(ALREADY_EXISTS), "model %s is already recording to %s",
-                   s->name, current(s)->path);
+                   s->name, record_current(s)->path);
       return;
     }
     int rc = resolve_path(s->cfg, rq->path, full, sizeof(full), err, sizeof(err));
@@ -747,7 +391,7 @@ void record_request(conn *c, Partita__V1__Request *q, sim *s) {
       return;
     }
   } else if (q->op_case == PARTITA__V1__REQUEST__OP_STOP_RECORDING) {
-    recorder *r = current(s);
+    recorder *r = record_current(s);
     if (!r) {
       reply_status(c, q->id, STATUS(FAILED_PRECONDITION), "model %s is not recording",
                    s->name);
