@@ -50,13 +50,17 @@ def rdaemon(workdir, recdir):
     d.check_clean_exit()
 
 
-def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir):
-    """2 s of a pendulum in real time driven by a 200 Hz UDP input stream: every recorded
-    state is reproduced bit for bit by `partita replay`, and every input applied is in the
-    file (the model's own count of applied UDP inputs)."""
+@pytest.mark.parametrize("model", ["pendulum.yaml", "panda.urdf"])
+def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir, model):
+    """2 s of a model in real time driven by a 200 Hz UDP input stream (the pendulum; the
+    Panda from URDF, on the joint-coordinate tree path, 7 inputs): every recorded state is
+    reproduced bit for bit by `partita replay`, and every input applied is in the file (the
+    model's own count of applied UDP inputs)."""
     name = unique("rt")
     with rdaemon.client() as c:
-        c.load_model_file(PENDULUM, name=name, mode="paused")
+        info = c.load_model_file(os.path.join(ROOT, "configs", "models", model), name=name,
+                                 mode="paused")
+        ni = len(info.inputs)
         st = record(c, name, name + ".mcap")
         assert st.active and st.path == os.path.join(os.path.realpath(recdir), name + ".mcap")
         c.set_mode(name, "realtime")
@@ -64,7 +68,8 @@ def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir):
         t0 = time.monotonic()
         k = 0
         while time.monotonic() - t0 < 2.0:
-            sender.send([0.8 * ((k % 40) / 40.0 - 0.5)])   # a saw-tooth torque
+            saw = 0.8 * ((k % 40) / 40.0 - 0.5)       # a saw-tooth torque on every input
+            sender.send([saw * (1 + 0.1 * i) for i in range(ni)])
             k += 1
             time.sleep(0.005)
         time.sleep(0.05)   # the last datagram applied
@@ -89,6 +94,30 @@ def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir):
     assert set(rec.input_session.tolist()) == {sender.session}
     assert all(b > a for a, b in zip(rec.input_sequence, rec.input_sequence[1:]))
     assert (rec.wall_time_ns[1:] >= rec.wall_time_ns[:-1]).all()
+
+
+def test_fourbar_through_partition_switches_replays_bit_for_bit(rdaemon):
+    """The parallelogram four-bar (ABM4, hybrid LU/QR partition) in real time through its
+    singular positions: the switches happen in the recording (events) and replay repeats
+    them to the bit."""
+    name = unique("fb")
+    with rdaemon.client() as c:
+        c.load_model_file(os.path.join(ROOT, "configs", "models", "fourbar_parallelogram.yaml"),
+                          name=name, mode="paused")
+        record(c, name, name + ".mcap", every_k=2)
+        c.set_mode(name, "realtime", rate=4.0)       # 4 s of its motion in about 1 s
+        deadline = time.monotonic() + 20
+        while c.get_state(name).step < 4000:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        c.set_mode(name, "paused")
+        switches = c.stats(name).models[0].qr_switches
+        end = stop_and_wait(c, name)
+    assert switches > 0
+    out = json.loads(cli("replay", end.path, "--json").stdout)
+    assert out["bit_identical"] and out["states"] == end.state_frames
+    info = json.loads(cli("info", end.path, "--json").stdout)
+    assert info["events"] >= 2 * switches - 1        # to QR and back, as events
 
 
 def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
