@@ -194,6 +194,51 @@ static int load_realtime(walk *w, config *c, yaml_node_t *map) {
   return 0;
 }
 
+static int load_record(walk *w, config *c, yaml_node_t *map) {
+  const char *k;
+  yaml_node_t *v;
+  if (map->type != YAML_MAPPING_NODE)
+    return bad(w, map, "record: expected a mapping");
+  FOR_PAIRS(w, map, k, v) {
+    double x;
+    if (!k)
+      return bad(w, v, "bad key");
+    if (!strcmp(k, "dir")) {
+      if (get_str(w, v, c->record.dir, sizeof(c->record.dir)))
+        return -1;
+    } else if (!strcmp(k, "all")) {
+      if (get_bool(w, v, &c->record.all))
+        return -1;
+    } else if (!strcmp(k, "fsync")) {
+      if (get_bool(w, v, &c->record.fsync))
+        return -1;
+    } else if (!strcmp(k, "every_k")) {
+      if (get_num(w, v, 1, 1e9, &x))
+        return -1;
+      c->record.every_k = (unsigned)x;
+    } else if (!strcmp(k, "fields")) {
+      if (get_num(w, v, 0, 127, &x))
+        return -1;
+      c->record.fields = (unsigned)x;
+    } else if (!strcmp(k, "queue_frames")) {
+      if (get_num(w, v, 2, 1 << 24, &x))
+        return -1;
+      c->record.queue_frames = (int)x;
+    } else if (!strcmp(k, "queue_inputs")) {
+      if (get_num(w, v, 2, 1 << 24, &x))
+        return -1;
+      c->record.queue_inputs = (int)x;
+    } else if (!strcmp(k, "test_slow_us")) {
+      if (get_num(w, v, 0, 1e6, &x))
+        return -1;
+      c->record.test_slow_us = (int)x;
+    } else {
+      return bad(w, v, "unknown key in record");
+    }
+  }
+  return 0;
+}
+
 static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir) {
   if (seq->type == YAML_SCALAR_NODE && !*scalar(seq))
     return 0;   // "models:" with nothing
@@ -297,6 +342,8 @@ static int load_root(walk *w, config *c, yaml_node_t *root, const char *dir) {
       rc = load_limits(w, c, v);
     else if (!strcmp(k, "realtime"))
       rc = load_realtime(w, c, v);
+    else if (!strcmp(k, "record"))
+      rc = load_record(w, c, v);
     else
       return bad(w, v, "unknown key");
     if (rc)
@@ -336,6 +383,7 @@ int config_load(config *c, const char *path, char *err, size_t errlen) {
 static const char usage[] =
     "usage: partitad [--config FILE] [--listen HOST:PORT] [--udp HOST:PORT] [--socket PATH]\n"
     "                [--model FILE ...] [--log FILE] [--log-level error|warn|info|debug]\n"
+    "                [--record-dir DIR]\n"
     "Defaults: --listen 127.0.0.1:7450, no Unix socket, no UDP. An empty value (\"\")\n"
     "disables a transport. Command-line values override the config file.\n";
 
@@ -370,6 +418,8 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
     if (!strcmp(o, "--config") && v) {
     } else if (!strcmp(o, "--listen") && v) {
       rc = copy_opt(c->listen, sizeof(c->listen), v, err, errlen);
+    } else if (!strcmp(o, "--record-dir") && v) {
+      rc = copy_opt(c->record.dir, sizeof(c->record.dir), v, err, errlen);
     } else if (!strcmp(o, "--udp") && v) {
       rc = copy_opt(c->udp, sizeof(c->udp), v, err, errlen);
     } else if (!strcmp(o, "--socket") && v) {

@@ -59,6 +59,16 @@ typedef struct {
     int max_lag_ms;
     int overrun_pause_ms;       // a model overrunning without a break this long is paused (0: never)
   } realtime;
+  struct {                      // recordings (docs/recording.md)
+    char dir[CFG_STR];          // files are created inside it ("": recording is off)
+    int all;                    // record every model from its load
+    unsigned every_k;           // state decimation of those recordings (0 = 1)
+    unsigned fields;            // their Field bits (0 = all but bodies)
+    int fsync;                  // fsync after each chunk (power loss)
+    int queue_frames;           // state frames the writer may fall behind by (then dropped)
+    int queue_inputs;           // input changes it may fall behind by (then it ends)
+    int test_slow_us;           // testing: the writer sleeps this long per state frame
+  } record;
 } config;
 
 void config_defaults(config *c);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "record.h"
 #include "server.h"
 #include "text.h"
 
@@ -378,6 +379,9 @@ static const request_def requests[] = {
     {OP(LINEARIZE), "Linearize", h_heavy, REQ_MODEL | REQ_TAKES},
     {OP(EQUILIBRIUM), "Equilibrium", h_heavy, REQ_MODEL | REQ_TAKES},
     {OP(GET_STATS), "GetStats", h_stats, 0},
+    {OP(RECORD), "Record", record_request, REQ_MODEL},             // record.c
+    {OP(STOP_RECORDING), "StopRecording", record_request, REQ_MODEL},
+    {OP(GET_RECORDING), "GetRecording", record_request, REQ_MODEL},
 };
 #undef OP
 

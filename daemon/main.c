@@ -117,7 +117,10 @@ static int preload(server *srv) {
     sim_opts o = {.mode = cm->mode,
                   .rate = cm->rate,
                   .input_timeout_ms = cm->input_timeout_ms,
-                  .input_hold = cm->input_hold};
+                  .input_hold = cm->input_hold,
+                  .src_file = cm->file,   // kept for recordings (record.c)
+                  .floating_base = cm->floating_base,
+                  .balance_inertia = cm->balance_inertia};
     if (server_add_model(srv, name, m, &o, NULL, msg, sizeof(msg)) != 0) {
       pt_model_free(m);
       log_error("model %s: %s", cm->file, msg);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "record.h"
 #include "server.h"
 #include "text.h"
 
@@ -51,7 +52,9 @@ int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts 
   }
   s->server = srv;
   s->on_async = subs_on_async;
+  record_on_load(s, o, srv->loop);   // keeps the text; the config may record from the start
   if (sim_start(s, srv->loop, o)) {
+    record_on_unload(s);
     s->m = NULL;
     sim_free(s);
     snprintf(err, errlen, "could not start the thread of model '%s'", name);
@@ -77,6 +80,7 @@ void server_unload(server *srv, sim *s) {
   srv->nmodels--;
   subs_drop_model(s);
   sim_stop(s);   // answers queued commands with "unloaded"
+  record_on_unload(s);   // an active recording ends with the model's last step
   log_info("model %s unloaded", s->name);
   uv_close((uv_handle_t *)&s->async, on_async_closed);
 }
@@ -150,6 +154,9 @@ static void load_after(uv_work_t *w, int status) {
   } else {
     const char *name = j->name[0] ? j->name : pt_model_name(j->m);
     sim *s = NULL;
+    j->opts.src_text = j->text;   // kept by the model for its recordings
+    j->opts.src_len = j->len;
+    j->opts.src_name = j->source;
     int code = srv->stopping ? STATUS(FAILED_PRECONDITION)
                              : server_add_model(srv, name, j->m, &j->opts, &s, err,
                                                 sizeof(err));
@@ -220,6 +227,9 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->opts.rate = rq->rate > 0 ? rq->rate : 1.0;
   j->opts.input_timeout_ms = rq->input_timeout_ms;
   j->opts.input_hold = rq->input_hold;
+  j->opts.floating_base = rq->floating_base;
+  j->opts.balance_inertia = rq->balance_inertia;
+  j->opts.src_format = (int)rq->format;   // 0: by content, as the loader decides
   j->load.floating_base = rq->floating_base;
   j->load.balance_inertia = rq->balance_inertia;
   j->load.max_text_bytes = (size_t)srv->cfg.limits.model_bytes;   // 0: the engine's defaults

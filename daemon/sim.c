@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "record.h"
 
 #define CMDQ_CAP 256
 #define INQ_CAP 64
@@ -123,6 +124,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
 void sim_free(sim *s) {
   if (!s)
     return;
+  record_free(s);
   if (s->d)
     pt_data_free(s->d);
   for (int i = 0; i < SIM_SLOTS; i++) {
@@ -272,6 +274,7 @@ int sim_read_indep(sim *s, const char **out, int cap) {
 static void event(sim *s, int kind, int code, const char *msg) {
   sim_event ev = {.kind = kind, .code = code, .time = pt_time(s->d), .step = pt_nstep(s->d)};
   snprintf(ev.msg, sizeof(ev.msg), "%s", msg);
+  record_event(s, &ev);
   if (spsc_push(&s->eventq, &ev) == 0)
     uv_async_send(&s->async);
 }
@@ -308,6 +311,8 @@ static void fill_snap(sim *s, snap_hdr *h, uint32_t fields) {
   }
 }
 
+void sim_fill_snap(sim *s, snap_hdr *h, uint32_t fields) { fill_snap(s, h, fields); }
+
 static void emit_frames(sim *s) {
   int64_t step = pt_nstep(s->d);
   uint32_t fields = 0;
@@ -333,6 +338,7 @@ static void drain_inputs(sim *s) {
       pt_set_input(s->m, s->d, rec->e[i].index, rec->e[i].value);
     s->in_session = rec->session;
     s->in_seq = rec->seq;
+    record_input(s, rec);
     spsc_release(&s->inq);
     if (watchdog_input(&s->wd, now_ns()) == WD_RESUMED)
       event(s, EV_INPUT_RESUMED, 0, "inputs arrive again");
@@ -347,6 +353,7 @@ static void watch_inputs(sim *s) {
   if (!s->input_hold)
     for (int i = 0; i < s->ni; i++)
       pt_set_input(s->m, s->d, i, 0.0);
+  record_watchdog(s, !s->input_hold);
   char msg[200];
   snprintf(msg, sizeof(msg), "no input for %.0f ms: inputs %s", (double)s->wd.timeout / 1e6,
            s->input_hold ? "held" : "set to zero");
@@ -402,6 +409,7 @@ static void after_step(sim *s) {
                    : "switched back to the LU partition");
   }
   emit_frames(s);
+  record_after_step(s);
 }
 
 // A step outside real time (free run, Step): no deadline to overrun.
@@ -524,8 +532,10 @@ static void run_cmd(sim *s, sim_cmd *c) {
     run_steps(s, c);
     break;
   case CMD_RESET:
+    record_reset(s);
     pt_data_reset(s->m, s->d);
     c->status = pt_forward(s->m, s->d);
+    record_state_now(s);
     atomic_store(&s->pub_failed, c->status < 0);
     if (c->status < 0)
       snprintf(c->msg, sizeof(c->msg), "reset: %s", pt_strerror(c->status));
@@ -535,8 +545,11 @@ static void run_cmd(sim *s, sim_cmd *c) {
     break;
   case CMD_SET_STATE:
     c->status = pt_set_state(s->m, s->d, c->pos, c->npos, c->vel, c->nvel, &err);
-    if (c->status == PT_OK)
+    if (c->status == PT_OK) {
       atomic_store(&s->pub_failed, 0);
+      record_set_state(s, c->pos, c->npos, c->vel, c->nvel);
+      record_state_now(s);
+    }
     if (c->status < 0)
       snprintf(c->msg, sizeof(c->msg), "%s", err.msg[0] ? err.msg : pt_strerror(c->status));
     publish(s);
@@ -660,6 +673,7 @@ static void *run(void *arg) {
     set_sched(s, 1);
   rt_resync(s);
   while (!atomic_load(&s->stop)) {
+    record_tick(s);
     run_cmds(s);
     switch (s->mode) {
     case MODE_FREE_RUN:

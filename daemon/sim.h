@@ -127,7 +127,18 @@ typedef struct {
   double rate;
   unsigned input_timeout_ms;  // real time: the input watchdog (0: off)
   int input_hold;             // on timeout hold the last inputs (default: zero them)
+  // the model's text, kept for recordings (record.c): in memory, or a file to read
+  const char *src_text;
+  size_t src_len;
+  const char *src_file;
+  const char *src_name;       // names the text (the attachment)
+  int src_format;             // 1 YAML, 2 URDF, 0: by name and content
+  int floating_base;
+  int balance_inertia;   // URDF inertias repaired at load (kept for recordings)
 } sim_opts;
+
+struct recorder;
+struct rec_source;
 
 struct sim {
   char name[SIM_NAME];
@@ -203,6 +214,11 @@ struct sim {
   int64_t udp_inputs, stale_inputs, malformed_inputs, unauthorized_inputs, dropped_inputs;
   int64_t dropped_loop;             // frames dropped for slow subscribers
   int nsubscribers;
+  // recording (record.c): the active recording, set by the loop thread and read by this
+  // model's thread at step boundaries; the model text it embeds; the last one's counts
+  _Atomic(struct recorder *) rec;
+  struct rec_source *rec_src;
+  void *rec_last;
   void *subs_head;                  // loop-side subscription list (subs.c)
   int fanout_depth;                 // > 0 while frames are being sent: defer frees
 };
@@ -234,6 +250,9 @@ const snap_hdr *sim_latest(sim *s);
 // Copies the independent coordinate names last published into out (cap entries); returns
 // how many. Never waits for the simulation thread.
 int sim_read_indep(sim *s, const char **out, int cap);
+
+// Fills a state record from the model's data (simulation thread; record.c).
+void sim_fill_snap(sim *s, snap_hdr *h, uint32_t fields);
 
 // Offsets into a state record.
 static inline double *snap_q(snap_hdr *h) { return (double *)(h + 1); }

@@ -12,8 +12,20 @@
 
 #include "cli.h"
 #include "partita.h"
+#include "record.h"
 
 typedef enum { LOCAL, REMOTE } cmd_kind;
+
+// `partita record`: a daemon's recording (record_remote.c needs the client library).
+static int run_record(int argc, char **argv) {
+#ifdef PARTITA_HAVE_REMOTE
+  return cli_record_remote_main(argc, argv);
+#else
+  (void)argc;
+  cli_error(argv[0], "remote commands are not available in this build");
+  return CLI_EXIT_USAGE;
+#endif
+}
 
 typedef struct {
   const char *name;
@@ -35,7 +47,7 @@ static const command commands[] = {
   {"simulate", LOCAL, cli_simulate_main,
    "simulate MODEL [--duration T] [--dt H] [--integrator rk4|abm4|euler] [--every K]\n"
    "         [--set ACTUATOR=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
-   "         [--json] [--floating-base] [--balance-inertia]",
+   "         [--json] [--floating-base] [--balance-inertia] [--record FILE]",
    "Simulate MODEL with the embedded engine and print CSV on stdout: t, each coordinate,\n"
    "each coordinate rate (NAME.rate), energy, residual_pos, residual_vel; one row at t=0\n"
    "and one every K steps. Steps = round(T / H).\n"
@@ -46,7 +58,30 @@ static const command commands[] = {
    "  --set A=V         hold actuator input A at V (repeatable)\n"
    "  --init C=V        start coordinate C at V; the rest is assembled around it\n"
    "  --init-rate C=V   start coordinate C with rate V\n"
-   "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"},
+   "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"
+   "  --record FILE     also write an MCAP recording (states every K steps, the inputs,\n"
+   "                    the model text and options): see replay, info, export\n"},
+  // recordings (record.c, docs/recording.md)
+  {"replay", LOCAL, cli_replay_main, "replay FILE [--model MODEL] [--json]",
+   "Rebuild the model of a recording (or MODEL instead), apply the recorded inputs at their\n"
+   "recorded steps and compare every recorded state: identical bit for bit for the same\n"
+   "model (exit 1 otherwise), or a table of the largest differences per coordinate.\n"
+   "  --model MODEL     replay with this model file instead of the recorded one\n"
+   "  --json            one JSON object\n"},
+  {"info", LOCAL, cli_info_main, "info FILE [--json]",
+   "Summary of a recording: model, channels and message counts, steps and time range,\n"
+   "inputs, events, overruns, dropped state frames; a cut-off file says where it ends.\n"},
+  {"export", LOCAL, cli_export_main, "export FILE --csv",
+   "The recorded states as CSV with the columns of `partita simulate`.\n"},
+  {"record", LOCAL, run_record,
+   "record NAME --out FILE [--duration T] [--every K] [--fields LIST] [--json]",
+   "Record daemon model NAME into FILE, created by partitad inside its record directory\n"
+   "(config record.dir, --record-dir; a relative FILE is taken from there), for T seconds\n"
+   "or until Ctrl-C, then print what was written (frames, dropped frames, inputs, bytes).\n"
+   "  --every K         one state frame every K steps (default 1)\n"
+   "  --fields LIST     coordinates,rates,accelerations,inputs,bodies,energy,residual, all\n"
+   "                    or default (default: all but bodies, what replay compares)\n"
+   "Talks to a running partitad (--connect HOST:PORT or --socket PATH).\n"},
   {"inverse", LOCAL, cli_inverse_main,
    "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
    "                [--init-rate NAME=VALUE ...] [--floating-base] [--balance-inertia] [--json]",
@@ -210,7 +245,8 @@ int main(int argc, char **argv) {
   char **cargv = argv + 1;
   switch (c->kind) {
     case LOCAL:
-      if (!wants_help(cargc, cargv) && has_arg(cargc, cargv, "--model"))
+      if (c->run != cli_replay_main && !wants_help(cargc, cargv) &&
+          has_arg(cargc, cargv, "--model"))
         return run_remote(cargc, cargv);   // asked of a running daemon
       return c->run(cargc, cargv);   // handles --help itself, in its option loop
     case REMOTE:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "record.h"
 #include "partita.h"
 
 #define ASSIGN_NAME_MAX 256
@@ -269,6 +270,7 @@ typedef struct {
   pt_integrator integrator;
   long every;
   int json;
+  const char *record;              // --record FILE (record.c)
   pt_load_options lopt;
   assign_arg *set, *init, *rate;   // (argc) each
   int nset, ninit, nrate;
@@ -290,6 +292,10 @@ static int sim_parse(int argc, char **argv, sim_options *o) {
       o->lopt.floating_base = 1;
     } else if (cli_is_flag(a, "--balance-inertia")) {
       o->lopt.balance_inertia = 1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--record", &v)) != 0) {
+      if (r < 0)
+        return -1;
+      o->record = v;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--duration", &v)) != 0) {
       if (r < 0 || cli_parse_double(cmd, "--duration", v, &o->duration) < 0) {
         return -1;
@@ -497,7 +503,8 @@ static void sim_header(const pt_model *m, cli_json *j) {
 }
 
 // Steps and prints. A failing step ends the run after what was computed has been written.
-static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t nsteps) {
+static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t nsteps,
+                   cli_rec *rec) {
   cli_json j;
   cli_json *jp = o->json ? &j : NULL;
   if (jp) {
@@ -505,6 +512,9 @@ static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t 
   }
   sim_header(m, jp);
   sim_row(m, d, jp);
+  if (rec && cli_rec_step(rec, m, d) < 0) {
+    nsteps = 0;   // the recording failed (said why): stop here
+  }
   int code = CLI_EXIT_OK;
   char msg[256] = "";
   for (int64_t k = 1; k <= nsteps; k++) {
@@ -518,6 +528,9 @@ static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t 
     }
     if (k % o->every == 0) {
       sim_row(m, d, jp);
+    }
+    if (rec && cli_rec_step(rec, m, d) < 0) {
+      break;
     }
   }
   if (jp) {
@@ -534,7 +547,50 @@ static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t 
   if (msg[0]) {
     cli_error("simulate", "%s: %s", o->path, msg);
   }
-  return code;
+  int rcode = cli_rec_close("simulate", rec, !msg[0]);
+  return code ? code : rcode;
+}
+
+// "NAME=VALUE" lines of --init or --init-rate, for the recording (%.17g reads back exactly).
+static char *assign_lines(const assign_arg *a, int n) {
+  size_t len = 1;
+  for (int k = 0; k < n; k++) {
+    len += strlen(a[k].name) + 32;
+  }
+  char *s = malloc(len);
+  size_t at = 0;
+  for (int k = 0; s && k < n; k++) {
+    at += (size_t)snprintf(s + at, len - at, "%s=%.17g\n", a[k].name, a[k].value);
+  }
+  if (s) {
+    s[at] = '\0';
+  }
+  return s;
+}
+
+// --record FILE: the model, its options, the initial assignments and the --set inputs.
+static cli_rec *sim_record_open(const pt_model *m, const pt_data *d, const sim_options *o) {
+  char *init = assign_lines(o->init, o->ninit), *rate = assign_lines(o->rate, o->nrate);
+  int *idx = calloc((size_t)o->nset + 1, sizeof(int));
+  double *val = calloc((size_t)o->nset + 1, sizeof(double));
+  cli_rec *rec = NULL;
+  if (init && rate && idx && val) {
+    for (int k = 0; k < o->nset; k++) {
+      idx[k] = pt_input_index(m, o->set[k].name);   // checked by sim_inputs
+      val[k] = o->set[k].value;
+    }
+    rec = cli_rec_open("simulate", o->record, o->path, &o->lopt, m, d,
+                       o->dt > 0 ? o->dt : pt_model_dt(m),
+                       o->has_integrator ? o->integrator : pt_model_integrator(m), o->every,
+                       init, rate, idx, val, o->nset);
+  } else {
+    cli_error("simulate", "%s", pt_strerror(PT_ENOMEM));
+  }
+  free(init);
+  free(rate);
+  free(idx);
+  free(val);
+  return rec;
 }
 
 int cli_simulate_main(int argc, char **argv) {
@@ -593,7 +649,12 @@ int cli_simulate_main(int argc, char **argv) {
     code = CLI_EXIT_FAIL;
     goto done;
   }
-  code = sim_run(m, d, &o, (int64_t)nreal);
+  cli_rec *rec = NULL;
+  if (o.record && !(rec = sim_record_open(m, d, &o))) {
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  code = sim_run(m, d, &o, (int64_t)nreal, rec);
 
 done:
   if (d) {

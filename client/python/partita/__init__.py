@@ -14,6 +14,7 @@ from .client import (DEFAULT_HOST, DEFAULT_PORT, FIELD_ACCELERATIONS, FIELD_ALL,
                      PartitaError, State, matrix_to_numpy, mode_name, mode_value,
                      parse_address)
 from .framing import FrameDecoder, FramingError, encode_frame, encode_varint
+from .recording import Recording, RecordingError, read_recording
 from .statespace import StateSpace, expm
 from .udp import UdpInputSender, UdpStateReceiver
 
@@ -23,5 +24,5 @@ __all__ = [
     "encode_varint", "matrix_to_numpy", "mode_name", "mode_value", "parse_address",
     "PROTOCOL_VERSION", "DEFAULT_HOST", "DEFAULT_PORT", "FIELD_COORDINATES", "FIELD_RATES",
     "FIELD_ACCELERATIONS", "FIELD_INPUTS", "FIELD_BODIES", "FIELD_ENERGY", "FIELD_RESIDUAL",
-    "FIELD_DEFAULT", "FIELD_ALL",
+    "FIELD_DEFAULT", "FIELD_ALL", "read_recording", "Recording", "RecordingError",
 ]

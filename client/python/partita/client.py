@@ -432,6 +432,31 @@ class Client:
         """Answers the Stats message (models[], server)."""
         return self.request("get_stats", pb.GetStats(model=model)).stats
 
+    # -- recordings (docs/recording.md) ------------------------------------------------------
+
+    def record(self, model, path, duration=0.0, every_k=0, fields=0):
+        """Starts recording `model` into `path` (inside the daemon's record directory);
+        answers the RecordStatus (path as the daemon opened it)."""
+        msg = pb.Record(model=model, path=path, duration=duration, every_k=every_k,
+                        fields=fields)
+        return self.request("record", msg).record_status
+
+    def recording(self, model):
+        """The RecordStatus of the recording in progress, else of the last one."""
+        return self.request("get_recording", pb.GetRecording(model=model)).record_status
+
+    def stop_recording(self, model, wait=True, timeout=60.0):
+        """Stops the recording; with `wait`, answers once its file is complete (the final
+        RecordStatus: frames written and dropped, inputs, bytes, error)."""
+        st = self.request("stop_recording", pb.StopRecording(model=model)).record_status
+        deadline = time.monotonic() + timeout
+        while wait and st.active:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the recording of %s did not end in time" % model)
+            time.sleep(0.02)
+            st = self.recording(model)
+        return st
+
 
 def _by_index(msg, by_index):
     if by_index is not None:

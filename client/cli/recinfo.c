@@ -1,0 +1,241 @@
+// recinfo.c: `partita info FILE [--json]` and `partita export FILE --csv`
+// (docs/recording.md).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "record.h"
+#include "recording.h"
+
+// ---------------------------------------------------------------------------------------------
+// info
+
+int cli_info_main(int argc, char **argv) {
+  const char *cmd = "info", *path = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
+      cli_usage(cmd, stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is_flag(argv[i], "--json")) {
+      json = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error(cmd, "unknown option '%s' (see partita info --help)", argv[i]);
+      return CLI_EXIT_USAGE;
+    } else if (path) {
+      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
+      return CLI_EXIT_USAGE;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path) {
+    cli_error(cmd, "FILE missing (usage: partita info FILE [--json])");
+    return CLI_EXIT_USAGE;
+  }
+  rec_file r;
+  int code = cli_rec_read(cmd, path, &r);
+  if (code) {
+    rec_file_free(&r);
+    return code;
+  }
+  // the time range of the states: first and last by sequence
+  const rec_entry *e0 = NULL, *e1 = NULL;
+  for (size_t k = 0; k < r.n; k++)
+    if (r.entries[k].kind == REC_STATE) {
+      if (!e0)
+        e0 = &r.entries[k];
+      e1 = &r.entries[k];
+    }
+  Partita__V1__StateFrame *first = e0 ? rec_state(e0) : NULL;
+  Partita__V1__StateFrame *last = e1 ? rec_state(e1) : NULL;
+  uint64_t t0 = 0, t1 = 0;
+  for (size_t k = 0; k < r.f.nmsg; k++) {
+    uint64_t t = r.f.msgs[k].log_time;
+    if (k == 0 || t < t0)
+      t0 = t;
+    if (k == 0 || t > t1)
+      t1 = t;
+  }
+  const char *dropped = rec_end_value(&r, "dropped_frames");
+  if (json) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "file");
+    cli_json_string(&j, path);
+    cli_json_key(&j, "complete");
+    cli_json_bool(&j, r.status == MCAP_READ_COMPLETE);
+    cli_json_key(&j, "note");
+    cli_json_string(&j, r.status == MCAP_READ_COMPLETE ? "" : r.f.note);
+    cli_json_key(&j, "model");
+    cli_json_string(&j, r.model);
+    cli_json_key(&j, "source");
+    cli_json_string(&j, r.source_name);
+    cli_json_key(&j, "dt");
+    cli_json_number(&j, r.dt);
+    cli_json_key(&j, "integrator");
+    cli_json_string(&j, r.integrator);
+    cli_json_key(&j, "every_k");
+    cli_json_int(&j, r.every_k);
+    cli_json_key(&j, "time_base");
+    cli_json_string(&j, r.time_base);
+    cli_json_key(&j, "channels");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < r.f.nchannel; i++) {
+      const mcap_channel *ch = &r.f.channels[i];
+      const mcap_schema *s = mcap_find_schema(&r.f, ch->schema_id);
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "topic");
+      cli_json_string(&j, ch->topic);
+      cli_json_key(&j, "schema");
+      cli_json_string(&j, s ? s->name : "");
+      cli_json_key(&j, "messages");
+      cli_json_int(&j, (long long)ch->count);
+      cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_key(&j, "states");
+    cli_json_int(&j, (long long)r.nstate);
+    cli_json_key(&j, "inputs");
+    cli_json_int(&j, (long long)r.ninput);
+    cli_json_key(&j, "events");
+    cli_json_int(&j, (long long)r.nevent);
+    cli_json_key(&j, "first_step");
+    cli_json_int(&j, first ? first->step : 0);
+    cli_json_key(&j, "last_step");
+    cli_json_int(&j, last ? last->step : 0);
+    cli_json_key(&j, "start_time");
+    cli_json_number(&j, first ? first->time : 0);
+    cli_json_key(&j, "end_time");
+    cli_json_number(&j, last ? last->time : 0);
+    cli_json_key(&j, "log_time_start_ns");
+    cli_json_int(&j, (long long)t0);
+    cli_json_key(&j, "log_time_end_ns");
+    cli_json_int(&j, (long long)t1);
+    cli_json_key(&j, "overruns");
+    cli_json_int(&j, (long long)r.overruns);
+    cli_json_key(&j, "dropped_frames");
+    cli_json_int(&j, dropped ? strtoll(dropped, NULL, 10) : (long long)r.seq_gaps);
+    cli_json_key(&j, "sequence_gaps");
+    cli_json_int(&j, (long long)r.seq_gaps);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+  } else {
+    printf("file        %s (%s)\n", path,
+           r.status == MCAP_READ_COMPLETE ? "complete, CRCs and indexes checked" : "cut off");
+    if (r.status != MCAP_READ_COMPLETE)
+      printf("note        %s\n", r.f.note);
+    printf("model       %s (%s, %s, dt %.17g, %s)\n", r.model,
+           r.source_name && r.source_name[0] ? r.source_name : "-",
+           r.format == 2 ? "urdf" : "yaml", r.dt, r.integrator ? r.integrator : "-");
+    printf("channels\n");
+    for (int i = 0; i < r.f.nchannel; i++) {
+      const mcap_channel *ch = &r.f.channels[i];
+      const mcap_schema *s = mcap_find_schema(&r.f, ch->schema_id);
+      printf("  %-28s %-26s %10llu messages\n", ch->topic, s ? s->name : "-",
+             (unsigned long long)ch->count);
+    }
+    printf("states      %zu (every %u steps), steps %lld..%lld, t %.17g..%.17g s\n", r.nstate,
+           r.every_k, (long long)(first ? first->step : 0), (long long)(last ? last->step : 0),
+           first ? first->time : 0.0, last ? last->time : 0.0);
+    printf("log time    %.9f..%.9f s (%s time)\n", (double)t0 / 1e9, (double)t1 / 1e9,
+           r.time_base ? r.time_base : "-");
+    printf("inputs      %zu\nevents      %zu\noverruns    %llu\n", r.ninput, r.nevent,
+           (unsigned long long)r.overruns);
+    if (dropped)
+      printf("dropped     %s state frames (the writer fell behind)\n", dropped);
+    else
+      printf("dropped     unknown (the file ends before its end record); %llu sequence gaps\n",
+             (unsigned long long)r.seq_gaps);
+  }
+  rec_state_free(first);
+  rec_state_free(last);
+  rec_file_free(&r);
+  if (fflush(stdout) != 0) {
+    cli_error(cmd, "writing the output failed");
+    return CLI_EXIT_FAIL;
+  }
+  return CLI_EXIT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// export
+
+static void csv_num(int have, double v) {
+  if (have)
+    printf(",%.17g", v);
+  else
+    fputc(',', stdout);
+}
+
+int cli_export_main(int argc, char **argv) {
+  const char *cmd = "export", *path = NULL;
+  int csv = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
+      cli_usage(cmd, stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is_flag(argv[i], "--csv")) {
+      csv = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error(cmd, "unknown option '%s' (see partita export --help)", argv[i]);
+      return CLI_EXIT_USAGE;
+    } else if (path) {
+      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
+      return CLI_EXIT_USAGE;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (!path || !csv) {
+    cli_error(cmd, "usage: partita export FILE --csv");
+    return CLI_EXIT_USAGE;
+  }
+  rec_file r;
+  int code = cli_rec_read(cmd, path, &r);
+  if (code) {
+    rec_file_free(&r);
+    return code;
+  }
+  // the columns of `partita simulate`
+  fputs("t", stdout);
+  for (int i = 0; i < r.nc; i++) {
+    fputc(',', stdout);
+    cli_csv_field(stdout, r.coord_names[i]);
+  }
+  for (int i = 0; i < r.nc; i++) {
+    char name[600];
+    snprintf(name, sizeof(name), "%s.rate", r.coord_names[i]);
+    fputc(',', stdout);
+    cli_csv_field(stdout, name);
+  }
+  fputs(",energy,residual_pos,residual_vel\n", stdout);
+  for (size_t k = 0; k < r.n; k++) {
+    if (r.entries[k].kind != REC_STATE)
+      continue;
+    Partita__V1__StateFrame *f = rec_state(&r.entries[k]);
+    if (!f) {
+      cli_error(cmd, "out of memory");
+      rec_file_free(&r);
+      return CLI_EXIT_FAIL;
+    }
+    printf("%.17g", f->time);
+    for (int i = 0; i < r.nc; i++)
+      csv_num((size_t)i < f->n_coordinates, (size_t)i < f->n_coordinates ? f->coordinates[i] : 0);
+    for (int i = 0; i < r.nc; i++)
+      csv_num((size_t)i < f->n_rates, (size_t)i < f->n_rates ? f->rates[i] : 0);
+    csv_num(f->energy != NULL, f->energy ? f->energy->kinetic + f->energy->potential : 0);
+    csv_num(f->residual != NULL, f->residual ? f->residual->position : 0);
+    csv_num(f->residual != NULL, f->residual ? f->residual->velocity : 0);
+    fputc('\n', stdout);
+    rec_state_free(f);
+  }
+  rec_file_free(&r);
+  if (fflush(stdout) != 0) {
+    cli_error(cmd, "writing the output failed");
+    return CLI_EXIT_FAIL;
+  }
+  return CLI_EXIT_OK;
+}

@@ -1,0 +1,300 @@
+"""Recording in partitad (docs/recording.md): Record / StopRecording / GetRecording, the
+config's record.all, replay of what the daemon recorded, a writer too slow for the model, and
+the simulation thread's allocations with a recording on."""
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import PARTITA_CLI, Daemon, double_pendulum_yaml, unique
+from partita import UdpInputSender, pb, read_recording
+from test_sim_alloc import SHIM, sim_allocations
+
+ROOT = os.environ.get("PARTITA_ROOT") or os.path.join(os.path.dirname(__file__), "..", "..")
+PENDULUM = os.path.join(ROOT, "configs", "models", "pendulum.yaml")
+
+
+def record(c, model, path, **kw):
+    return c.record(model, path, **kw)
+
+
+def status(c, model):
+    return c.recording(model)
+
+
+def stop_and_wait(c, model, timeout=20.0):
+    return c.stop_recording(model, wait=True, timeout=timeout)
+
+
+def cli(*args, check=0):
+    p = subprocess.run([PARTITA_CLI, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == check, "partita %s: exit %d\n%s\n%s" % (
+        " ".join(args), p.returncode, p.stdout, p.stderr)
+    return p
+
+
+@pytest.fixture(scope="module")
+def recdir(workdir):
+    d = os.path.join(workdir, "recordings")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+@pytest.fixture(scope="module")
+def rdaemon(workdir, recdir):
+    d = Daemon(workdir, extra_args=["--record-dir", recdir])
+    yield d
+    d.check_clean_exit()
+
+
+@pytest.mark.parametrize("model", ["pendulum.yaml", "panda.urdf"])
+def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir, model):
+    """2 s of a model in real time driven by a 200 Hz UDP input stream (the pendulum; the
+    Panda from URDF, on the joint-coordinate tree path, 7 inputs): every recorded state is
+    reproduced bit for bit by `partita replay`, and every input applied is in the file (the
+    model's own count of applied UDP inputs)."""
+    name = unique("rt")
+    with rdaemon.client() as c:
+        info = c.load_model_file(os.path.join(ROOT, "configs", "models", model), name=name,
+                                 mode="paused")
+        ni = len(info.inputs)
+        st = record(c, name, name + ".mcap")
+        assert st.active and st.path == os.path.join(os.path.realpath(recdir), name + ".mcap")
+        c.set_mode(name, "realtime")
+        sender = UdpInputSender(rdaemon.udp, name)
+        t0 = time.monotonic()
+        k = 0
+        while time.monotonic() - t0 < 2.0:
+            saw = 0.8 * ((k % 40) / 40.0 - 0.5)       # a saw-tooth torque on every input
+            sender.send([saw * (1 + 0.1 * i) for i in range(ni)])
+            k += 1
+            time.sleep(0.005)
+        time.sleep(0.05)   # the last datagram applied
+        c.set_mode(name, "paused")
+        applied = c.stats(name).models[0].udp_inputs
+        end = stop_and_wait(c, name)
+        steps = c.get_state(name).step
+    assert applied > 100
+    assert end.dropped_frames == 0 and not end.error
+    assert end.inputs == applied                  # every input applied, none dropped
+    assert end.state_frames == steps + 1          # the initial state and one per step
+    out = json.loads(cli("replay", end.path, "--json").stdout)
+    assert out["bit_identical"], out
+    assert out["states"] == steps + 1 and out["inputs"] == applied
+    info = json.loads(cli("info", end.path, "--json").stdout)
+    assert info["complete"] and info["time_base"] == "wall"
+    assert info["dropped_frames"] == 0
+    # the Python reader: the inputs as the sender numbered them, every state of every step
+    rec = read_recording(end.path)
+    assert rec.complete and list(rec.step) == list(range(steps + 1))
+    assert len(rec.input_sequence) == applied
+    assert set(rec.input_session.tolist()) == {sender.session}
+    assert all(b > a for a, b in zip(rec.input_sequence, rec.input_sequence[1:]))
+    assert (rec.wall_time_ns[1:] >= rec.wall_time_ns[:-1]).all()
+
+
+def test_fourbar_through_partition_switches_replays_bit_for_bit(rdaemon):
+    """The parallelogram four-bar (ABM4, hybrid LU/QR partition) in real time through its
+    singular positions: the switches happen in the recording (events) and replay repeats
+    them to the bit."""
+    name = unique("fb")
+    with rdaemon.client() as c:
+        c.load_model_file(os.path.join(ROOT, "configs", "models", "fourbar_parallelogram.yaml"),
+                          name=name, mode="paused")
+        record(c, name, name + ".mcap", every_k=2)
+        c.set_mode(name, "realtime", rate=4.0)       # 4 s of its motion in about 1 s
+        deadline = time.monotonic() + 20
+        while c.get_state(name).step < 4000:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        c.set_mode(name, "paused")
+        switches = c.stats(name).models[0].qr_switches
+        end = stop_and_wait(c, name)
+    assert switches > 0
+    out = json.loads(cli("replay", end.path, "--json").stdout)
+    assert out["bit_identical"] and out["states"] == end.state_frames
+    info = json.loads(cli("info", end.path, "--json").stdout)
+    assert info["events"] >= 2 * switches - 1        # to QR and back, as events
+
+
+def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
+    """A writer 2 ms per frame behind a lockstep model that steps as fast as it can: state
+    frames are dropped and counted, every input change is written, every step produced a
+    frame or a counted drop (the simulation never waited for room), and what was written
+    still replays bit for bit."""
+    cfg = "record:\n  test_slow_us: 2000\n  queue_frames: 32\n"
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        name = unique("slow")
+        with d.client() as c:
+            c.load_model(double_pendulum_yaml(name), name=name, mode="lockstep")
+            record(c, name, name + ".mcap")
+            n_in = 200
+            for k in range(n_in):
+                c.step_with_inputs(name, by_index=[0.1 * (k % 7), -0.05 * (k % 5)], n=10)
+            steps = c.get_state(name).step
+            end = stop_and_wait(c, name, timeout=60)
+        assert steps == n_in * 10
+        assert end.inputs == n_in
+        assert end.dropped_frames > 0
+        assert end.state_frames + end.dropped_frames == steps + 1
+        out = json.loads(cli("replay", end.path, "--json").stdout)
+        assert out["bit_identical"] and out["inputs"] == n_in
+        assert out["states"] == end.state_frames
+        info = json.loads(cli("info", end.path, "--json").stdout)
+        assert info["dropped_frames"] == end.dropped_frames
+        # each drop is a gap in the sequence numbers (but those after the last record written)
+        assert 0 < info["sequence_gaps"] <= end.dropped_frames
+    finally:
+        d.check_clean_exit()
+
+
+def test_record_all_from_load_with_reset_and_set_state(workdir, recdir):
+    """record.all: a model from the config is recorded from its first step, through a Reset
+    and a SetState; the recording ends with the model and replays bit for bit."""
+    sub = os.path.join(recdir, unique("all"))
+    os.makedirs(sub)
+    cfg = ("record:\n  all: true\n  dir: %s\n  every_k: 5\n"
+           "models:\n  - file: %s\n    name: allp\n    mode: lockstep\n" % (sub, PENDULUM))
+    d = Daemon(workdir, config=cfg)
+    try:
+        with d.client() as c:
+            c.step_with_inputs("allp", by_index=[0.3], n=100)
+            c.reset("allp")
+            c.step("allp", 50)
+            c.set_state("allp", coordinates={"hinge": 0.4}, rates={"hinge": -0.2})
+            c.set_inputs("allp", values={"tau": -0.1})
+            c.step("allp", 200)
+            st = status(c, "allp")
+            assert st.active and st.every_k == 5
+    finally:
+        d.check_clean_exit()
+    files = os.listdir(sub)
+    assert len(files) == 1 and files[0].startswith("allp-") and files[0].endswith(".mcap")
+    path = os.path.join(sub, files[0])
+    out = json.loads(cli("replay", path, "--json").stdout)
+    assert out["bit_identical"] and out["resets"] == 1
+    # 21 states before the reset (every 5 of 100 steps, and step 0), the state after the
+    # reset, 10 more, the state after SetState, 40 more
+    assert out["states"] == 21 + 1 + 10 + 1 + 40
+    info = json.loads(cli("info", path, "--json").stdout)
+    assert info["complete"] and info["inputs"] == 4   # input, reset, set_state, input
+
+
+def test_refusals(rdaemon, recdir):
+    name = unique("ref")
+    with rdaemon.client() as c:
+        c.load_model_file(PENDULUM, name=name, mode="lockstep")
+        for path, code in [("../x.mcap", pb.Status.INVALID_ARGUMENT),
+                           ("/etc/x.mcap", pb.Status.INVALID_ARGUMENT),
+                           ("", pb.Status.INVALID_ARGUMENT),
+                           ("no/such/dir/x.mcap", pb.Status.FAILED_PRECONDITION)]:
+            r = c.request("record", pb.Record(model=name, path=path), check=False)
+            assert r.status.code == code, (path, r.status)
+        r = c.request("record", pb.Record(model=name, path="f.mcap", fields=1000), check=False)
+        assert r.status.code == pb.Status.INVALID_ARGUMENT
+        r = c.request("record", pb.Record(model="nope", path="f.mcap"), check=False)
+        assert r.status.code == pb.Status.NOT_FOUND
+        r = c.request("stop_recording", pb.StopRecording(model=name), check=False)
+        assert r.status.code == pb.Status.FAILED_PRECONDITION
+        record(c, name, name + ".mcap")
+        r = c.request("record", pb.Record(model=name, path=name + "-2.mcap"), check=False)
+        assert r.status.code == pb.Status.ALREADY_EXISTS
+        c.step(name, 10)
+        stop_and_wait(c, name)
+        r = c.request("record", pb.Record(model=name, path=name + ".mcap"), check=False)
+        assert r.status.code == pb.Status.ALREADY_EXISTS   # never overwritten
+        # unloading while recording ends the file cleanly
+        record(c, name, name + "-3.mcap")
+        c.step(name, 10)
+        c.unload_model(name)
+    info = json.loads(cli("info", os.path.join(recdir, name + "-3.mcap"), "--json").stdout)
+    assert info["complete"] and info["states"] == 11
+
+
+def test_cli_record_command(rdaemon, recdir):
+    name = unique("cli")
+    with rdaemon.client() as c:
+        c.load_model_file(PENDULUM, name=name, mode="free")
+    p = cli("--connect", rdaemon.tcp, "record", name, "--out", name + ".mcap",
+            "--duration", "0.3", "--every", "10", "--fields", "coordinates,rates", "--json")
+    out = json.loads(p.stdout)
+    assert out["file"].endswith(name + ".mcap") and out["every_k"] == 10 and out["fields"] == 3
+    assert out["state_frames"] > 0
+    info = json.loads(cli("info", out["file"], "--json").stdout)
+    assert info["complete"] and info["states"] == out["state_frames"]
+    # started while the model was running: replay says why it cannot
+    p = cli("replay", out["file"], check=1)
+    assert "starts at step 0" in p.stderr
+    cli("--connect", rdaemon.tcp, "record", name, "--out", "x.mcap", "--fields", "bogus",
+        check=2)
+
+
+@pytest.mark.skipif(os.environ.get("PARTITA_SANITIZED") == "1" or not os.path.isfile(SHIM),
+                    reason="the sanitizers' runtime owns malloc; needs the counting shim")
+def test_recording_allocates_nothing_on_the_sim_thread(workdir, recdir):
+    count_file = os.path.join(workdir, "allocs-%s.txt" % unique("rec"))
+    d = Daemon(workdir, extra_args=["--record-dir", recdir],
+               env={"LD_PRELOAD": SHIM, "PT_ALLOC_COUNT_FILE": count_file})
+    try:
+        with d.client() as c:
+            name = unique("ralloc")
+            c.load_model_file(PENDULUM, name=name, mode="lockstep")
+            c.step(name, 10)
+            record(c, name, name + ".mcap")
+            c.step(name, 10)
+            before = sim_allocations(d, count_file)
+            for k in range(20):
+                c.step_with_inputs(name, by_index=[0.01 * k], n=50)
+                c.reset(name) if k == 10 else None
+            c.set_mode(name, "realtime")
+            time.sleep(0.3)
+            c.set_mode(name, "lockstep")
+            after = sim_allocations(d, count_file)
+            end = stop_and_wait(c, name)
+            assert end.state_frames > 1000
+            assert after == before, "%d allocations on the simulation thread" % (after - before)
+    finally:
+        d.check_clean_exit()
+
+
+def test_recording_is_off_without_a_record_directory(daemon):
+    name = unique("off")
+    with daemon.client() as c:
+        c.load_model_file(PENDULUM, name=name, mode="lockstep")
+        r = c.request("record", pb.Record(model=name, path=name + ".mcap"), check=False)
+        assert r.status.code == pb.Status.FAILED_PRECONDITION
+        assert "record directory" in r.status.message
+        c.unload_model(name)
+
+
+def test_daemon_killed_while_recording_leaves_a_readable_file(workdir, recdir):
+    """SIGKILL in the middle of a recording (a crash): the file holds every chunk the writer
+    completed (it flushes each 64 KiB chunk and at least once a second); info says where it
+    ends, and what is there replays bit for bit."""
+    d = Daemon(workdir, extra_args=["--record-dir", recdir])
+    name = unique("kill")
+    path = os.path.join(recdir, name + ".mcap")
+    try:
+        with d.client() as c:
+            c.load_model_file(PENDULUM, name=name, mode="paused")
+            record(c, name, name + ".mcap")
+            c.set_mode(name, "free")
+            deadline = time.monotonic() + 30
+            while status(c, name).bytes < 400000:   # a few chunks on disk
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            d.proc.kill()
+            d.proc.wait(10)
+    finally:
+        d.stop()
+    p = cli("info", path, "--json")
+    info = json.loads(p.stdout)
+    assert not info["complete"] and "cut off" in info["note"]
+    assert "warning" in p.stderr
+    assert info["states"] > 1000
+    out = json.loads(cli("replay", path, "--json").stdout)
+    assert out["bit_identical"] and out["states"] == info["states"]
