@@ -37,6 +37,8 @@ void pt_model_free(pt_model *m) {
   for (int i = 0; i < m->nalloc; i++) free(m->allocs[i]);
   free(m->allocs);
   free(m->warnings);
+  free(m->visual);
+  free(m->visual_text);
   free(m);
 }
 
@@ -1020,6 +1022,17 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
         break;
       }
   if (!rc) rc = assemble_initial(m, s, err);  // and checks that the initial state partitions
+  if (!rc) rc = pt_visuals_build(m, s, err);
+  if (!rc && s->warnings) {   // the loader's (missing meshes, ...) before compile's own
+    size_t a = strlen(s->warnings), b = m->warnings ? strlen(m->warnings) : 0;
+    char *w = malloc(a + b + 1);
+    if (w) {
+      memcpy(w, s->warnings, a);
+      memcpy(w + a, m->warnings ? m->warnings : "", b + 1);
+      free(m->warnings);
+      m->warnings = w;
+    }
+  }
   if (rc) {
     pt_model_free(m);
     return rc;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partita.h"
+#include "engine.h"
 
 typedef struct {
   double R[9];  // rotation, row-major: x_outer = R x_inner + p
@@ -590,6 +590,19 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
   return rc;
 }
 
+// The <visual> elements of every link, on the body that carries it (src/visual_urdf.c).
+static int add_visuals(const urdf *u, const xmlNode *robot, pt_spec *s) {
+  for (xmlNode *c = robot->children; c; c = c->next) {
+    char name[PT_NAME_MAX];
+    if (!is_elem(c, "link") || attr_name(c, "name", name) <= 0) continue;
+    const urdf_link *l = &u->links[find_link(u, name)];
+    int rc = pt_urdf_link_visuals(c, robot, l->world.R, l->world.p, u->links[l->group].name, s,
+                                  u->err);
+    if (rc) return rc;
+  }
+  return PT_OK;
+}
+
 // Counts, bounds and parses the <link> and <joint> children of <robot>.
 static int parse_robot(urdf *u, const xmlNode *robot) {
   int nl = 0, nj = 0;
@@ -635,6 +648,7 @@ static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_s
                 "<robot> needs a name=\"...\" of at most %d bytes", PT_NAME_MAX - 1);
   int rc = parse_robot(u, robot);
   if (!rc) rc = build_spec(u, opt, s);
+  if (!rc) rc = add_visuals(u, robot, s);
   return rc;
 }
 

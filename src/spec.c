@@ -1,4 +1,6 @@
 // spec.c: allocation of the parsed model description (pt_spec.h) and the loaders' limits.
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,8 @@ void pt_spec_free(pt_spec *s) {
   free(s->forces);
   free(s->actuators);
   free(s->coords);
+  free(s->visuals);
+  free(s->warnings);
   free(s);
 }
 
@@ -67,6 +71,30 @@ pt_spec_actuator *pt_spec_add_actuator(pt_spec *s) {
 
 pt_spec_coord *pt_spec_add_coord(pt_spec *s) {
   return grow((void **)&s->coords, &s->ncoord, &s->cap[5], sizeof(pt_spec_coord));
+}
+
+pt_spec_visual *pt_spec_add_visual(pt_spec *s) {
+  pt_spec_visual *v = grow((void **)&s->visuals, &s->nvisual, &s->visual_cap, sizeof(*v));
+  if (v) {
+    v->quat[0] = 1.0;
+    v->scale[0] = v->scale[1] = v->scale[2] = 1.0;
+  }
+  return v;
+}
+
+void pt_spec_warn(pt_spec *s, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  size_t old = s->warnings ? strlen(s->warnings) : 0, add = strlen(line);
+  char *w = realloc(s->warnings, old + add + 2);
+  if (!w) return;
+  memcpy(w + old, line, add);
+  w[old + add] = '\n';
+  w[old + add + 1] = '\0';
+  s->warnings = w;
 }
 
 // The loaders' limits (partita.h), resolved once per load.
