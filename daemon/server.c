@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "http.h"
 #include "server.h"
 
 static int listen_tcp(server *srv) {
@@ -102,6 +103,8 @@ int server_listen(server *srv) {
     return -1;
   if (srv->cfg.udp[0] && udp_start(srv, srv->cfg.udp))
     return -1;
+  if (srv->cfg.viewer.http[0] && http_start(srv))
+    return -1;
   if (!srv->has_tcp && !srv->has_pipe)
     log_warn("no TCP address and no Unix socket: only UDP inputs are served");
   return 0;
@@ -183,6 +186,7 @@ void server_shutdown(server *srv) {
   if (srv->has_udp)
     uv_close((uv_handle_t *)&srv->udp, NULL);
   srv->has_tcp = srv->has_pipe = srv->has_udp = 0;
+  http_stop(srv);
   for (conn *c = srv->conns; c; c = c->next) {
     if (c->reading && !c->closing)
       uv_read_stop(&c->h.stream);

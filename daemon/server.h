@@ -99,6 +99,7 @@ struct server {
   uint64_t udp_malformed, udp_unknown_model;
   uint64_t next_sub_id, next_conn_id, event_mark;
   uint64_t start_ms, stop_ms;
+  void *http;                 // the browser viewer (http.c), NULL when off
   int stopping;
   int abandoned;              // stopped with loads still compiling on the work pool
   char rbuf[PD_READ_CHUNK];   // read buffer: each read is consumed before the next

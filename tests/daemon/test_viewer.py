@@ -1,0 +1,241 @@
+"""partitad's browser viewer over its HTTP port (issue 13; docs/viewer.md): the WebSocket
+stream against GetState, a browser that never reads, the token, malformed messages, meshes.
+The page itself in a real browser: test_viewer_browser.py.
+
+Needs Debian's python3-websocket (websocket-client); skipped with a message without it."""
+
+import json
+import os
+import socket
+import struct
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import Daemon, free_port, pendulum_yaml, unique
+
+websocket = pytest.importorskip("websocket", reason="python3-websocket is not installed")
+
+import partita  # noqa: E402
+
+FRAME_HEAD = 10
+
+
+def open_ws(port, rcvbuf=None, timeout=5.0):
+    opts = [(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)] if rcvbuf else None
+    ws = websocket.create_connection("ws://127.0.0.1:%d/" % port,
+                                     subprotocols=["partita-viewer"], timeout=timeout,
+                                     sockopt=opts)
+    hello = json.loads(ws.recv())
+    assert "hello" in hello, hello
+    return ws, hello["hello"]
+
+
+def recv_json(ws, key, limit=200):
+    """The next text message holding `key` (pose frames in between are skipped)."""
+    for _ in range(limit):
+        op, data = ws.recv_data()
+        if op == websocket.ABNF.OPCODE_TEXT:
+            m = json.loads(data)
+            if key in m:
+                return m
+            if "error" in m and key != "error":
+                raise AssertionError("error from the viewer: %s" % m["error"])
+    raise AssertionError("no %r message" % key)
+
+
+def decode(data):
+    d = struct.unpack("<%dd" % (len(data) // 8), data)
+    nb, nc, ni = int(d[7]), int(d[8]), int(d[9])
+    bodies = [d[FRAME_HEAD + 7 * b: FRAME_HEAD + 7 * b + 7] for b in range(nb)]
+    q0 = FRAME_HEAD + 7 * nb
+    return {"version": d[0], "time": d[1], "step": int(d[2]), "kinetic": d[3],
+            "potential": d[4], "bodies": bodies, "q": d[q0:q0 + nc],
+            "qd": d[q0 + nc:q0 + 2 * nc], "u": d[q0 + 2 * nc:q0 + 2 * nc + ni]}
+
+
+def next_frame(ws, limit=500):
+    for _ in range(limit):
+        op, data = ws.recv_data()
+        if op == websocket.ABNF.OPCODE_BINARY:
+            return decode(data)
+    raise AssertionError("no pose frame")
+
+
+@pytest.fixture(scope="module")
+def viewer_daemon(workdir):
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port])
+    d.http_port = port
+    yield d
+    d.check_clean_exit()
+
+
+def test_page_and_three_are_served(viewer_daemon):
+    base = "http://127.0.0.1:%d" % viewer_daemon.http_port
+    page = urllib.request.urlopen(base + "/", timeout=5).read().decode()
+    assert "partita" in page.lower()
+    if os.path.isdir("/usr/share/javascript/three"):
+        three = urllib.request.urlopen(base + "/three/build/three.min.js", timeout=5).read()
+        assert len(three) > 100000
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen(base + "/mesh/nosuchmodel/0.stl", timeout=5)
+
+
+def test_stream_matches_get_state(viewer_daemon):
+    """A lockstep pendulum stepped 137 times: the frame at that step carries GetState's bits."""
+    name = unique("vpend")
+    with viewer_daemon.client() as c:
+        c.load_model(pendulum_yaml(), name=name, format=partita.pb.YAML, mode="lockstep")
+        c.set_inputs(name, {"tau_hinge": 0.25})
+        c.step(name, 137)
+        st = c.get_state(name, fields=partita.FIELD_ALL)
+        ws, _ = open_ws(viewer_daemon.http_port)
+        try:
+            ws.send(json.dumps({"watch": name}))
+            info = recv_json(ws, "info")["info"]
+            assert info["name"] == name and info["body_names"] == ["link"]
+            assert info["visuals"][0]["generated"] is True   # no shapes: the inertia box
+            f = next_frame(ws)
+            assert f["step"] == 137 == st.step and f["time"] == st.time
+            body = st.msg.bodies[0]
+            assert list(f["bodies"][0]) == list(body.position) + list(body.orientation)
+            assert list(f["q"]) == list(st.msg.coordinates)
+            assert list(f["qd"]) == list(st.msg.rates)
+            assert list(f["u"]) == [0.25]
+            assert f["kinetic"] == st.msg.energy.kinetic
+        finally:
+            ws.close()
+            c.unload_model(name)
+
+
+def test_requests_through_the_socket(viewer_daemon):
+    """The page's controls are protocol requests written as JSON; errors are answered."""
+    name = unique("vreq")
+    with viewer_daemon.client() as c:
+        c.load_model(pendulum_yaml(), name=name, format=partita.pb.YAML, mode="lockstep")
+        ws, _ = open_ws(viewer_daemon.http_port)
+        try:
+            ws.send(json.dumps({"request": {"id": 5, "step": {"model": name, "n": 20}}}))
+            r = recv_json(ws, "message")["message"]["response"]
+            assert r["id"] == 5 and r["status"]["code"] == "OK" and r["state"]["step"] == 20
+            ws.send(json.dumps({"request": {"id": 6, "set_inputs": {
+                "model": name, "by_name": [{"name": "tau_hinge", "value": -1.5}]}}}))
+            assert recv_json(ws, "message")["message"]["response"]["status"]["code"] == "OK"
+            assert list(c.get_state(name, fields=partita.FIELD_INPUTS).inputs) == [-1.5]
+            ws.send(json.dumps({"request": {"id": 7, "set_mode": {"model": name,
+                                                                  "mode": "NOT_A_MODE"}}}))
+            assert "unknown value" in recv_json(ws, "error")["error"]
+            ws.send(json.dumps({"request": {"id": 8, "no_such_op": {}}}))
+            assert "has no field" in recv_json(ws, "error")["error"]
+            ws.send("{not json")
+            assert "JSON object expected" in recv_json(ws, "error")["error"]
+            ws.send(json.dumps({"request": {"id": 9, "hello": {"token": "x"}}}))
+            assert "Hello" in recv_json(ws, "error")["error"]
+            ws.send(json.dumps({"request": {"id": 10, "step": {"model": "nope", "n": 1}}}))
+            r = recv_json(ws, "message")["message"]["response"]
+            assert r["status"]["code"] == "NOT_FOUND"
+        finally:
+            ws.close()
+        assert c.get_state(name).step == 20   # the daemon is fine
+        c.unload_model(name)
+
+
+def many_bodies_yaml(name, n):
+    bodies = "".join("  - {name: b%d, mass: 1, inertia: [1, 1, 1], position: [%d, 0, 0]}\n"
+                     % (i, i) for i in range(n))
+    return "model: %s\nbodies:\n%s" % (name, bodies)
+
+
+def test_a_browser_that_never_reads_is_dropped(workdir):
+    """Frames are dropped from its queue, then it is disconnected, counted; the model never
+    waits: it keeps stepping and answering meanwhile (counts, not times, are checked)."""
+    port = free_port()
+    cfg = "viewer:\n  fps: 240\n  queue_frames: 4\n  drop_limit: 50\n"
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port], config=cfg)
+    try:
+        with d.client() as c:
+            name = unique("many")
+            c.load_model(many_bodies_yaml(name, 200), name=name, format=partita.pb.YAML,
+                         mode="realtime")
+            ws, _ = open_ws(port, rcvbuf=4096)
+            ws.send(json.dumps({"watch": name}))
+            # never read again
+            deadline = time.monotonic() + 30
+            steps = []
+            while time.monotonic() < deadline:
+                s = c.stats().server
+                steps.append(c.get_state(name).step)
+                if s.viewer_dropped_clients >= 1:
+                    break
+                time.sleep(0.1)
+            s = c.stats().server
+            assert s.viewer_dropped_clients == 1, s
+            assert s.viewer_dropped_frames >= 50, s
+            assert steps == sorted(steps) and steps[-1] > steps[0]   # the model went on
+            later = c.get_state(name).step
+            time.sleep(0.2)
+            assert c.get_state(name).step > later
+            ws.close()
+    finally:
+        d.check_clean_exit()
+
+
+def test_token(workdir):
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port],
+               config='auth_token: "s3cret"\n')
+    try:
+        ws, hello = open_ws(port)
+        assert hello["need_token"] is True
+        ws.send(json.dumps({"models": 1}))
+        assert "need_token" in recv_json(ws, "need_token")
+        ws.send(json.dumps({"request": {"id": 1, "list_models": {}}}))
+        assert "need_token" in recv_json(ws, "need_token")
+        ws.send(json.dumps({"token": "s3cret"}))
+        recv_json(ws, "authed")
+        ws.send(json.dumps({"request": {"id": 2, "list_models": {}}}))
+        r = recv_json(ws, "message")["message"]["response"]
+        assert r["status"]["code"] == "OK"
+        ws.close()
+        ws, _ = open_ws(port)
+        ws.send(json.dumps({"token": "wrong"}))
+        assert recv_json(ws, "error")["error"] == "wrong token"
+        with pytest.raises(Exception):
+            for _ in range(10):
+                ws.recv()
+    finally:
+        d.check_clean_exit()
+
+
+def test_meshes_are_served(workdir):
+    mesh = os.path.join(workdir, "part.stl")
+    with open(mesh, "w") as f:
+        f.write("solid part\nendsolid part\n")
+    model = os.path.join(workdir, "meshy.yaml")
+    with open(model, "w") as f:
+        f.write("model: meshy\nbodies:\n  - name: a\n    mass: 1\n    inertia: [1, 1, 1]\n"
+                "    position: [0, 0, 0]\n    visuals:\n      - {type: mesh, file: part.stl}\n")
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port, "--model", model])
+    try:
+        with d.client() as c:
+            v = c.model_info("meshy").visuals[0]
+            assert v.kind == partita.pb.Visual.MESH and v.mesh_url == "/mesh/meshy/0.stl"
+            body = urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, v.mesh_url),
+                                          timeout=5).read()
+            assert body == b"solid part\nendsolid part\n"
+    finally:
+        d.check_clean_exit()
+
+
+def test_no_http(workdir):
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port, "--no-http"])
+    try:
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    finally:
+        d.check_clean_exit()
