@@ -167,7 +167,7 @@ function frameCamera() {
   const c = box.getCenter(new THREE.Vector3());
   const r = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 0.2);
   controls.target.copy(c);
-  camera.position.set(c.x + 2.0 * r, c.y - 3.4 * r, c.z + 0.9 * r);
+  camera.position.set(c.x + 1.8 * r, c.y - 3.2 * r, c.z + 2.4 * r);
   camera.near = r / 100;
   camera.far = r * 100 + 100;
   camera.updateProjectionMatrix();
