@@ -78,6 +78,7 @@ struct viewer {
   size_t frame_cap;
   uint64_t clients, frames, dropped_frames, dropped_clients, auth_failures;
   int port;
+  char url[CFG_STR + 16];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -611,7 +612,10 @@ int http_start(server *srv) {
   uint64_t period = (uint64_t)(1000 / (cfg->viewer.fps > 0 ? cfg->viewer.fps : 60));
   uv_timer_start(&v->timer, on_tick, period, period ? period : 1);
   srv->http = v;
-  log_info("viewer on http://%s:%d/", host, v->port);
+  int v6 = strchr(host, ':') != NULL;
+  snprintf(v->url, sizeof(v->url), "http://%s%s%s:%d/", v6 ? "[" : "", host, v6 ? "]" : "",
+           v->port);
+  log_info("viewer on %s", v->url);
   return 0;
 }
 
@@ -650,4 +654,9 @@ void http_stats(server *srv, Partita__V1__ServerStats *st) {
 int http_port(server *srv) {
   viewer *v = srv->http;
   return v ? v->port : 0;
+}
+
+const char *http_url(server *srv) {
+  viewer *v = srv->http;
+  return v ? v->url : "";
 }

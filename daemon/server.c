@@ -99,11 +99,11 @@ static int listen_pipe(server *srv) {
 int server_listen(server *srv) {
   if (srv->cfg.socket[0] && listen_pipe(srv))
     return -1;
+  if (srv->cfg.viewer.http[0] && http_start(srv))   // before TCP too: readiness is TCP
+    return -1;
   if (srv->cfg.listen[0] && listen_tcp(srv))
     return -1;
   if (srv->cfg.udp[0] && udp_start(srv, srv->cfg.udp))
-    return -1;
-  if (srv->cfg.viewer.http[0] && http_start(srv))
     return -1;
   if (!srv->has_tcp && !srv->has_pipe)
     log_warn("no TCP address and no Unix socket: only UDP inputs are served");

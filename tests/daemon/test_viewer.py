@@ -239,3 +239,63 @@ def test_no_http(workdir):
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
     finally:
         d.check_clean_exit()
+
+
+def test_cli_open_prints_the_page_address(viewer_daemon):
+    import subprocess
+    from conftest import PARTITA_CLI
+    name = unique("vopen")
+    with viewer_daemon.client() as c:
+        c.load_model(pendulum_yaml(), name=name, format=partita.pb.YAML)
+        env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+        r = subprocess.run([PARTITA_CLI, "open", name, "--connect", viewer_daemon.tcp],
+                           capture_output=True, text=True, timeout=10, env=env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == "http://127.0.0.1:%d/#model=%s" % (viewer_daemon.http_port,
+                                                                     name)
+        r = subprocess.run([PARTITA_CLI, "open", "no_such_model", "--connect",
+                            viewer_daemon.tcp], capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and "no model named" in r.stderr, r
+        c.unload_model(name)
+
+
+def test_cli_open_without_a_viewer(workdir):
+    import subprocess
+    from conftest import PARTITA_CLI
+    d = Daemon(workdir, extra_args=["--no-http"])
+    try:
+        r = subprocess.run([PARTITA_CLI, "open", "x", "--connect", d.tcp],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and "serves no viewer" in r.stderr, r
+    finally:
+        d.check_clean_exit()
+
+
+def test_cli_view_runs_a_model_file(workdir):
+    """`partita view MODEL`: the engine and the page, no daemon; Ctrl-C ends it with 0."""
+    import signal
+    import subprocess
+    from conftest import PARTITA_CLI, ROOT
+    port = free_port()
+    p = subprocess.Popen([PARTITA_CLI, "view", os.path.join(ROOT, "configs", "models",
+                                                             "double_pendulum.yaml"),
+                          "--http", "127.0.0.1:%d" % port],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        assert line.startswith("partita view: http://127.0.0.1:%d/#model=double_pendulum"
+                               % port), line
+        ws, _ = open_ws(port)
+        ws.send(json.dumps({"watch": "double_pendulum"}))
+        info = recv_json(ws, "info")["info"]
+        assert info["mode"] == "REALTIME" and len(info["visuals"]) == 3
+        a = next_frame(ws)["step"]
+        time.sleep(0.2)
+        b = next_frame(ws)["step"]
+        assert b > a        # stepping in real time
+        ws.close()
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+    assert p.returncode == 0, err
+    assert "Sanitizer" not in err and "runtime error:" not in err, err
