@@ -13,6 +13,7 @@
 // protocol's own Request messages written as JSON: they go through a connection without a
 // socket (conn_detached), so every check of the TCP path applies, and the answers come back
 // as JSON.
+#include <dlfcn.h>
 #include <errno.h>
 #include <libwebsockets.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "http.h"
 #include "log.h"
@@ -543,6 +545,26 @@ static int has_index(const char *dir) {
   return dir[0] && stat(p, &st) == 0;
 }
 
+// 1 when HOST:PORT can be bound now. libwebsockets creates a context even when its listening
+// socket cannot be bound, and such a context cannot be destroyed safely on a foreign loop
+// (its close callbacks use it after it is freed): the port is tried first.
+static int can_bind(const char *host, int port) {
+  struct sockaddr_storage ss;
+  int v6 = strchr(host, ':') != NULL;
+  if ((v6 ? uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss)
+          : uv_ip4_addr(host, port, (struct sockaddr_in *)&ss)) != 0)
+    return 1;   // a name: left to libwebsockets
+  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return 1;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  int ok = bind(fd, (struct sockaddr *)&ss, v6 ? sizeof(struct sockaddr_in6)
+                                               : sizeof(struct sockaddr_in)) == 0;
+  close(fd);
+  return ok;
+}
+
 int http_start(server *srv) {
   const config *cfg = &srv->cfg;
   char host[128];
@@ -580,6 +602,12 @@ int http_start(server *srv) {
   mt[0].def = "index.html";
   mt[0].origin_protocol = LWSMPRO_FILE;
   lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_log);
+  // libwebsockets loads its libuv support as a plugin and unloads it when a context is
+  // destroyed, while the close callbacks of its handles may still be pending on our loop:
+  // keep the plugin mapped for the life of the process.
+  static void *uv_plugin;
+  if (!uv_plugin)
+    uv_plugin = dlopen("libwebsockets-evlib_uv.so", RTLD_NOW | RTLD_NODELETE);
   struct lws_context_creation_info info;
   memset(&info, 0, sizeof(info));
   void *loops[1] = {srv->loop};
@@ -593,7 +621,12 @@ int http_start(server *srv) {
   info.user = v;
   info.vhost_name = "partitad";
   info.server_string = "partitad";
-  v->ctx = lws_create_context(&info);
+  v->ctx = can_bind(host, port) ? lws_create_context(&info) : NULL;
+  struct lws_vhost *vh = v->ctx ? lws_get_vhost_by_name(v->ctx, "partitad") : NULL;
+  if (v->ctx && (!vh || lws_get_vhost_listen_port(vh) <= 0)) {
+    // taken between the try and the bind: this context is left as it is (see can_bind)
+    v->ctx = NULL;
+  }
   if (!v->ctx) {
     free(v);
     if (!cfg->viewer.http_set) {   // the default port taken (another daemon): go on without
@@ -601,11 +634,11 @@ int http_start(server *srv) {
                "--http HOST:PORT, or --no-http", cfg->viewer.http);
       return 0;
     }
-    log_error("http %s: could not listen (libwebsockets)", cfg->viewer.http);
+    log_error("http %s: cannot listen there (in use, or not an address of this host)",
+              cfg->viewer.http);
     return -1;
   }
-  struct lws_vhost *vh = lws_get_vhost_by_name(v->ctx, "partitad");
-  v->port = vh ? lws_get_vhost_listen_port(vh) : port;
+  v->port = lws_get_vhost_listen_port(vh);
   uv_timer_init(srv->loop, &v->timer);
   v->timer.data = v;
   v->timer_on = 1;
