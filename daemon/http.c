@@ -207,6 +207,9 @@ static void do_request(session *s, json_object *rq) {
     s->c->identified = 1;
     s->c->dec.max_frame = srv->cfg.limits.max_frame_bytes;
     snprintf(s->c->peer, sizeof(s->c->peer), "#%llu (viewer)", (unsigned long long)s->c->id);
+    s->c->viewer = s;
+    if (s->dec_init)   // a connection before this one was closed by the server
+      ptc_frame_decoder_free(&s->dec);
     ptc_frame_decoder_init(&s->dec, (size_t)1 << 30);
     s->dec_init = 1;
   }
@@ -228,8 +231,7 @@ static void do_request(session *s, json_object *rq) {
   if (buf) {
     size_t h = ptc_varint_encode(n, buf);
     protobuf_c_message_pack(m, buf + h);
-    if (conn_feed(s->c, buf, h + n) < 0)
-      s->c = NULL;   // closed (and freed by conn.c once idle)
+    conn_feed(s->c, buf, h + n);   // on a broken stream it closes: http_conn_closing
   }
   free(buf);
   protobuf_c_message_free_unpacked(m, NULL);
@@ -376,6 +378,15 @@ static void on_text(session *s, const char *text, size_t len) {
   json_object_put(j);
 }
 
+// The server closed a session's connection (a limit, shutdown): the session forgets it, and
+// makes a new one at its next request.
+void http_conn_closing(conn *c) {
+  session *s = c->viewer;
+  c->viewer = NULL;
+  if (s && s->c == c)
+    s->c = NULL;
+}
+
 static void session_end(session *s) {
   viewer *v = s->v;
   if (s->prev)
@@ -385,9 +396,12 @@ static void session_end(session *s) {
   if (s->next)
     s->next->prev = s->prev;
   s->prev = s->next = NULL;
-  if (s->c)
-    conn_close(s->c, NULL);
-  s->c = NULL;
+  if (s->c) {
+    conn *c = s->c;
+    c->viewer = NULL;
+    s->c = NULL;
+    conn_close(c, NULL);
+  }
   if (s->dec_init)
     ptc_frame_decoder_free(&s->dec);
   s->dec_init = 0;
@@ -407,6 +421,8 @@ static int ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
   session *s = user;
   struct lws_context *ctx = lws_get_context(wsi);
   viewer *v = ctx ? lws_context_user(ctx) : NULL;
+  if (reason != LWS_CALLBACK_ESTABLISHED && (!s || !s->v))
+    return 0;   // not established, or ended by http_stop
   switch (reason) {
     case LWS_CALLBACK_ESTABLISHED: {
       memset(s, 0, sizeof(*s));
@@ -472,8 +488,8 @@ static int ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
       return 0;
     }
     case LWS_CALLBACK_CLOSED:
-      if (s->v)
-        session_end(s);
+      session_end(s);
+      s->v = NULL;
       return 0;
     default:
       return 0;
@@ -663,11 +679,14 @@ void http_stop(server *srv) {
   if (!v)
     return;
   srv->http = NULL;
-  // sessions end in LWS_CALLBACK_CLOSED while the context goes; their connections close
-  lws_context_destroy(v->ctx);
-  for (session *s = v->sessions; s; s = s->next)
+  // the sessions end here (their connections close); libwebsockets closes their sockets
+  // as the context goes, and their callbacks then find nothing to do
+  while (v->sessions) {
+    session *s = v->sessions;
+    session_end(s);
     s->v = NULL;
-  v->sessions = NULL;
+  }
+  lws_context_destroy(v->ctx);
   uv_close((uv_handle_t *)&v->timer, timer_closed);
 }
 

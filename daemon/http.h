@@ -12,6 +12,7 @@ int http_start(server *srv);
 void http_stop(server *srv);          // at shutdown: browsers disconnected, port closed
 void http_stats(server *srv, Partita__V1__ServerStats *st);   // viewer_* counters
 int http_port(server *srv);           // the port served (0: off)
-const char *http_url(server *srv);    // "http://HOST:PORT/", "" when off
+const char *http_url(server *srv);
+void http_conn_closing(conn *c);      // a browser session's connection closes (conn.c)    // "http://HOST:PORT/", "" when off
 
 #endif

@@ -173,6 +173,9 @@ void server_tick(server *srv) {
 void server_shutdown(server *srv) {
   if (srv->stopping)
     return;
+  // the browsers first, before `stopping` makes each closing connection run the tick: their
+  // connections close here without closing each other under the sessions
+  http_stop(srv);
   srv->stopping = 1;
   srv->stop_ms = server_now_ms();
   sd_notify(0, "STOPPING=1");
@@ -186,7 +189,6 @@ void server_shutdown(server *srv) {
   if (srv->has_udp)
     uv_close((uv_handle_t *)&srv->udp, NULL);
   srv->has_tcp = srv->has_pipe = srv->has_udp = 0;
-  http_stop(srv);
   for (conn *c = srv->conns; c; c = c->next) {
     if (c->reading && !c->closing)
       uv_read_stop(&c->h.stream);
@@ -201,7 +203,11 @@ void server_shutdown(server *srv) {
 // ---------------------------------------------------------------------------------------------
 // The callbacks of the connection layer.
 
-static void conn_closing(conn *c) { subs_drop_conn(c); }
+static void conn_closing(conn *c) {
+  subs_drop_conn(c);
+  if (c->viewer)
+    http_conn_closing(c);
+}
 
 static void work_done(server *srv) {
   if (srv->stopping)

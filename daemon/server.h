@@ -62,6 +62,7 @@ typedef struct conn {
   int close_when_flushed;     // after an error message or at shutdown
   uint64_t soft_since;        // ms when the backlog went over the soft limit (0: under)
   uint64_t event_mark;        // dedupes model events for connections with several subs
+  void *viewer;               // the browser session using this socketless connection (http.c)
 } conn;
 
 // A subscription: frames of one model every k steps to a connection or a UDP peer.

@@ -299,3 +299,24 @@ def test_cli_view_runs_a_model_file(workdir):
         out, err = p.communicate(timeout=10)
     assert p.returncode == 0, err
     assert "Sanitizer" not in err and "runtime error:" not in err, err
+
+
+def test_stops_cleanly_with_browsers_connected(workdir):
+    """SIGTERM with browsers watching and a request's subscription open: exit 0, nothing
+    reported by the sanitizers (when PARTITAD is the ASan build)."""
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port])
+    with d.client() as c:
+        c.load_model(pendulum_yaml(), name="p", format=partita.pb.YAML, mode="realtime")
+    sockets = []
+    for _ in range(3):
+        ws, _ = open_ws(port)
+        ws.send(json.dumps({"watch": "p"}))
+        ws.send(json.dumps({"request": {"id": 1, "subscribe": {"model": "p",
+                                                               "every_k": 1000000000}}}))
+        recv_json(ws, "message")
+        next_frame(ws)
+        sockets.append(ws)
+    d.check_clean_exit()
+    for ws in sockets:
+        ws.close()
