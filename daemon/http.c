@@ -352,7 +352,8 @@ static void on_text(session *s, const char *text, size_t len) {
   }
   json_object *val;
   if (json_object_object_get_ex(j, "token", &val)) {
-    const char *tk = json_object_get_string(val);
+    const char *tk = json_object_is_type(val, json_type_string) ? json_object_get_string(val)
+                                                                 : "";
     if (!srv->cfg.auth_token[0] || text_equal_secret(tk ? tk : "", srv->cfg.auth_token)) {
       s->authed = 1;
       text_push_obj(s, "authed", json_object_new_boolean(1));
@@ -369,9 +370,15 @@ static void on_text(session *s, const char *text, size_t len) {
   } else if (json_object_object_get_ex(j, "models", &val)) {
     send_models(s);
   } else if (json_object_object_get_ex(j, "watch", &val)) {
-    watch(s, json_object_get_string(val));
+    if (json_object_is_type(val, json_type_string))
+      watch(s, json_object_get_string(val));
+    else
+      text_error(s, "watch: a model name expected");
   } else if (json_object_object_get_ex(j, "request", &val)) {
-    do_request(s, val);
+    if (json_object_is_type(val, json_type_object))
+      do_request(s, val);
+    else
+      text_error(s, "request: an object expected");
   } else {
     text_error(s, "expected one of token, models, watch, request");
   }

@@ -2,6 +2,7 @@
 // descriptors, for the viewer's WebSocket (daemon/http.c). Field names are the .proto names
 // (snake_case), enums travel by name (numbers accepted), 64-bit integers as JSON numbers.
 // Only what a JSON text can say is accepted: bytes fields are refused, depth is bounded.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,11 +119,21 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, const 
   return -1;
 }
 
+// A JSON value in a message: "null" for JSON's null (a NULL object in json-c).
+static const char *jstr(json_object *j) {
+  const char *s = j ? json_object_get_string(j) : NULL;
+  return s ? s : "null";
+}
+
+// An integer: a JSON integer, or a double with an integral value in int64's range.
 static int64_t as_int(json_object *j, int *ok) {
-  *ok = json_object_is_type(j, json_type_int) ||
-        (json_object_is_type(j, json_type_double) &&
-         json_object_get_double(j) == (double)(int64_t)json_object_get_double(j));
-  return json_object_get_int64(j);
+  if (json_object_is_type(j, json_type_int)) {
+    *ok = 1;
+    return json_object_get_int64(j);
+  }
+  double d = json_object_is_type(j, json_type_double) ? json_object_get_double(j) : 0.5;
+  *ok = d == floor(d) && fabs(d) < 9.2e18;
+  return *ok ? (int64_t)d : 0;
 }
 
 static int set_scalar(const ProtobufCFieldDescriptor *f, void *p, json_object *j, int depth,
@@ -179,8 +190,7 @@ static int set_scalar(const ProtobufCFieldDescriptor *f, void *p, json_object *j
                                                            json_object_get_string(j));
       else if (json_object_is_type(j, json_type_int))
         ev = protobuf_c_enum_descriptor_get_value(f->descriptor, json_object_get_int(j));
-      if (!ev) return fail(err, errlen, "field %s: unknown value %.60s", f->name,
-                           json_object_get_string(j));
+      if (!ev) return fail(err, errlen, "field %s: unknown value %.60s", f->name, jstr(j));
       *(int *)p = ev->value;
       return 0;
     }
@@ -201,8 +211,7 @@ static int set_scalar(const ProtobufCFieldDescriptor *f, void *p, json_object *j
       return 0;
     }
   }
-  return fail(err, errlen, "field %s: a value of the wrong type (%.60s)", f->name,
-              json_object_get_string(j));
+  return fail(err, errlen, "field %s: a value of the wrong type (%.60s)", f->name, jstr(j));
 }
 
 int pbjson_to_message_depth(const ProtobufCMessageDescriptor *d, json_object *j,
