@@ -621,7 +621,8 @@ static int parse_robot(urdf *u, const xmlNode *robot) {
   u->order = calloc((size_t)nl + 1, sizeof(*u->order));
   if (!u->links || !u->joints || !u->order)
     return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
-  // Everything else (visual, collision, material, gazebo, transmission, ...) is ignored.
+  // <visual> (with <material>) is read by add_visuals after the tree is built; everything
+  // else (collision, gazebo, transmission, ...) is ignored.
   for (xmlNode *c = robot->children; c; c = c->next) {
     int rc = PT_OK;
     if (is_elem(c, "link")) rc = parse_link(u, c);
