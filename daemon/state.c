@@ -134,6 +134,7 @@ Partita__V1__ModelInfo *model_info_new(sim *s) {
   mi->time = atomic_load(&s->pub_time);
   mi->step = atomic_load(&s->pub_step);
   mi->visuals = viewer_visuals_new(m, s->name, &mi->n_visuals);
+  mi->joint_markers = viewer_joints_new(m, &mi->n_joint_markers);
   if (!mi->actuators || !mi->motions || !mi->body_names || !mi->joint_names)
     mi->n_actuators = mi->n_motions = mi->n_body_names = mi->n_joint_names = 0;
   if (!mi->independent)
@@ -150,5 +151,6 @@ void model_info_free(Partita__V1__ModelInfo *mi) {
   free(mi->joint_names);
   free(mi->independent);
   viewer_visuals_free(mi->visuals);
+  viewer_joints_free(mi->joint_markers);
   free(mi);
 }

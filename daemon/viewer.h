@@ -13,6 +13,9 @@
 // viewer_visuals_free (the numbers point into m, which must outlive the array).
 Partita__V1__Visual **viewer_visuals_new(const pt_model *m, const char *model, size_t *n);
 void viewer_visuals_free(Partita__V1__Visual **v);
+// ModelInfo.joint_markers: n pointers, freed with viewer_joints_free.
+Partita__V1__JointMarker **viewer_joints_new(const pt_model *m, size_t *n);
+void viewer_joints_free(Partita__V1__JointMarker **j);
 // Where the HTTP port serves mesh `index` of `model` (path: the resolved file).
 void viewer_mesh_url(char *out, size_t cap, const char *model, int index, const char *path);
 

@@ -51,6 +51,39 @@ Partita__V1__Visual **viewer_visuals_new(const pt_model *m, const char *model, s
 
 void viewer_visuals_free(Partita__V1__Visual **v) { free(v); }
 
+typedef struct {
+  Partita__V1__JointMarker msg;
+  double point[3], axis[3];
+} marker;
+
+Partita__V1__JointMarker **viewer_joints_new(const pt_model *m, size_t *n) {
+  int nj = pt_model_njoint(m);
+  *n = 0;
+  size_t bytes = (size_t)nj * (sizeof(Partita__V1__JointMarker *) + sizeof(marker));
+  char *block = malloc(bytes ? bytes : 1);
+  if (!block) return NULL;
+  Partita__V1__JointMarker **jp = (Partita__V1__JointMarker **)(void *)block;
+  marker *mk = (marker *)(void *)(jp + nj);
+  for (int j = 0; j < nj; j++) {
+    Partita__V1__JointMarker init = PARTITA__V1__JOINT_MARKER__INIT;
+    mk[j].msg = init;
+    int body;
+    const char *type = pt_joint_marker(m, j, &body, mk[j].point, mk[j].axis);
+    mk[j].msg.name = (char *)pt_joint_name(m, j);
+    mk[j].msg.type = (char *)(type ? type : "");
+    mk[j].msg.body = body;
+    mk[j].msg.n_position = 3;
+    mk[j].msg.position = mk[j].point;
+    mk[j].msg.n_axis = 3;
+    mk[j].msg.axis = mk[j].axis;
+    jp[j] = &mk[j].msg;
+  }
+  *n = (size_t)nj;
+  return jp;
+}
+
+void viewer_joints_free(Partita__V1__JointMarker **j) { free(j); }
+
 // /mesh/MODEL/INDEX.EXT: the extension tells the page which loader to use.
 void viewer_mesh_url(char *out, size_t cap, const char *model, int index, const char *path) {
   const char *dot = strrchr(path, '.');

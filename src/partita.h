@@ -156,6 +156,10 @@ typedef struct {
 int pt_model_nvisual(const pt_model *m);
 const pt_visual *pt_model_visual(const pt_model *m, int i);   // NULL when out of range
 const char *pt_visual_type_name(int type);   // "box", "sphere", "cylinder", "capsule", "mesh"
+// Where viewers draw joint j: on `body` (-1: ground), its point and unit axis in that body's
+// frame (CoM, body axes); returns the joint's type name ("revolute", ...), NULL out of range.
+const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
+                            double axis[3]);
 const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 

@@ -25,6 +25,23 @@ const pt_visual *pt_model_visual(const pt_model *m, int i) {
   return i >= 0 && i < m->nvisual ? &m->visual[i] : NULL;
 }
 
+// Joint j on its body2 (the moving side, as the joint frame follows it), or on body1 when body2
+// is the ground: joint_geom holds the point in body1 (0..2) and body2 (3..5), the axis h in
+// body1 (6..8) and body2 (15..17) frames (compile.c, build_joints).
+const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
+                            double axis[3]) {
+  static const char *const names[PT_JOINT_NTYPES] = {"revolute",  "prismatic", "cylindrical",
+                                                     "spherical", "universal", "fixed"};
+  if (j < 0 || j >= m->njoint) return NULL;
+  const double *G = m->joint_geom + PT_JOINT_GEOM * j;
+  int b2 = m->joint_body[2 * j + 1];
+  *body = b2 >= 0 ? b2 : m->joint_body[2 * j];
+  ptu_copy(point, b2 >= 0 ? G + 3 : G, 3);
+  ptu_copy(axis, b2 >= 0 ? G + 15 : G + 6, 3);
+  int t = m->joint_type[j];
+  return t >= 0 && t < PT_JOINT_NTYPES ? names[t] : "unknown";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mesh files.
 

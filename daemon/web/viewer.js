@@ -21,7 +21,7 @@ let token = hash.get('token') || '';
 let wanted = hash.get('model') || '';
 let info = null;             // ModelInfo of the watched model
 let bodies = [];             // a THREE.Group per body
-let frameAxes = [], comMarks = [];
+let frameAxes = [], comMarks = [], jointMarks = [];
 let last = null;             // the last frame, decoded
 let inputBusy = {};          // input name -> time of the user's last change
 const plot = { t: [], series: {}, chosen: new Set() };
@@ -157,6 +157,31 @@ function buildScene(mi) {
     const obj = shape(v);
     if (v.body >= 0 && v.body < nb) bodies[v.body].add(obj);
     else world.add(obj);
+  }
+  // joints as axes: an arrow along the axis through the joint point (a dot for spherical and
+  // fixed joints), sized from the model's shapes
+  let size = 0;
+  for (const v of mi.visuals || []) for (const x of v.size || []) size = Math.max(size, x);
+  const len = Math.min(Math.max(0.35 * size, 0.08), 1.0);
+  jointMarks = [];
+  for (const j of mi.joint_markers || []) {
+    const p = new THREE.Vector3(...(j.position || [0, 0, 0]));
+    const a = new THREE.Vector3(...(j.axis || [0, 0, 1])).normalize();
+    let mark;
+    if (j.type === 'spherical' || j.type === 'fixed') {
+      mark = new THREE.Mesh(new THREE.SphereGeometry(0.08 * len, 12, 8),
+                            new THREE.MeshBasicMaterial({ color: 0x333333 }));
+      mark.position.copy(p);
+    } else {
+      const color = j.type === 'prismatic' ? 0x7a3db8 : 0x222222;
+      mark = new THREE.ArrowHelper(a, p.clone().addScaledVector(a, -len / 2), len, color,
+                                   0.2 * len, 0.1 * len);
+    }
+    mark.name = 'joint ' + j.name;
+    mark.visible = $('show-joints').checked;
+    jointMarks.push(mark);
+    if (j.body >= 0 && j.body < nb) bodies[j.body].add(mark);
+    else world.add(mark);
   }
 }
 
@@ -351,6 +376,7 @@ $('btn-step').onclick = () => info && request('step',
 $('btn-reset').onclick = () => { if (info) { request('reset', { model: info.name }); clearPlots(); } };
 $('show-frames').onchange = () => frameAxes.forEach((a) => { a.visible = $('show-frames').checked; });
 $('show-com').onchange = () => comMarks.forEach((a) => { a.visible = $('show-com').checked; });
+$('show-joints').onchange = () => jointMarks.forEach((a) => { a.visible = $('show-joints').checked; });
 
 // ---------------------------------------------------------------------------------------------
 // Frames

@@ -98,6 +98,10 @@ def test_stream_matches_get_state(viewer_daemon):
             info = recv_json(ws, "info")["info"]
             assert info["name"] == name and info["body_names"] == ["link"]
             assert info["visuals"][0]["generated"] is True   # no shapes: the inertia box
+            # the hinge at the origin, seen from the link's frame (CoM at x = L, global axes)
+            assert info["joint_markers"] == [{"name": "hinge", "type": "revolute", "body": 0,
+                                              "position": [-0.5, 0.0, 0.0],
+                                              "axis": [0.0, 1.0, 0.0]}]
             f = next_frame(ws)
             assert f["step"] == 137 == st.step and f["time"] == st.time
             body = st.msg.bodies[0]
