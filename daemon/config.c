@@ -175,6 +175,8 @@ static int load_viewer(walk *w, config *c, yaml_node_t *map) {
       rc = get_str(w, v, c->viewer.web_root, sizeof(c->viewer.web_root));
     else if (!strcmp(k, "three_root"))
       rc = get_str(w, v, c->viewer.three_root, sizeof(c->viewer.three_root));
+    else if (!strcmp(k, "package_path"))
+      rc = get_str(w, v, c->viewer.package_path, sizeof(c->viewer.package_path));
     else if (!strcmp(k, "fps")) {
       rc = get_num(w, v, 1, 240, &x);
       c->viewer.fps = (int)x;

@@ -377,3 +377,40 @@ def test_hostile_messages_are_answered_not_fatal(workdir):
             assert c.get_state("p").step == 0
     finally:
         d.check_clean_exit()
+
+
+def test_package_meshes_through_the_daemons_search_path(workdir):
+    """A URDF sent in LoadModel names package://demo/meshes/arm.stl: found through
+    viewer.package_path and served; without it, a warning and the inertia box."""
+    pkgs = os.path.join(workdir, "pkgs")
+    os.makedirs(os.path.join(pkgs, "demo", "meshes"), exist_ok=True)
+    with open(os.path.join(pkgs, "demo", "meshes", "arm.stl"), "w") as f:
+        f.write("solid arm\nendsolid arm\n")
+    urdf = ('<robot name="r"><link name="base"/><link name="arm"><inertial><mass value="1"/>'
+            '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial><visual>'
+            '<geometry><mesh filename="package://demo/meshes/arm.stl"/></geometry></visual>'
+            '</link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/>'
+            '<axis xyz="0 0 1"/></joint></robot>')
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port],
+               config="viewer:\n  package_path: %s\n" % pkgs)
+    try:
+        with d.client() as c:
+            c.load_model(urdf, name="withpkg", format=partita.pb.URDF)
+            v = c.model_info("withpkg").visuals[0]
+            assert v.kind == partita.pb.Visual.MESH and not v.generated
+            body = urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, v.mesh_url),
+                                          timeout=5).read()
+            assert body.startswith(b"solid arm")
+    finally:
+        d.check_clean_exit()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port])
+    try:
+        with d.client() as c:
+            info = c.load_model(urdf, name="nopkg", format=partita.pb.URDF)
+            v = info.visuals[0]
+            assert v.kind == partita.pb.Visual.BOX and v.generated and v.mesh_url == ""
+            assert v.uri == "package://demo/meshes/arm.stl"
+            assert "not found" in info.warnings
+    finally:
+        d.check_clean_exit()
