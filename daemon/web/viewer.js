@@ -347,6 +347,7 @@ function buildInputs(mi) {
     row.className = 'input-row';
     const label = document.createElement('span');
     label.textContent = name;
+    label.title = name;
     const slider = document.createElement('input');
     slider.type = 'range';
     slider.min = -10; slider.max = 10; slider.step = 0.05; slider.value = 0;

@@ -238,6 +238,44 @@ static void test_urdf(void) {
         "negative radius refused: %d '%s'", rc, err.msg);
 }
 
+// A body whose inertia is a 1 x 2 x 3 box of 12 kg turned 45 degrees about z (off-diagonal
+// Ixy): its inertia box has those edges, the 1 m edge along (1, 1, 0) / sqrt(2).
+static void test_principal_box(void) {
+  const char *text =
+      "model: tilted\nbodies:\n  - name: b\n    mass: 12\n"
+      "    inertia: [11.5, 11.5, 5, 1.5, 0, 0]\n    position: [0, 0, 0]\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), 1, "tilted", NULL, &m, &err)) {
+    CHECK(0, "%s", err.msg);
+    return;
+  }
+  const pt_visual *v = pt_model_visual(m, 0);
+  CHECK(v && v->generated, "generated box");
+  double q[4] = {v->quat[0], v->quat[1], v->quat[2], v->quat[3]};
+  // the box's axes in the body frame: columns of the rotation of q
+  double A[9] = {1 - 2 * (q[2] * q[2] + q[3] * q[3]), 2 * (q[1] * q[2] - q[0] * q[3]),
+                 2 * (q[1] * q[3] + q[0] * q[2]), 2 * (q[1] * q[2] + q[0] * q[3]),
+                 1 - 2 * (q[1] * q[1] + q[3] * q[3]), 2 * (q[2] * q[3] - q[0] * q[1]),
+                 2 * (q[1] * q[3] - q[0] * q[2]), 2 * (q[2] * q[3] + q[0] * q[1]),
+                 1 - 2 * (q[1] * q[1] + q[2] * q[2])};
+  int found = 0;
+  for (int k = 0; k < 3; k++) {
+    double x = A[k], y = A[3 + k], z = A[6 + k];
+    if (fabs(v->size[k] - 1.0) < 1e-9) {
+      found++;
+      CHECK(fabs(fabs(x) - sqrt(0.5)) < 1e-9 && fabs(fabs(y) - sqrt(0.5)) < 1e-9 &&
+                fabs(z) < 1e-9 && x * y > 0,
+            "the 1 m edge along (1, 1, 0)/sqrt(2): (%g, %g, %g)", x, y, z);
+    }
+  }
+  double sum = v->size[0] + v->size[1] + v->size[2];
+  double prod = v->size[0] * v->size[1] * v->size[2];
+  CHECK(found == 1 && fabs(sum - 6.0) < 1e-9 && fabs(prod - 6.0) < 1e-9,
+        "edges %g %g %g, expected 1, 2, 3", v->size[0], v->size[1], v->size[2]);
+  pt_model_free(m);
+}
+
 int main(void) {
   snprintf(tmp, sizeof(tmp), "/tmp/test_visuals.XXXXXX");
   if (!mkdtemp(tmp)) {
@@ -246,6 +284,7 @@ int main(void) {
   }
   test_yaml();
   test_urdf();
+  test_principal_box();
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
