@@ -386,6 +386,7 @@ function onFrame(f) {
   if (!info || f[0] !== 1) return;
   const nb = f[7], nc = f[8], ni = f[9];
   const first = !last;
+  if (last && last.mode !== f[6]) send({ models: 1 });   // the list shows each model's mode
   last = { time: f[1], step: f[2], kinetic: f[3], potential: f[4], overran: f[5], mode: f[6],
            q: f.subarray(HEAD + 7 * nb, HEAD + 7 * nb + nc),
            qd: f.subarray(HEAD + 7 * nb + nc, HEAD + 7 * nb + 2 * nc),
