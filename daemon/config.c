@@ -32,6 +32,7 @@ void config_defaults(config *c) {
   c->viewer.fps = 60;
   c->viewer.queue_frames = 8;
   c->viewer.drop_limit = 600;
+  c->viewer.max_browsers = 16;
   c->realtime.sched_fifo = 1;
   c->realtime.priority = 80;
   c->realtime.mlockall = 1;
@@ -183,6 +184,9 @@ static int load_viewer(walk *w, config *c, yaml_node_t *map) {
     } else if (!strcmp(k, "queue_frames")) {
       rc = get_num(w, v, 1, 1024, &x);
       c->viewer.queue_frames = (int)x;
+    } else if (!strcmp(k, "max_browsers")) {
+      rc = get_num(w, v, 1, 1024, &x);
+      c->viewer.max_browsers = (int)x;
     } else if (!strcmp(k, "drop_limit")) {
       rc = get_num(w, v, 1, 1e6, &x);
       c->viewer.drop_limit = (int)x;

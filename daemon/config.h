@@ -60,6 +60,7 @@ typedef struct {
     int fps;                    // pose frames per second to each browser
     int queue_frames;           // frames waiting for a slow browser before the oldest is dropped
     int drop_limit;             // frames dropped in a row before the browser is disconnected
+    int max_browsers;           // WebSocket sessions at once (more are closed at once)
     char package_path[CFG_STR];  // ':'-separated directories for package:// meshes
   } viewer;
   struct {

@@ -78,7 +78,8 @@ struct viewer {
   session *sessions;
   unsigned char *frame;            // the frame being cut (frame_cap bytes)
   size_t frame_cap;
-  uint64_t clients, frames, dropped_frames, dropped_clients, auth_failures;
+  uint64_t clients, frames, dropped_frames, dropped_clients, auth_failures, refused;
+  int nsessions;
   int port;
   char url[CFG_STR + 16];
 };
@@ -396,6 +397,7 @@ void http_conn_closing(conn *c) {
 
 static void session_end(session *s) {
   viewer *v = s->v;
+  v->nsessions--;
   if (s->prev)
     s->prev->next = s->next;
   else if (v->sessions == s)
@@ -433,6 +435,12 @@ static int ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
   switch (reason) {
     case LWS_CALLBACK_ESTABLISHED: {
       memset(s, 0, sizeof(*s));
+      if (v->nsessions >= v->srv->cfg.viewer.max_browsers) {
+        v->refused++;
+        log_info("viewer: a browser refused: %d connected (viewer.max_browsers)", v->nsessions);
+        return -1;
+      }
+      v->nsessions++;
       s->wsi = wsi;
       s->v = v;
       s->authed = v->srv->cfg.auth_token[0] == 0;
@@ -701,10 +709,8 @@ void http_stats(server *srv, Partita__V1__ServerStats *st) {
   viewer *v = srv->http;
   if (!v)
     return;
-  int n = 0;
-  for (session *s = v->sessions; s; s = s->next)
-    n++;
-  st->viewer_clients = (uint32_t)n;
+  st->viewer_clients = (uint32_t)v->nsessions;
+  st->viewer_refused_clients = v->refused;
   st->viewer_frames = v->frames;
   st->viewer_dropped_frames = v->dropped_frames;
   st->viewer_dropped_clients = v->dropped_clients;

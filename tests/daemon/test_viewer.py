@@ -414,3 +414,24 @@ def test_package_meshes_through_the_daemons_search_path(workdir):
             assert "not found" in info.warnings
     finally:
         d.check_clean_exit()
+
+
+def test_browsers_are_bounded(workdir):
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port],
+               config="viewer:\n  max_browsers: 2\n")
+    try:
+        a, _ = open_ws(port)
+        b, _ = open_ws(port)
+        with pytest.raises(Exception):
+            open_ws(port, timeout=2.0)
+        with d.client() as c:
+            s = c.stats().server
+            assert s.viewer_clients == 2 and s.viewer_refused_clients == 1, s
+        a.close()
+        time.sleep(0.2)
+        e, _ = open_ws(port)   # room again
+        e.close()
+        b.close()
+    finally:
+        d.check_clean_exit()
