@@ -27,6 +27,12 @@ void config_defaults(config *c) {
   c->limits.hello_timeout_ms = 10000;
   c->limits.max_clients_per_peer = 32;
   c->limits.auth_delay_ms = 500;
+  snprintf(c->viewer.http, sizeof(c->viewer.http), "127.0.0.1:7452");
+  snprintf(c->viewer.three_root, sizeof(c->viewer.three_root), "/usr/share/javascript/three");
+  c->viewer.fps = 60;
+  c->viewer.queue_frames = 8;
+  c->viewer.drop_limit = 600;
+  c->viewer.max_browsers = 16;
   c->realtime.sched_fifo = 1;
   c->realtime.priority = 80;
   c->realtime.mlockall = 1;
@@ -151,6 +157,42 @@ static int load_limits(walk *w, config *c, yaml_node_t *map) {
     else if (!w->err[0])
       return bad(w, v, "unknown key in limits");
     else
+      return -1;
+  }
+  return 0;
+}
+
+static int load_viewer(walk *w, config *c, yaml_node_t *map) {
+  const char *k;
+  yaml_node_t *v;
+  if (map->type != YAML_MAPPING_NODE)
+    return bad(w, map, "viewer: expected a mapping");
+  FOR_PAIRS(w, map, k, v) {
+    double x;
+    int rc = 0;
+    if (!k)
+      return bad(w, v, "bad key");
+    if (!strcmp(k, "web_root"))
+      rc = get_str(w, v, c->viewer.web_root, sizeof(c->viewer.web_root));
+    else if (!strcmp(k, "three_root"))
+      rc = get_str(w, v, c->viewer.three_root, sizeof(c->viewer.three_root));
+    else if (!strcmp(k, "package_path"))
+      rc = get_str(w, v, c->viewer.package_path, sizeof(c->viewer.package_path));
+    else if (!strcmp(k, "fps")) {
+      rc = get_num(w, v, 1, 240, &x);
+      c->viewer.fps = (int)x;
+    } else if (!strcmp(k, "queue_frames")) {
+      rc = get_num(w, v, 1, 1024, &x);
+      c->viewer.queue_frames = (int)x;
+    } else if (!strcmp(k, "max_browsers")) {
+      rc = get_num(w, v, 1, 1024, &x);
+      c->viewer.max_browsers = (int)x;
+    } else if (!strcmp(k, "drop_limit")) {
+      rc = get_num(w, v, 1, 1e6, &x);
+      c->viewer.drop_limit = (int)x;
+    } else
+      return bad(w, v, "unknown key");
+    if (rc)
       return -1;
   }
   return 0;
@@ -325,6 +367,11 @@ static int load_root(walk *w, config *c, yaml_node_t *root, const char *dir) {
       rc = get_str(w, v, c->socket, sizeof(c->socket));
     else if (!strcmp(k, "udp"))
       rc = get_str(w, v, c->udp, sizeof(c->udp));
+    else if (!strcmp(k, "http")) {
+      rc = get_str(w, v, c->viewer.http, sizeof(c->viewer.http));
+      c->viewer.http_set = 1;
+    } else if (!strcmp(k, "viewer"))
+      rc = load_viewer(w, c, v);
     else if (!strcmp(k, "socket_group"))
       rc = get_str(w, v, c->socket_group, sizeof(c->socket_group));
     else if (!strcmp(k, "log_file"))
@@ -382,10 +429,12 @@ int config_load(config *c, const char *path, char *err, size_t errlen) {
 
 static const char usage[] =
     "usage: partitad [--config FILE] [--listen HOST:PORT] [--udp HOST:PORT] [--socket PATH]\n"
+    "                [--http HOST:PORT | --no-http] [--web-root DIR]\n"
     "                [--model FILE ...] [--log FILE] [--log-level error|warn|info|debug]\n"
     "                [--record-dir DIR]\n"
-    "Defaults: --listen 127.0.0.1:7450, no Unix socket, no UDP. An empty value (\"\")\n"
-    "disables a transport. Command-line values override the config file.\n";
+    "Defaults: --listen 127.0.0.1:7450, --http 127.0.0.1:7452 (the browser viewer), no Unix\n"
+    "socket, no UDP. An empty value (\"\") disables a transport. Command-line values override\n"
+    "the config file.\n";
 
 static int copy_opt(char *dst, size_t n, const char *v, char *err, size_t errlen) {
   if (strlen(v) >= n) {
@@ -415,7 +464,16 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
   for (int i = 1; i < argc; i += 2) {   // every option takes a value
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int rc = 0;
-    if (!strcmp(o, "--config") && v) {
+    if (!strcmp(o, "--no-http")) {   // the one option without a value
+      c->viewer.http[0] = 0;
+      c->viewer.http_set = 1;
+      i--;
+    } else if (!strcmp(o, "--http") && v) {
+      rc = copy_opt(c->viewer.http, sizeof(c->viewer.http), v, err, errlen);
+      c->viewer.http_set = 1;
+    } else if (!strcmp(o, "--web-root") && v) {
+      rc = copy_opt(c->viewer.web_root, sizeof(c->viewer.web_root), v, err, errlen);
+    } else if (!strcmp(o, "--config") && v) {
     } else if (!strcmp(o, "--listen") && v) {
       rc = copy_opt(c->listen, sizeof(c->listen), v, err, errlen);
     } else if (!strcmp(o, "--record-dir") && v) {
@@ -464,6 +522,7 @@ static int loopback(const char *addr) {
 int config_check(const config *c, char *err, size_t errlen) {
   const char *open = c->listen[0] && !loopback(c->listen) ? c->listen
                      : c->udp[0] && !loopback(c->udp)     ? c->udp
+                     : c->viewer.http[0] && !loopback(c->viewer.http) ? c->viewer.http
                                                            : NULL;
   if (open && !c->auth_token[0]) {
     snprintf(err, errlen,

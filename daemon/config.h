@@ -51,6 +51,19 @@ typedef struct {
     long long model_bytes;
     int model_bodies, model_joints;
   } limits;
+  // The browser viewer (docs/viewer.md): HTTP + WebSocket on its own port (daemon/http.c).
+  struct {
+    char http[CFG_STR];         // "HOST:PORT" or "" (off)
+    int http_set;               // given in the file or on the command line (else: the default,
+                                // skipped with a warning when the port is taken)
+    char web_root[CFG_STR];     // the page's files ("" = the installed or source copy)
+    char three_root[CFG_STR];   // three.js (Debian's libjs-three)
+    int fps;                    // pose frames per second to each browser
+    int queue_frames;           // frames waiting for a slow browser before the oldest is dropped
+    int drop_limit;             // frames dropped in a row before the browser is disconnected
+    int max_browsers;           // WebSocket sessions at once (more are closed at once)
+    char package_path[CFG_STR];  // ':'-separated directories for package:// meshes
+  } viewer;
   struct {
     int sched_fifo;
     int priority;

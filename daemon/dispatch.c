@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "http.h"
 #include "record.h"
 #include "server.h"
 #include "text.h"
@@ -45,6 +46,7 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   h.protocol_version = PD_PROTOCOL_VERSION;
   h.server_version = PT_VERSION;
   h.server_name = "partitad";
+  h.viewer_url = (char *)http_url(srv);
   r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_HELLO;
   r.hello = &h;
   reply(c, id, &r);

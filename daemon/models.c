@@ -236,6 +236,7 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->load.max_bodies = srv->cfg.limits.model_bodies;
   j->load.max_joints = srv->cfg.limits.model_joints;
   j->load.dt = rq->dt;
+  j->load.package_path = srv->cfg.viewer.package_path;   // meshes (docs/viewer.md)
   if (rq->integrator[0]) {
     pt_integrator it;
     if (pt_integrator_parse(rq->integrator, &it)) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http.h"
 #include "server.h"
 #include "text.h"
 
@@ -200,6 +201,7 @@ static void reply_stats(req_ctx *x) {
     st->server->udp_malformed = srv->udp_malformed;
     st->server->udp_unknown_model = srv->udp_unknown_model;
     memory_use(&st->server->memory_resident_bytes, &st->server->memory_locked_bytes);
+    http_stats(srv, st->server);
   }
   // models whose thread did not answer (unloaded meanwhile) are left out
   size_t k = 0;

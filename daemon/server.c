@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "http.h"
 #include "server.h"
 
 static int listen_tcp(server *srv) {
@@ -98,6 +99,8 @@ static int listen_pipe(server *srv) {
 int server_listen(server *srv) {
   if (srv->cfg.socket[0] && listen_pipe(srv))
     return -1;
+  if (srv->cfg.viewer.http[0] && http_start(srv))   // before TCP too: readiness is TCP
+    return -1;
   if (srv->cfg.listen[0] && listen_tcp(srv))
     return -1;
   if (srv->cfg.udp[0] && udp_start(srv, srv->cfg.udp))
@@ -170,6 +173,9 @@ void server_tick(server *srv) {
 void server_shutdown(server *srv) {
   if (srv->stopping)
     return;
+  // the browsers first, before `stopping` makes each closing connection run the tick: their
+  // connections close here without closing each other under the sessions
+  http_stop(srv);
   srv->stopping = 1;
   srv->stop_ms = server_now_ms();
   sd_notify(0, "STOPPING=1");
@@ -197,7 +203,11 @@ void server_shutdown(server *srv) {
 // ---------------------------------------------------------------------------------------------
 // The callbacks of the connection layer.
 
-static void conn_closing(conn *c) { subs_drop_conn(c); }
+static void conn_closing(conn *c) {
+  subs_drop_conn(c);
+  if (c->viewer)
+    http_conn_closing(c);
+}
 
 static void work_done(server *srv) {
   if (srv->stopping)

@@ -62,6 +62,7 @@ typedef struct conn {
   int close_when_flushed;     // after an error message or at shutdown
   uint64_t soft_since;        // ms when the backlog went over the soft limit (0: under)
   uint64_t event_mark;        // dedupes model events for connections with several subs
+  void *viewer;               // the browser session using this socketless connection (http.c)
 } conn;
 
 // A subscription: frames of one model every k steps to a connection or a UDP peer.
@@ -99,6 +100,7 @@ struct server {
   uint64_t udp_malformed, udp_unknown_model;
   uint64_t next_sub_id, next_conn_id, event_mark;
   uint64_t start_ms, stop_ms;
+  void *http;                 // the browser viewer (http.c), NULL when off
   int stopping;
   int abandoned;              // stopped with loads still compiling on the work pool
   char rbuf[PD_READ_CHUNK];   // read buffer: each read is consumed before the next

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "server.h"
+#include "viewer.h"
 
 void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) {
   Partita__V1__StateFrame f = PARTITA__V1__STATE_FRAME__INIT;
@@ -132,6 +133,8 @@ Partita__V1__ModelInfo *model_info_new(sim *s) {
   mi->warnings = (char *)pt_model_warnings(m);
   mi->time = atomic_load(&s->pub_time);
   mi->step = atomic_load(&s->pub_step);
+  mi->visuals = viewer_visuals_new(m, s->name, &mi->n_visuals);
+  mi->joint_markers = viewer_joints_new(m, &mi->n_joint_markers);
   if (!mi->actuators || !mi->motions || !mi->body_names || !mi->joint_names)
     mi->n_actuators = mi->n_motions = mi->n_body_names = mi->n_joint_names = 0;
   if (!mi->independent)
@@ -147,5 +150,7 @@ void model_info_free(Partita__V1__ModelInfo *mi) {
   free(mi->body_names);
   free(mi->joint_names);
   free(mi->independent);
+  viewer_visuals_free(mi->visuals);
+  viewer_joints_free(mi->joint_markers);
   free(mi);
 }

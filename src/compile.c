@@ -37,6 +37,8 @@ void pt_model_free(pt_model *m) {
   for (int i = 0; i < m->nalloc; i++) free(m->allocs[i]);
   free(m->allocs);
   free(m->warnings);
+  free(m->visual);
+  free(m->visual_text);
   free(m);
 }
 
@@ -1006,7 +1008,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   pt_model *m = calloc(1, sizeof(*m));
   if (!m) return pt_error_set(err, PT_ENOMEM, "out of memory");
   snprintf(m->name, PT_NAME_MAX, "%s", s->model);
-  if (s->warnings && !(m->warnings = strdup(s->warnings))) {  // the loader's, then compile's
+  if (s->warnings && !(m->warnings = strdup(s->warnings))) {  // the loader's (unused elements, missing meshes, ...), then compile's
     free(m);
     return pt_error_set(err, PT_ENOMEM, "out of memory");
   }
@@ -1081,6 +1083,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
         break;
       }
   if (!rc) rc = assemble_initial(m, s, err);  // and checks that the initial state partitions
+  if (!rc) rc = pt_visuals_build(m, s, err);
   if (rc) {
     pt_model_free(m);
     return rc;

@@ -36,6 +36,9 @@ extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 struct pt_model {
   char name[PT_NAME_MAX];
   char *warnings;              // '\n'-terminated lines
+  int nvisual;                 // visual shapes (src/visual.c), never read by the mechanics
+  pt_visual *visual;           // (nvisual), strings inside visual_text
+  char *visual_text;
   double gravity[3];
   double dt;
   pt_integrator integrator;
@@ -365,5 +368,16 @@ void pt_qd_from_x(const pt_model *m, pt_data *d);
 // Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense
 // fallback) if it lacks it (a tree's data): one allocation and copy, never inside pt_step.
 int pt_data_dense(const pt_model *m, pt_data *d);
+
+// visual.c: shapes into body frames (pt_model_compile), mesh files through the search path
+// (the loaders), and which mesh files a viewer can draw.
+int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err);
+void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt);
+// load_urdf.c's hook: the <visual> elements of one <link> (src/visual_urdf.c). R, p: the
+// link frame at the zero configuration (x_global = R x_link + p); body: the body carrying it.
+struct _xmlNode;
+int pt_urdf_link_visuals(const struct _xmlNode *link, const struct _xmlNode *robot,
+                         const double R[9], const double p[3], const char *body,
+                         pt_spec *s, pt_error *err);
 
 #endif

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partita.h"
+#include "engine.h"
 
 // Refuses a file beyond `max` bytes before reading it whole.
 static int read_file(const char *path, size_t max, char **text, size_t *len, pt_error *err) {
@@ -63,8 +63,10 @@ static int ends_with(const char *s, const char *suffix) {
 static int spec_from_text(const char *text, size_t len, int format, const char *source,
                           const pt_load_options *opt, pt_spec **out, pt_error *err) {
   if (format == 0) format = sniff(text, len);
-  if (format == 2) return pt_spec_from_urdf(text, len, source, opt, out, err);
-  return pt_spec_from_yaml_opt(text, len, source, opt, out, err);
+  int rc = format == 2 ? pt_spec_from_urdf(text, len, source, opt, out, err)
+                       : pt_spec_from_yaml_opt(text, len, source, opt, out, err);
+  if (rc == PT_OK) pt_spec_resolve_meshes(*out, opt);
+  return rc;
 }
 
 int pt_spec_from_file(const char *path, const pt_load_options *opt, pt_spec **out,

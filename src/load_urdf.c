@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "inertia.h"
 #include "partita.h"
 #include "urdf_scan.h"
@@ -691,6 +692,19 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
   return rc;
 }
 
+// The <visual> elements of every link, on the body that carries it (src/visual_urdf.c).
+static int add_visuals(const urdf *u, const xmlNode *robot, pt_spec *s) {
+  for (xmlNode *c = robot->children; c; c = c->next) {
+    char name[PT_NAME_MAX];
+    if (!is_elem(c, "link") || attr_name(c, "name", name) <= 0) continue;
+    const urdf_link *l = &u->links[find_link(u, name)];
+    int rc = pt_urdf_link_visuals(c, robot, l->world.R, l->world.p, u->links[l->group].name, s,
+                                  u->err);
+    if (rc) return rc;
+  }
+  return PT_OK;
+}
+
 // Counts, bounds and parses the <link> and <joint> children of <robot>.
 static int parse_robot(urdf *u, const xmlNode *robot) {
   int nl = 0, nj = 0;
@@ -709,7 +723,8 @@ static int parse_robot(urdf *u, const xmlNode *robot) {
   u->order = calloc((size_t)nl + 1, sizeof(*u->order));
   if (!u->links || !u->joints || !u->order)
     return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
-  // Everything else (visual, collision, material, gazebo, transmission, ...) is ignored.
+  // <visual> (with <material>) is read by add_visuals after the tree is built; everything
+  // else (collision, gazebo, transmission, ...) is ignored.
   for (xmlNode *c = robot->children; c; c = c->next) {
     int rc = PT_OK;
     if (is_elem(c, "link")) rc = parse_link(u, c);
@@ -741,6 +756,7 @@ static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_s
   if (!rc) rc = pt_urdf_transmissions(robot, u->source, s, u->err);
   if (!rc && pt_urdf_warn_unused(robot, u->source, s))
     rc = pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
+  if (!rc) rc = add_visuals(u, robot, s);
   return rc;
 }
 

@@ -33,6 +33,7 @@ _Static_assert(sizeof(pt_force_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(pt_actuator_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(pt_ucoord_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(pt_integrator) == sizeof(int), "enum size");
+_Static_assert(sizeof(pt_visual_type) == sizeof(int), "enum size");
 
 typedef enum {
   V_NUM,      // number
@@ -47,7 +48,10 @@ typedef enum {
   V_NAME,     // 1..63 printable characters -> char[PT_NAME_MAX]
   V_ENUM,     // one of `names` -> int (its index)
   V_COEF,     // polynomial coefficients (pt_spec_motion)
-  V_POINTS    // table points (pt_spec_motion)
+  V_POINTS,   // table points (pt_spec_motion)
+  V_RGBA,     // [r, g, b, a] each in [0, 1]
+  V_PATH,     // a file name, 1..PT_PATH_MAX-1 bytes -> char[PT_PATH_MAX]
+  V_VISUALS   // a body's list of visual shapes (pt_spec_visual)
 } vkind;
 
 typedef struct {
@@ -87,7 +91,7 @@ struct loader {
   const char *source;
   const char *text;      // the input, to place encoding errors
   size_t len;
-  char entry[128];       // ENTRY of messages: `joints[2] "knee"`, `model`, `simulation`
+  char entry[256];       // ENTRY of messages: `joints[2] "knee"`, `model`, `simulation`
   long npoints;          // table points so far
   pt_load_options lim;   // limits in effect (pt_load_options_resolve)
   int code;              // the error code once something failed
@@ -458,6 +462,25 @@ static int points_here(loader *L, const char *key, pt_spec_motion *mo) {
   return 0;
 }
 
+static int visuals_here(loader *L, const char *key);
+
+static int path_here(loader *L, const char *key, char out[PT_PATH_MAX]) {
+  char q[72];
+  if (!is_scalar(L))
+    return fail(L, line_of(L), "%s: file name expected, got %s", key, describe(L, q));
+  const char *s = scalar(L);
+  size_t n = L->ev.data.scalar.length;
+  if (n == 0) return fail(L, line_of(L), "%s: must not be empty", key);
+  if (n > PT_PATH_MAX - 1)
+    return fail(L, line_of(L), "%s: longer than %d bytes", key, PT_PATH_MAX - 1);
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      return fail(L, line_of(L), "%s: %s contains control characters", key, quote(q, s, n));
+  memcpy(out, s, n);
+  out[n] = '\0';
+  return 0;
+}
+
 // Reads the value of `k` (the current event is its first event) into the entry.
 static int value_here(loader *L, const keydef *k, void *entry, int *as_list) {
   char *f = (char *)entry + k->off;
@@ -513,6 +536,18 @@ static int value_here(loader *L, const keydef *k, void *entry, int *as_list) {
       return coef_here(L, k->key, entry);
     case V_POINTS:
       return points_here(L, k->key, entry);
+    case V_RGBA: {
+      int start = line_of(L);
+      if (vec_here(L, k->key, d, 4, "list of 4 numbers [r, g, b, a]")) return -1;
+      for (int i = 0; i < 4; i++)
+        if (!(d[i] >= 0 && d[i] <= 1))
+          return fail(L, start, "%s: each of r, g, b, a must be in [0, 1], got %g", k->key, d[i]);
+      return 0;
+    }
+    case V_PATH:
+      return path_here(L, k->key, f);
+    case V_VISUALS:
+      return visuals_here(L, k->key);
   }
   return -1;
 }
@@ -591,10 +626,14 @@ static const keydef body_keys[] = {
     {"orientation", V_QUAT, FIELD(pt_spec_body, quat), ALL, 0, NULL, 0},
     {"velocity", V_VEC3, FIELD(pt_spec_body, velocity), ALL, 0, NULL, 0},
     {"angular_velocity", V_VEC3, FIELD(pt_spec_body, angvel), ALL, 0, NULL, 0},
+    {"visuals", V_VISUALS, 0, ALL, 0, NULL, 0},
 };
 
 static int check_body(loader *L, void *e, const seen *sn) {
   const pt_spec_body *b = e;
+  // this body's visuals were parsed before its name may have been: they are the unnamed ones
+  for (int i = 0; i < L->spec->nvisual; i++)
+    if (!L->spec->visuals[i].body[0]) memcpy(L->spec->visuals[i].body, b->name, PT_NAME_MAX);
   if (!strcmp(b->name, "ground"))
     return fail(L, LINE(body_keys, "name"),
                 "name: \"ground\" is reserved for the fixed global frame");
@@ -758,6 +797,50 @@ static const keydef coord_keys[] = {
     {"point2", V_VEC3, FIELD(pt_spec_coord, point2), C_DI, C_DI, NULL, 0},
 };
 
+// visuals (a body's `visuals:` list; pose in the global frame at t=0 like the rest)
+enum { V_BOXB = 1, V_SPHB = 2, V_CYLB = 4, V_CAPB = 8, V_MESHB = 16 };
+static const char *const visual_types[] = {"box", "sphere", "cylinder", "capsule", "mesh", NULL};
+
+static const keydef visual_keys[] = {
+    {"name", V_NAME, FIELD(pt_spec_visual, uri), 0, 0, NULL, 0},   // never taken: see below
+    {"type", V_ENUM, FIELD(pt_spec_visual, type), ALL, ALL, visual_types, 0},
+    {"size", V_VEC3, FIELD(pt_spec_visual, size), V_BOXB, V_BOXB, NULL, 0},
+    {"radius", V_POS, FIELD(pt_spec_visual, radius), V_SPHB | V_CYLB | V_CAPB,
+     V_SPHB | V_CYLB | V_CAPB, NULL, 0},
+    {"length", V_POS, FIELD(pt_spec_visual, length), V_CYLB | V_CAPB, V_CYLB | V_CAPB, NULL, 0},
+    {"file", V_PATH, FIELD(pt_spec_visual, uri), V_MESHB, V_MESHB, NULL, 0},
+    {"scale", V_VEC3, FIELD(pt_spec_visual, scale), V_MESHB, 0, NULL, 0},
+    {"position", V_VEC3, FIELD(pt_spec_visual, position), ALL, 0, NULL, 0},
+    {"orientation", V_QUAT, FIELD(pt_spec_visual, quat), ALL, 0, NULL, 0},
+    {"rgba", V_RGBA, FIELD(pt_spec_visual, rgba), ALL, 0, NULL, 0},
+};
+
+static int check_visual(loader *L, void *e, const seen *sn) {
+  pt_spec_visual *v = e;
+  v->has_position = LINE(visual_keys, "position") != 0;
+  v->has_quat = LINE(visual_keys, "orientation") != 0;
+  v->has_rgba = LINE(visual_keys, "rgba") != 0;
+  if (v->type == PT_VISUAL_BOX) {
+    for (int k = 0; k < 3; k++)
+      if (!(v->size[k] > 0))
+        return fail(L, LINE(visual_keys, "size"), "size: edge lengths must be > 0, got %g",
+                    v->size[k]);
+  } else if (v->type == PT_VISUAL_MESH) {
+    for (int k = 0; k < 3; k++)
+      if (v->scale[k] == 0)
+        return fail(L, LINE(visual_keys, "scale"), "scale: must not be 0");
+    if (!pt_mesh_kind_ok(v->uri))
+      return fail(L, LINE(visual_keys, "file"),
+                  "file: \"%.200s\" is not a mesh file (.stl, .dae or .obj expected)", v->uri);
+  } else {
+    v->size[0] = v->radius;
+    v->size[1] = v->length;
+  }
+  return 0;
+}
+
+static void *add_visual(pt_spec *s) { return pt_spec_add_visual(s); }
+
 static void *add_body(pt_spec *s) { return pt_spec_add_body(s); }
 static void *add_joint(pt_spec *s) { return pt_spec_add_joint(s); }
 static void *add_motion(pt_spec *s) { return pt_spec_add_motion(s); }
@@ -779,6 +862,7 @@ static const kinddef kinds[] = {
      NULL},
 };
 #define NKINDS NKEYS(kinds)
+#define MAX_VISUALS 10000     // visual shapes in one file
 _Static_assert(NKEYS(force_keys) <= MAX_KEYS, "MAX_KEYS");
 
 // ---------------------------------------------------------------------------------------------
@@ -805,6 +889,33 @@ static int parse_list(loader *L, const kinddef *k) {
     if (parse_entry(L, k, i)) return -1;
   }
   snprintf(L->entry, sizeof(L->entry), "model");
+  return 0;
+}
+
+// A body's `visuals:` list (the current event is its value). Entries are named in messages
+// `bodies[2] "arm" visuals[1]`.
+static int visuals_here(loader *L, const char *key) {
+  char q[72], prefix[100];
+  if (is_null(L)) return 0;
+  if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+    return fail(L, line_of(L), "%s: list expected, got %s", key, describe(L, q));
+  snprintf(prefix, sizeof(prefix), "%.80s %.10s", L->entry, key);
+  kinddef k = {prefix, visual_keys, NKEYS(visual_keys), 1, FIELD(pt_spec_visual, line),
+               add_visual, check_visual};
+  for (int i = 0;; i++) {
+    if (next(L)) return -1;
+    if (L->ev.type == YAML_SEQUENCE_END_EVENT) break;
+    if (L->spec->nvisual >= MAX_VISUALS)
+      return fail(L, line_of(L), "more than %d visual shapes in the file", MAX_VISUALS);
+    char saved[sizeof(L->entry)];
+    memcpy(saved, L->entry, sizeof(saved));
+    name_entry(L, prefix, i, NULL);
+    if (L->ev.type != YAML_MAPPING_START_EVENT)
+      return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
+    if (parse_entry(L, &k, i)) return -1;
+    L->spec->visuals[L->spec->nvisual - 1].index = i;
+    memcpy(L->entry, saved, sizeof(saved));
+  }
   return 0;
 }
 

@@ -80,6 +80,9 @@ typedef struct {
   double dt;
   int has_integrator;
   int integrator;          // a pt_integrator
+  // Mesh search path: directories separated by ':' where `package://PKG/PATH` is looked up
+  // as DIR/PKG/PATH (and DIR/PATH), after $PARTITA_PACKAGE_PATH. NULL: the variable only.
+  const char *package_path;
 } pt_load_options;
 
 // The options in effect: `opt` (may be NULL) with every zero limit replaced by its default.
@@ -139,6 +142,28 @@ int pt_body_index(const pt_model *m, const char *name);    // -1 if unknown (gro
 double pt_input_limit(const pt_model *m, int i);            // 0 = unlimited
 double pt_input_gear(const pt_model *m, int i);             // joint effort per unit input
                                                             // (1 but for geared joint actuators)
+
+// Visual shapes, for viewers (src/visual.c). Every body has at least one: a body given none
+// gets its equivalent inertia box (`generated`), and so does a mesh whose file was not found.
+typedef struct {
+  int body;                // moving body index, -1 for ground (scenery)
+  int type;                // a pt_visual_type
+  double size[3];          // box: edge lengths; sphere: radius; cylinder, capsule: radius, length
+  double pos[3];           // shape origin in the body frame (CoM, body axes)
+  double quat[4];          // shape axes in the body frame, Euler parameters
+  double rgba[4];
+  double scale[3];         // mesh
+  const char *mesh;        // resolved mesh file ("" when none)
+  const char *uri;         // mesh as written in the model ("" when none)
+  int generated;           // 1: the inertia box drawn for a body without shapes or mesh file
+} pt_visual;
+int pt_model_nvisual(const pt_model *m);
+const pt_visual *pt_model_visual(const pt_model *m, int i);   // NULL when out of range
+const char *pt_visual_type_name(int type);   // "box", "sphere", "cylinder", "capsule", "mesh"
+// Where viewers draw joint j: on `body` (-1: ground), its point and unit axis in that body's
+// frame (CoM, body axes); returns the joint's type name ("revolute", ...), NULL out of range.
+const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
+                            double axis[3]);
 const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 

@@ -52,6 +52,35 @@ typedef enum { PT_UCOORD_POINT_POSITION = 0, PT_UCOORD_DISTANCE } pt_ucoord_type
 
 typedef enum { PT_INT_RK4 = 0, PT_INT_ABM4, PT_INT_EULER } pt_integrator;
 
+// Visual shapes (for viewers; the mechanics never read them). docs/model-format.md, "Visuals".
+typedef enum {
+  PT_VISUAL_BOX = 0,   // size: full edge lengths along the shape's x, y, z
+  PT_VISUAL_SPHERE,    // size[0]: radius
+  PT_VISUAL_CYLINDER,  // size[0]: radius, size[1]: length along the shape's z
+  PT_VISUAL_CAPSULE,   // size[0]: radius, size[1]: length of the cylindrical part (z)
+  PT_VISUAL_MESH,      // mesh file (STL, DAE, OBJ), scaled by `scale`
+  PT_VISUAL_NTYPES
+} pt_visual_type;
+
+#define PT_PATH_MAX 512
+
+typedef struct {
+  char body[PT_NAME_MAX];   // the body carrying it ("ground" for fixed scenery)
+  int line;
+  int index;                // place in its body's list (messages: visuals[index])
+  pt_visual_type type;
+  double size[3];           // see pt_visual_type
+  double radius, length;    // YAML keys, copied into size by the loader
+  double scale[3];          // mesh scale (default 1 1 1)
+  double position[3];       // shape origin at t=0, global (default: the body's CoM)
+  double quat[4];           // shape axes at t=0, global (default: the body's axes)
+  int has_position, has_quat;
+  double rgba[4];           // colour, each in [0, 1]; has_rgba 0: a colour by body
+  int has_rgba;
+  char uri[PT_PATH_MAX];    // mesh as written (file name, package://, file://)
+  char mesh[PT_PATH_MAX];   // resolved file path, "" when not found (then drawn as a box)
+} pt_spec_visual;
+
 typedef struct {
   char name[PT_NAME_MAX];
   int line;
@@ -157,6 +186,8 @@ typedef struct pt_spec {
   pt_spec_actuator *actuators;
   pt_spec_coord *coords;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
+  int nvisual, visual_cap;  // visual shapes of all bodies (src/visual.c)
+  pt_spec_visual *visuals;
   char *warnings;           // loader warnings, '\n'-terminated lines; NULL when none
 } pt_spec;
 
@@ -169,6 +200,8 @@ pt_spec_motion *pt_spec_add_motion(pt_spec *s);
 pt_spec_force *pt_spec_add_force(pt_spec *s);
 pt_spec_actuator *pt_spec_add_actuator(pt_spec *s);
 pt_spec_coord *pt_spec_add_coord(pt_spec *s);
+pt_spec_visual *pt_spec_add_visual(pt_spec *s);   // scale 1 1 1, identity orientation
+int pt_mesh_kind_ok(const char *path);   // a mesh viewers draw: .stl, .dae or .obj (any case)
 // Appends one warning line (printf-style; the '\n' is added). Compile hands the spec's
 // warnings on to the model (pt_model_warnings) ahead of its own. -1 on out-of-memory.
 int pt_spec_warn(pt_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

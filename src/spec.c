@@ -26,6 +26,7 @@ void pt_spec_free(pt_spec *s) {
   free(s->forces);
   free(s->actuators);
   free(s->coords);
+  free(s->visuals);
   free(s->warnings);
   free(s);
 }
@@ -70,6 +71,15 @@ pt_spec_actuator *pt_spec_add_actuator(pt_spec *s) {
 
 pt_spec_coord *pt_spec_add_coord(pt_spec *s) {
   return grow((void **)&s->coords, &s->ncoord, &s->cap[5], sizeof(pt_spec_coord));
+}
+
+pt_spec_visual *pt_spec_add_visual(pt_spec *s) {
+  pt_spec_visual *v = grow((void **)&s->visuals, &s->nvisual, &s->visual_cap, sizeof(*v));
+  if (v) {
+    v->quat[0] = 1.0;
+    v->scale[0] = v->scale[1] = v->scale[2] = 1.0;
+  }
+  return v;
 }
 
 int pt_spec_warn(pt_spec *s, const char *fmt, ...) {

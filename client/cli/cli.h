@@ -23,6 +23,8 @@ int cli_inverse_main(int argc, char **argv);    // inverse.c
 int cli_equilibrium_main(int argc, char **argv); // equilibrium.c
 int cli_linearize_main(int argc, char **argv);  // linearize.c
 int cli_remote_main(int argc, char **argv);     // remote.c (builds with PARTITA_HAVE_REMOTE)
+int cli_view_main(int argc, char **argv);       // view.c: the viewer for a model file
+int cli_open_main(int argc, char **argv);       // view.c: the daemon's viewer address
 
 // Prints the usage text of one command (main.c). Returns 0, or -1 for an unknown command.
 int cli_usage(const char *cmd, FILE *out);

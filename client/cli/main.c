@@ -98,6 +98,19 @@ static const command commands[] = {
   {"equilibrium", LOCAL, cli_equilibrium_main, "equilibrium MODEL|--model NAME [--apply] [--init NAME=VALUE ...]\n"
    "                [--max-iterations N] [--tolerance X] [--newton-only] [--allow-unstable] [--json]",
    "Static equilibrium configuration and reactions.\n"},
+  {"view", LOCAL, cli_view_main,
+   "view MODEL [--http HOST:PORT] [--mode M] [--rate R] [--package-path DIRS] [--open]",
+   "Step MODEL with the embedded engine in real time and show it in a browser: serves the\n"
+   "viewer page (3D scene, plots, controls; docs/viewer.md) on http://127.0.0.1:7453/ (a free\n"
+   "port when that one is taken) and prints the address; Ctrl-C stops. No daemon needed.\n"
+   "  --http HOST:PORT   where to serve the page\n"
+   "  --mode M           realtime (default), paused, free or lockstep; --rate R real-time rate\n"
+   "  --package-path D   ':'-separated directories for package:// meshes\n"
+   "  --open             open the page with xdg-open\n"},
+  {"open", LOCAL, cli_open_main, "open NAME [--print]",
+   "Print the address of the viewer page of daemon model NAME (from the daemon's Hello), and\n"
+   "open it with xdg-open when a desktop session is there (not with --print).\n"
+   "Talks to a running partitad (--connect HOST:PORT or --socket PATH; PARTITA_TOKEN).\n"},
   {"models", REMOTE, NULL, "models", "List the models loaded in the daemon.\n"},
   {"load", REMOTE, NULL, "load FILE [--name N]", "Load a model file into the daemon.\n"},
   {"unload", REMOTE, NULL, "unload N", "Unload a model from the daemon.\n"},

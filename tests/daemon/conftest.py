@@ -134,6 +134,8 @@ class Daemon:
                 f.write(config)
             args += ["--config", cfg]
         args += list(extra_args)
+        if "--http" not in args and "--no-http" not in args:
+            args.append("--no-http")   # the viewer's tests ask for it on a port of their own
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT,

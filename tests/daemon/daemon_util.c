@@ -46,7 +46,8 @@ int td_start(tdaemon *d, const char *extra, int with_udp) {
   FILE *f = fopen(cfg, "w");
   if (!f)
     return -1;
-  fprintf(f, "listen: \"\"\nsocket: %s\nlog_level: info\n", d->sock);
+  // no browser viewer: tests of the viewer ask for it on a port of their own
+  fprintf(f, "listen: \"\"\nsocket: %s\nhttp: \"\"\nlog_level: info\n", d->sock);
   if (with_udp)
     fprintf(f, "udp: 127.0.0.1:%d\n", d->udp_port);
   fprintf(f, "realtime:\n  mlockall: false\n%s\n", extra ? extra : "");

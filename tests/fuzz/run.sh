@@ -16,7 +16,7 @@ root=$(pwd)
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_frame fuzz_yaml fuzz_urdf fuzz_request fuzz_input_frame fuzz_dispatch fuzz_mcap)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_frame fuzz_yaml fuzz_urdf fuzz_request fuzz_input_frame fuzz_dispatch fuzz_mcap fuzz_viewer_json)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
   CC=${FUZZ_CC:-clang} meson setup "$build" -Dfuzz=true --buildtype=debugoptimized \

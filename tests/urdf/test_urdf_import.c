@@ -83,7 +83,8 @@ static void check_clean(void) {
       "<joint name=\"j\" type=\"prismatic\"><parent link=\"world\"/><child link=\"b\"/>"
       "<origin xyz=\"0 0 1\" rpy=\"0 0 0\"/><axis xyz=\"0 0 1\"/><limit effort=\"3\"/>"
       "<dynamics damping=\"0.5\" friction=\"0.0\"/></joint>"
-      "<link name=\"b\">" INERTIAL "<visual/></link></robot>";
+      "<link name=\"b\">" INERTIAL
+      "<visual><geometry><box size=\"0.1 0.1 0.1\"/></geometry></visual></link></robot>";
   pt_model *m = NULL;
   pt_error err = {0};
   int rc = pt_model_load_string(xml, strlen(xml), 2, "clean.urdf", NULL, &m, &err);

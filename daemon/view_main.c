@@ -1,0 +1,151 @@
+// partita-view: what `partita view MODEL` runs (docs/viewer.md). The embedded engine steps one
+// model file, and partitad's viewer page shows it: the daemon's own modules (a model thread,
+// the HTTP/WebSocket port of http.c) without its protocol ports. Ctrl-C stops it.
+#include <spawn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cblas.h>  // openblas_set_num_threads
+
+#include "http.h"
+#include "log.h"
+#include "server.h"
+
+extern char **environ;
+
+#define DEFAULT_HTTP "127.0.0.1:7453"
+
+static const char usage[] =
+    "usage: partita view MODEL [--http HOST:PORT] [--mode realtime|paused|free|lockstep]\n"
+    "                          [--rate R] [--floating-base] [--package-path DIRS] [--open]\n"
+    "Steps MODEL with the embedded engine and serves the viewer page for it (default\n"
+    "http://" DEFAULT_HTTP "/, or a free port when that one is taken); Ctrl-C stops.\n"
+    "  --mode M           how the model starts (default realtime, rate 1)\n"
+    "  --package-path D   ':'-separated directories for package:// meshes (also\n"
+    "                     $PARTITA_PACKAGE_PATH)\n"
+    "  --open             open the page with xdg-open\n";
+
+static void on_signal(uv_signal_t *h, int signum) {
+  (void)signum;
+  server_shutdown(h->data);
+}
+
+static void on_timer(uv_timer_t *t) { server_tick(t->data); }
+
+static void open_browser(const char *url) {
+  char *argv[] = {"xdg-open", (char *)url, NULL};
+  pid_t pid;
+  if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) != 0)
+    fprintf(stderr, "partita view: xdg-open is not available; open %s yourself\n", url);
+}
+
+int main(int argc, char **argv) {
+  static server srv;
+  const char *file = NULL, *package_path = NULL;
+  int mode = MODE_REALTIME, floating = 0, open_it = 0;
+  double rate = 1.0;
+  config_defaults(&srv.cfg);
+  srv.cfg.listen[0] = 0;                 // no protocol port: this is not a daemon
+  srv.cfg.realtime.mlockall = 0;
+  snprintf(srv.cfg.viewer.http, sizeof(srv.cfg.viewer.http), "%s", DEFAULT_HTTP);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (!strcmp(a, "--http") && v) {
+      snprintf(srv.cfg.viewer.http, sizeof(srv.cfg.viewer.http), "%s", v);
+      srv.cfg.viewer.http_set = 1;
+      i++;
+    } else if (!strcmp(a, "--mode") && v) {
+      if ((mode = config_parse_mode(v)) < 0) {
+        fprintf(stderr, "partita view: --mode: paused, realtime, free or lockstep\n");
+        return 2;
+      }
+      i++;
+    } else if (!strcmp(a, "--rate") && v) {
+      rate = strtod(v, NULL);
+      i++;
+    } else if (!strcmp(a, "--package-path") && v) {
+      package_path = v;
+      i++;
+    } else if (!strcmp(a, "--floating-base")) {
+      floating = 1;
+    } else if (!strcmp(a, "--open")) {
+      open_it = 1;
+    } else if (a[0] != '-' && !file) {
+      file = a;
+    } else {
+      fprintf(stderr, "partita view: unknown option or missing value: %s\n%s", a, usage);
+      return 2;
+    }
+  }
+  if (!file) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  log_set_level(LOG_ERROR);
+  openblas_set_num_threads(1);
+  signal(SIGPIPE, SIG_IGN);
+  pt_load_options opt = {.floating_base = floating, .package_path = package_path};
+  pt_model *m;
+  pt_error err = {0};
+  if (pt_model_load_file(file, &opt, &m, &err) < 0) {
+    fprintf(stderr, "partita view: %s\n", err.msg);
+    return 1;
+  }
+  const char *w = pt_model_warnings(m);
+  if (w && *w)
+    fprintf(stderr, "partita view: warning: %s", w);
+  srv.loop = uv_default_loop();
+  server_init(&srv);
+  srv.start_ms = server_now_ms();
+  srv.models = calloc((size_t)srv.cfg.limits.max_models, sizeof(sim *));
+  char msg[256];
+  sim_opts o = {.mode = mode, .rate = rate};
+  if (!srv.models || server_add_model(&srv, pt_model_name(m), m, &o, NULL, msg, sizeof(msg))) {
+    fprintf(stderr, "partita view: %s\n", srv.models ? msg : "out of memory");
+    pt_model_free(m);
+    return 1;
+  }
+  // the server's own handles: its shutdown sequence closes them
+  uv_signal_init(srv.loop, &srv.sigint);
+  uv_signal_init(srv.loop, &srv.sigterm);
+  uv_signal_init(srv.loop, &srv.sighup);
+  srv.sigint.data = srv.sigterm.data = &srv;
+  uv_signal_start(&srv.sigint, on_signal, SIGINT);
+  uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
+  uv_timer_init(srv.loop, &srv.timer);
+  srv.timer.data = &srv;
+  uv_timer_start(&srv.timer, on_timer, 100, 100);
+  int rc = http_start(&srv);
+  if (rc == 0 && !srv.http) {   // the default port is taken: any free one
+    snprintf(srv.cfg.viewer.http, sizeof(srv.cfg.viewer.http), "127.0.0.1:0");
+    srv.cfg.viewer.http_set = 1;
+    rc = http_start(&srv);
+  }
+  if (rc || !srv.http) {
+    fprintf(stderr, "partita view: cannot serve http on %s\n", srv.cfg.viewer.http);
+    server_shutdown(&srv);
+    uv_run(srv.loop, UV_RUN_DEFAULT);
+    return 2;
+  }
+  char host[128] = "127.0.0.1", url[512];
+  int port;
+  wire_split_addr(srv.cfg.viewer.http, host, sizeof(host), &port);
+  if (!strcmp(host, "0.0.0.0") || !strcmp(host, "::"))
+    snprintf(host, sizeof(host), "127.0.0.1");
+  snprintf(url, sizeof(url), "http://%s%s%s:%d/#model=%s", strchr(host, ':') ? "[" : "", host,
+           strchr(host, ':') ? "]" : "", http_port(&srv), pt_model_name(m));
+  printf("partita view: %s  (Ctrl-C to stop)\n", url);
+  fflush(stdout);
+  if (open_it)
+    open_browser(url);
+  uv_run(srv.loop, UV_RUN_DEFAULT);
+  uv_loop_close(srv.loop);
+  free(srv.models);
+  return 0;
+}

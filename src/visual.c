@@ -1,0 +1,317 @@
+// visual.c: the visual shapes of a model (docs/model-format.md, "Visuals"): mesh files found
+// through the package search path, shapes moved from the global t=0 frame into their bodies'
+// frames, and an equivalent inertia box for each body drawn without a shape. The mechanics
+// never read any of this; viewers get it through pt_model_visual() and GetModelInfo.
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "ptu.h"
+
+static const char *const type_names[PT_VISUAL_NTYPES] = {"box", "sphere", "cylinder",
+                                                         "capsule", "mesh"};
+
+const char *pt_visual_type_name(int type) {
+  return type >= 0 && type < PT_VISUAL_NTYPES ? type_names[type] : "unknown";
+}
+
+int pt_model_nvisual(const pt_model *m) { return m->nvisual; }
+
+const pt_visual *pt_model_visual(const pt_model *m, int i) {
+  return i >= 0 && i < m->nvisual ? &m->visual[i] : NULL;
+}
+
+// Joint j on its body2 (the moving side, as the joint frame follows it), or on body1 when body2
+// is the ground: joint_geom holds the point in body1 (0..2) and body2 (3..5), the axis h in
+// body1 (6..8) and body2 (15..17) frames (compile.c, build_joints).
+const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
+                            double axis[3]) {
+  static const char *const names[PT_JOINT_NTYPES] = {"revolute",  "prismatic", "cylindrical",
+                                                     "spherical", "universal", "fixed"};
+  if (j < 0 || j >= m->njoint) return NULL;
+  const double *G = m->joint_geom + PT_JOINT_GEOM * j;
+  int b2 = m->joint_body[2 * j + 1];
+  *body = b2 >= 0 ? b2 : m->joint_body[2 * j];
+  ptu_copy(point, b2 >= 0 ? G + 3 : G, 3);
+  ptu_copy(axis, b2 >= 0 ? G + 15 : G + 6, 3);
+  int t = m->joint_type[j];
+  return t >= 0 && t < PT_JOINT_NTYPES ? names[t] : "unknown";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mesh files.
+
+int pt_mesh_kind_ok(const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (!dot) return 0;
+  char ext[8] = "";
+  for (int i = 0; i < 7 && dot[1 + i]; i++) ext[i] = (char)tolower((unsigned char)dot[1 + i]);
+  return !strcmp(ext, "stl") || !strcmp(ext, "dae") || !strcmp(ext, "obj");
+}
+
+// A readable regular file at dir/rel: its absolute path into out.
+static int try_path(char out[PT_PATH_MAX], const char *dir, const char *rel) {
+  char p[2 * PT_PATH_MAX + 2];
+  if (dir && dir[0])
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+  else
+    snprintf(p, sizeof(p), "%s", rel);
+  if (access(p, R_OK) != 0) return 0;
+  char real[PATH_MAX];
+  if (!realpath(p, real) || strlen(real) >= PT_PATH_MAX) return 0;
+  memcpy(out, real, strlen(real) + 1);
+  return 1;
+}
+
+// Each directory of a ':'-separated list: dir/pkg/rest, then dir/rest.
+static int try_search_path(char out[PT_PATH_MAX], const char *list, const char *pkg,
+                           const char *rest) {
+  if (!list) return 0;
+  const char *c = list;
+  while (*c) {
+    const char *e = strchr(c, ':');
+    size_t n = e ? (size_t)(e - c) : strlen(c);
+    if (n > 0 && n < PT_PATH_MAX) {
+      char dir[PT_PATH_MAX], sub[2 * PT_PATH_MAX + 2];
+      memcpy(dir, c, n);
+      dir[n] = '\0';
+      if (pkg && pkg[0]) {
+        snprintf(sub, sizeof(sub), "%s/%s", pkg, rest);
+        if (try_path(out, dir, sub)) return 1;
+      }
+      if (try_path(out, dir, rest)) return 1;
+    }
+    if (!e) break;
+    c = e + 1;
+  }
+  return 0;
+}
+
+// Resolves `uri` (package://PKG/PATH, file://PATH, an absolute or a relative file name) to a
+// readable file: relative names against the model file's directory, packages through the
+// option's search path, then $PARTITA_PACKAGE_PATH, then the model's directory and its parent
+// (the usual PKG/urdf/robot.urdf beside PKG/meshes/). 1 found, 0 not.
+static int resolve(char out[PT_PATH_MAX], const char *uri, const char *source,
+                   const char *search) {
+  char dir[PT_PATH_MAX] = "", parent[PT_PATH_MAX + 4] = "";
+  if (source && source[0] && source[0] != '<') {
+    snprintf(dir, sizeof(dir), "%s", source);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+      *slash = '\0';
+    else
+      snprintf(dir, sizeof(dir), ".");
+    snprintf(parent, sizeof(parent), "%s/..", dir);
+  }
+  const char *env = getenv("PARTITA_PACKAGE_PATH");
+  if (!strncmp(uri, "package://", 10)) {
+    const char *p = uri + 10;
+    const char *slash = strchr(p, '/');
+    if (!slash) return 0;
+    char pkg[PT_PATH_MAX];
+    size_t n = (size_t)(slash - p);
+    if (n >= sizeof(pkg)) return 0;
+    memcpy(pkg, p, n);
+    pkg[n] = '\0';
+    const char *rest = slash + 1;
+    return try_search_path(out, search, pkg, rest) || try_search_path(out, env, pkg, rest) ||
+           (dir[0] && (try_path(out, dir, rest) || try_path(out, parent, rest)));
+  }
+  if (!strncmp(uri, "file://", 7)) return try_path(out, NULL, uri + 7);
+  if (uri[0] == '/') return try_path(out, NULL, uri);
+  return (dir[0] && try_path(out, dir, uri)) || try_search_path(out, search, NULL, uri) ||
+         try_search_path(out, env, NULL, uri);
+}
+
+void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt) {
+  const char *search = opt ? opt->package_path : NULL;
+  for (int i = 0; i < s->nvisual; i++) {
+    pt_spec_visual *v = &s->visuals[i];
+    if (v->type != PT_VISUAL_MESH) continue;
+    v->mesh[0] = '\0';
+    if (!pt_mesh_kind_ok(v->uri)) {
+      pt_spec_warn(s, "%s:%d: visual of body \"%s\": mesh \"%.200s\" is not an STL, DAE or OBJ "
+                   "file; drawn as the body's inertia box", s->source, v->line, v->body, v->uri);
+    } else if (!resolve(v->mesh, v->uri, s->source, search)) {
+      v->mesh[0] = '\0';
+      pt_spec_warn(s, "%s:%d: visual of body \"%s\": mesh \"%.200s\" not found (search path: "
+                   "the load option, PARTITA_PACKAGE_PATH, the model's directory); drawn as "
+                   "the body's inertia box", s->source, v->line, v->body, v->uri);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes into body frames.
+
+static void quat_mul(double r[4], const double a[4], const double b[4]) {
+  r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+// Principal moments lam and axes V (columns, body frame) of a symmetric 3x3 inertia I, by
+// cyclic Jacobi rotations (converges in a few sweeps for 3x3).
+static void principal_axes(double lam[3], double V[9], const double I[9]) {
+  double A[9];
+  ptu_copy(A, I, 9);
+  for (int k = 0; k < 9; k++) V[k] = k % 4 == 0;
+  for (int sweep = 0; sweep < 50; sweep++) {
+    double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    if (off < 1e-30 * (A[0] * A[0] + A[4] * A[4] + A[8] * A[8]) || off == 0) break;
+    for (int p = 0; p < 2; p++)
+      for (int q = p + 1; q < 3; q++) {
+        double apq = A[3 * p + q];
+        if (apq == 0) continue;
+        double theta = (A[3 * q + q] - A[3 * p + p]) / (2 * apq);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        double c = 1 / sqrt(t * t + 1), sn = t * c;
+        for (int k = 0; k < 3; k++) {   // A <- J^T A J, V <- V J (J: rotation in p, q)
+          double akp = A[3 * k + p], akq = A[3 * k + q];
+          A[3 * k + p] = c * akp - sn * akq;
+          A[3 * k + q] = sn * akp + c * akq;
+        }
+        for (int k = 0; k < 3; k++) {
+          double apk = A[3 * p + k], aqk = A[3 * q + k];
+          A[3 * p + k] = c * apk - sn * aqk;
+          A[3 * q + k] = sn * apk + c * aqk;
+        }
+        for (int k = 0; k < 3; k++) {
+          double vkp = V[3 * k + p], vkq = V[3 * k + q];
+          V[3 * k + p] = c * vkp - sn * vkq;
+          V[3 * k + q] = sn * vkp + c * vkq;
+        }
+      }
+  }
+  lam[0] = A[0], lam[1] = A[4], lam[2] = A[8];
+  double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
+               V[2] * (V[3] * V[7] - V[4] * V[6]);
+  if (det < 0)   // a proper rotation
+    for (int k = 0; k < 3; k++) V[3 * k + 2] = -V[3 * k + 2];
+}
+
+// The uniform box with the body's mass and inertia, along its principal axes (quat, in the
+// body frame): Ixx = m (b^2 + c^2) / 12, ..., so a^2 = 6 (Iyy + Izz - Ixx) / m.
+static void inertia_box(const pt_model *m, int b, double size[3], double quat[4]) {
+  quat[0] = 1, quat[1] = quat[2] = quat[3] = 0;
+  if (b < 0) {
+    size[0] = size[1] = size[2] = 0.05;
+    return;
+  }
+  double d[3], V[9];
+  principal_axes(d, V, m->body_inertia + 9 * b);
+  ptu_mat2quat(quat, V);
+  double mass = m->body_mass[b], big = 0;
+  for (int k = 0; k < 3; k++) {
+    double s2 = 6.0 * (d[(k + 1) % 3] + d[(k + 2) % 3] - d[k]) / mass;
+    size[k] = s2 > 0 ? sqrt(s2) : 0;
+    if (size[k] > big) big = size[k];
+  }
+  for (int k = 0; k < 3; k++)   // a rod or a plate still shows a little thickness
+    if (size[k] < 0.05 * big) size[k] = 0.05 * big;
+  if (big == 0) size[0] = size[1] = size[2] = 0.05;
+}
+
+static void default_rgba(double rgba[4], int body) {
+  static const double palette[6][3] = {{0.35, 0.55, 0.85}, {0.90, 0.55, 0.25}, {0.40, 0.75, 0.45},
+                                       {0.80, 0.35, 0.40}, {0.60, 0.50, 0.80}, {0.85, 0.75, 0.30}};
+  const double *c = body < 0 ? (const double[3]){0.6, 0.6, 0.6} : palette[body % 6];
+  rgba[0] = c[0], rgba[1] = c[1], rgba[2] = c[2], rgba[3] = 1.0;
+}
+
+static int body_of(const pt_model *m, const char *name) {
+  if (!strcmp(name, "ground")) return -1;
+  for (int i = 0; i < m->nbody; i++)
+    if (!strcmp(m->body_name[i], name)) return i;
+  return -2;
+}
+
+int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err) {
+  int *count = calloc((size_t)m->nbody + 1, sizeof(int));
+  if (!count) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  size_t text = 0;
+  for (int i = 0; i < s->nvisual; i++) {
+    const pt_spec_visual *v = &s->visuals[i];
+    int b = body_of(m, v->body);
+    if (b == -2) {
+      free(count);
+      return pt_error_set(err, PT_EMODEL, "%s:%d: visual of body \"%s\": no such body",
+                          s->source, v->line, v->body);
+    }
+    if (b >= 0) count[b]++;
+    text += strlen(v->uri) + strlen(v->mesh) + 2;
+  }
+  int n = s->nvisual;
+  for (int b = 0; b < m->nbody; b++) n += count[b] == 0;
+  m->visual = calloc((size_t)n + 1, sizeof(pt_visual));
+  m->visual_text = calloc(text + 1, 1);
+  if (!m->visual || !m->visual_text) {
+    free(count);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
+  }
+  char *t = m->visual_text;
+  int k = 0;
+  for (int i = 0; i < s->nvisual; i++, k++) {
+    const pt_spec_visual *sv = &s->visuals[i];
+    pt_visual *v = &m->visual[k];
+    v->body = body_of(m, sv->body);
+    v->type = (int)sv->type;
+    ptu_copy(v->size, sv->size, 3);
+    ptu_copy(v->scale, sv->scale, 3);
+    if (sv->has_rgba)
+      ptu_copy(v->rgba, sv->rgba, 4);
+    else
+      default_rgba(v->rgba, v->body);
+    // Body frame at t=0 (as given: joints are placed from the same poses).
+    double r0[3] = {0, 0, 0}, p0[4] = {1, 0, 0, 0};
+    if (v->body >= 0) {
+      const pt_spec_body *sb = NULL;
+      for (int j = 0; j < s->nbody; j++)
+        if (!strcmp(s->bodies[j].name, sv->body)) sb = &s->bodies[j];
+      double nq = sqrt(ptu_dot3(sb->quat + 1, sb->quat + 1) + sb->quat[0] * sb->quat[0]);
+      ptu_copy(r0, sb->position, 3);
+      for (int c = 0; c < 4; c++) p0[c] = sb->quat[c] / nq;
+    }
+    double pos[3], q[4];
+    ptu_copy(pos, sv->has_position ? sv->position : r0, 3);
+    ptu_copy(q, sv->has_quat ? sv->quat : p0, 4);
+    double qn = sqrt(q[0] * q[0] + ptu_dot3(q + 1, q + 1));
+    for (int c = 0; c < 4; c++) q[c] /= qn;
+    // pos_local = A0^T (pos - r0), q_local = conj(p0) q
+    double A0[9], d[3], conj[4] = {p0[0], -p0[1], -p0[2], -p0[3]};
+    ptu_quat2mat(A0, p0);
+    ptu_sub3(d, pos, r0);
+    ptu_mul_matT_vec3(v->pos, A0, d);
+    quat_mul(v->quat, conj, q);
+    v->uri = t;
+    t += sprintf(t, "%s", sv->uri) + 1;
+    v->mesh = t;
+    t += sprintf(t, "%s", sv->mesh) + 1;
+    if (v->type == PT_VISUAL_MESH && !sv->mesh[0]) {   // not found: the inertia box
+      v->type = PT_VISUAL_BOX;
+      inertia_box(m, v->body, v->size, v->quat);
+      ptu_zero(v->pos, 3);
+      v->generated = 1;
+    }
+  }
+  for (int b = 0; b < m->nbody; b++) {
+    if (count[b]) continue;
+    pt_visual *v = &m->visual[k++];
+    v->body = b;
+    v->type = PT_VISUAL_BOX;
+    inertia_box(m, b, v->size, v->quat);
+    v->scale[0] = v->scale[1] = v->scale[2] = 1;
+    default_rgba(v->rgba, b);
+    v->uri = v->mesh = t;   // the final "" of the text
+    v->generated = 1;
+  }
+  m->nvisual = k;
+  free(count);
+  return PT_OK;
+}
