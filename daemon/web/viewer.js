@@ -299,7 +299,7 @@ function showModels(list) {
   for (const mi of list) {
     const li = document.createElement('li');
     li.dataset.model = mi.name;
-    li.textContent = mi.name + '  (' + mi.bodies + ' bodies, ' + mi.dof + ' dof, ' + mi.mode + ')';
+    li.textContent = mi.name + '  (' + mi.bodies + (mi.bodies === 1 ? ' body, ' : ' bodies, ') + mi.dof + ' dof, ' + mi.mode + ')';
     if (info && info.name === mi.name) li.className = 'active';
     li.onclick = () => watch(mi.name);
     ul.appendChild(li);
