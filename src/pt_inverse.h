@@ -84,6 +84,18 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err);
 
+// The coordinates a torque request can name (driven by a joint actuator, not by a motion), in
+// coordinate order: the first `max` indices go to coords (may be NULL); returns how many there
+// are. `partita inverse --acc all=V` requests V for each of them.
+int pt_actuated_coords(const pt_model *m, int *coords, int max);
+
+// Holding efforts (gravity compensation, springs included): sets every rate of d to zero
+// (pt_set_state; positions kept) and answers the torque request "every actuated coordinate at
+// zero acceleration" there, so res->req_effort are the efforts that hold d's configuration at
+// rest. res needs room for pt_actuated_coords(m, NULL, 0) requests. Errors as
+// pt_inverse_request, and PT_EINVAL when the model has no actuated coordinate. Allocates.
+int pt_inverse_holding(const pt_model *m, pt_data *d, pt_inverse_result *res, pt_error *err);
+
 // Moves d to time t: the time-dependent motions are re-assembled (positions, then velocities,
 // as pt_set_state does). For torque requests at a chosen time. Nothing changes on error.
 int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err);
