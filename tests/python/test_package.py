@@ -25,37 +25,19 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pkg_install import (SYSTEM_PYTHON, build_wheel, clean_env, make_venv, run,  # noqa: E402
+                         skip_unless_installable)
+
 ROOT = os.path.abspath(os.environ.get("PARTITA_ROOT",
                                       os.path.join(os.path.dirname(__file__), "..", "..")))
 PARTITA = os.environ.get("PARTITA", "partita")
 PARTITAD = os.environ.get("PARTITAD")
 MODELS = os.path.join(ROOT, "configs", "models")
-SYSTEM_PYTHON = "/usr/bin/python3"
 
 # python-control's rule for signal names, written out independently of the package: an
 # identifier (no '.', which interconnect() reads as "system.signal"; no '[', read as an index).
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def clean_env():
-    env = dict(os.environ)
-    for k in ("PARTITA_PB2_DIR", "PYTHONPATH", "PARTITA_ROOT"):
-        env.pop(k, None)
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    return env
-
-
-def run(args, **kw):
-    kw.setdefault("capture_output", True)
-    kw.setdefault("text", True)
-    kw.setdefault("timeout", 600)
-    return subprocess.run(args, **kw)
-
-
-def need(cond, why):
-    if not cond:
-        print("SKIP: " + why)
-        sys.exit(77)
 
 
 # Runs in the installed interpreter: prints JSON of what the package computes.
@@ -80,34 +62,9 @@ print(json.dumps(out))
 class PackageTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        need(os.path.isfile(SYSTEM_PYTHON), "no /usr/bin/python3")
-        probe = run([SYSTEM_PYTHON, "-c", "import cffi, numpy, google.protobuf, venv, pip"])
-        need(probe.returncode == 0, "Debian's python3-cffi, python3-numpy, python3-protobuf, "
-             "python3-venv and python3-pip are needed: " + probe.stderr.strip()[-200:])
-        need(shutil.which("protoc") is not None, "protoc (protobuf-compiler) not installed")
         cls.tmp = tempfile.mkdtemp(prefix="partita-py-")
-        src = os.path.join(cls.tmp, "src")
-        shutil.copytree(os.path.join(ROOT, "client", "python"), src,
-                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__",
-                                                      "partita_pb2.py"))
-        env = clean_env()
-        env["PARTITA_SOURCE_ROOT"] = ROOT
-        wheels = os.path.join(cls.tmp, "wheels")
-        p = run([SYSTEM_PYTHON, "-m", "pip", "wheel", "--no-build-isolation", "--no-index",
-                 "--no-deps", "-w", wheels, src], env=env, cwd=cls.tmp)
-        if p.returncode != 0:
-            raise AssertionError("pip wheel failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
-        wheel = glob.glob(os.path.join(wheels, "partita-*.whl"))[0]
-        # a fresh virtual environment on Debian's packages
-        cls.venv = os.path.join(cls.tmp, "venv")
-        p = run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", cls.venv])
-        if p.returncode != 0:
-            raise AssertionError("venv: " + p.stderr)
-        cls.venv_python = os.path.join(cls.venv, "bin", "python")
-        p = run([cls.venv_python, "-m", "pip", "install", "--no-index", "--no-deps", wheel],
-                env=clean_env(), cwd=cls.tmp)
-        if p.returncode != 0:
-            raise AssertionError("pip install: " + p.stdout[-2000:] + p.stderr[-2000:])
+        wheel = build_wheel(ROOT, cls.tmp)
+        cls.venv, cls.venv_python = make_venv(cls.tmp, wheel)
         # and plain /usr/bin/python3 on a target directory
         cls.target = os.path.join(cls.tmp, "target")
         p = run([SYSTEM_PYTHON, "-m", "pip", "install", "--no-index", "--no-deps", "--target",
@@ -281,4 +238,5 @@ print(json.dumps({"t": s.time, "lt": local_model.state.time,
 
 
 if __name__ == "__main__":
+    skip_unless_installable()   # exit 77 with a message: meson counts it skipped
     unittest.main(verbosity=2)
