@@ -142,6 +142,18 @@ class InstallTest(unittest.TestCase):
             if p.returncode != 0:
                 self.skipTest("readelf not available")
             self.assertIn("Library soname: [%s.so.0]" % lib, p.stdout)
+        # the engine exports exactly the functions its installed headers declare
+        p = run(["nm", "-D", "--defined-only", os.path.join(self.libdir, "libpartita.so")])
+        exported = {line.split()[-1].split("@")[0] for line in p.stdout.splitlines()
+                    if line.strip()} - {"PARTITA_0"}
+        declared = set()
+        for h in ["partita.h", "pt_spec.h", "pt_inverse.h", "pt_linearize.h"]:
+            with open(os.path.join(self.incdir, "partita", h)) as f:
+                text = re.sub(r"//[^\n]*", "", f.read())
+            declared |= set(re.findall(r"\b(pt_[a-z0-9_]+)\s*\(", text))
+        self.assertIn("pt_step", exported)
+        self.assertEqual(sorted(exported - declared), [], "exported but not declared")
+        self.assertEqual(sorted(declared - exported), [], "declared but not exported")
 
     def test_headers_standalone(self):
         headers = sorted(os.listdir(os.path.join(self.incdir, "partita")))
