@@ -2,9 +2,12 @@
 partita_pb2 generated from proto/partita.proto with protoc, and the engine compiled into the
 extension partita._engine (cffi, API mode; engine_build.py).
 
-    pip install --no-build-isolation ./client/python     # Debian: python3-cffi, protobuf-compiler
+    pip install ./client/python         # Debian: python3-cffi, python3-setuptools, protobuf-compiler
 
-Everything comes from Debian packages; nothing is fetched."""
+Everything comes from Debian packages; nothing is fetched. There is deliberately no
+pyproject.toml: with one, pip would build in an isolated environment and try to download
+setuptools and cffi from PyPI (offline, that fails) unless given --no-build-isolation;
+without one it builds with the setuptools and cffi installed (Debian's)."""
 
 import os
 import shutil

@@ -1,5 +1,5 @@
 """Installs client/python the way a user does, for the tests of this directory: a wheel built
-by `pip wheel --no-build-isolation --no-index` from a copy of client/python (the source tree
+by `pip wheel --no-index` from a copy of client/python (the source tree
 stays clean), installed into a fresh virtual environment with the system site packages."""
 
 import glob
@@ -48,8 +48,10 @@ def build_wheel(root, tmp):
     env = clean_env()
     env["PARTITA_SOURCE_ROOT"] = root
     wheels = os.path.join(tmp, "wheels")
-    p = run([SYSTEM_PYTHON, "-m", "pip", "wheel", "--no-build-isolation", "--no-index",
-             "--no-deps", "-w", wheels, src], env=env, cwd=tmp)
+    # as a user types it: no --no-build-isolation (there is no pyproject.toml, so pip builds
+    # with the setuptools and cffi at hand), and --no-index: nothing may be fetched
+    p = run([SYSTEM_PYTHON, "-m", "pip", "wheel", "--no-index", "--no-deps", "-w", wheels, src],
+            env=env, cwd=tmp)
     if p.returncode != 0:
         raise AssertionError("pip wheel failed:\n" + p.stdout[-3000:] + p.stderr[-3000:])
     return glob.glob(os.path.join(wheels, "partita-*.whl"))[0]

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The Python package as a user installs it: `pip install --no-build-isolation --no-index`
-of client/python (a copy, so the source tree stays clean) into a fresh virtual environment
+"""The Python package as a user installs it: `pip install --no-index` (nothing fetched) of
+client/python (a copy, so the source tree stays clean) into a fresh virtual environment
 with the system site packages (Debian's numpy, protobuf, cffi), and into a plain directory
 used by /usr/bin/python3 itself. Then, each time in a new process:
 
