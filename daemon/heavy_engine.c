@@ -105,8 +105,75 @@ fail:
   return NULL;
 }
 
+// Accelerations of a torque request: the name "all" stands for every actuated coordinate
+// (pt_actuated_coords), a coordinate named beside it overrides it. *out is malloc'd.
+static int request_accelerations(const pt_model *m, Partita__V1__NamedValue **v, size_t n,
+                                 pt_assign **out, int *nout, char *msg, size_t msglen) {
+  size_t nall = 0;
+  for (size_t i = 0; i < n; i++) nall += !strcmp(v[i]->name, "all");
+  if (nall == 0)
+    return request_assigns(m, v, n, "accelerations", out, nout, msg, msglen);
+  *out = NULL;
+  *nout = 0;
+  if (n > (size_t)pt_model_ncoord(m) + 64) {
+    snprintf(msg, msglen, "accelerations: %zu values for %d coordinates", n, pt_model_ncoord(m));
+    return PT_EINVAL;
+  }
+  const int na = pt_actuated_coords(m, NULL, 0);
+  double all = 0;
+  Partita__V1__NamedValue **named = calloc(n + 1, sizeof(*named));
+  pt_assign *a = calloc((size_t)na + n + 1, sizeof(*a));
+  int *coords = calloc((size_t)na + 1, sizeof(*coords));
+  pt_assign *given = NULL;
+  int ngiven = 0, rc = PT_OK;
+  size_t nnamed = 0;
+  if (!named || !a || !coords) {
+    snprintf(msg, msglen, "out of memory");
+    rc = PT_ENOMEM;
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(v[i]->name, "all")) {
+      named[nnamed++] = v[i];
+    } else if (!isfinite(v[i]->value) || fabs(v[i]->value) > PD_MAX_ABS_STATE) {
+      snprintf(msg, msglen, "accelerations: value not finite or beyond +-1e6 for 'all'");
+      rc = PT_EINVAL;
+      goto done;
+    } else {
+      all = v[i]->value;
+    }
+  }
+  if (na == 0) {
+    snprintf(msg, msglen, "accelerations: 'all': the model has no actuated coordinate");
+    rc = PT_EINVAL;
+    goto done;
+  }
+  rc = request_assigns(m, named, nnamed, "accelerations", &given, &ngiven, msg, msglen);
+  if (rc)
+    goto done;
+  pt_actuated_coords(m, coords, na);
+  int k = 0;
+  for (; k < na; k++) a[k] = (pt_assign){coords[k], all};
+  for (int g = 0; g < ngiven; g++) {
+    int j = 0;
+    while (j < k && a[j].coord != given[g].coord) j++;
+    a[j] = given[g];
+    if (j == k) k++;
+  }
+  *out = a;
+  *nout = k;
+  a = NULL;
+done:
+  free(named);
+  free(a);
+  free(coords);
+  free(given);
+  return rc;
+}
+
 // Kinematic inverse dynamics without accelerations, torque requests with them (issue 5), on
 // the request's copy of the data: its state is first set from coordinates/rates (and time).
+// gravity: the holding efforts at the configuration (pt_inverse_holding).
 int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynamics *rq,
                   Partita__V1__InverseDynamicsReply **out, char *msg, size_t msglen) {
   *out = NULL;
@@ -120,25 +187,32 @@ int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynam
   if (!rc)
     rc = request_assigns(m, rq->rates, rq->n_rates, "rates", &vel, &nvel, msg, msglen);
   if (!rc)
-    rc = request_assigns(m, rq->accelerations, rq->n_accelerations, "accelerations", &acc, &nacc,
-                     msg, msglen);
+    rc = request_accelerations(m, rq->accelerations, rq->n_accelerations, &acc, &nacc, msg,
+                               msglen);
+  if (!rc && rq->gravity && (nvel > 0 || nacc > 0)) {
+    snprintf(msg, msglen, "gravity: every rate and acceleration is zero; the request must not "
+             "give %s", nvel > 0 ? "rates" : "accelerations");
+    rc = PT_EINVAL;
+  }
   if (!rc && rq->use_time && !isfinite(rq->time)) {
     snprintf(msg, msglen, "time is not finite");
     rc = PT_EINVAL;
   }
   if (rc)
     goto done;
-  res = pt_inverse_result_new(m, nacc);
+  res = pt_inverse_result_new(m, rq->gravity ? pt_actuated_coords(m, NULL, 0) : nacc);
   if (!res) {
     rc = PT_ENOMEM;
     snprintf(msg, msglen, "out of memory");
     goto done;
   }
-  if (nacc > 0 && rq->use_time)
+  if ((nacc > 0 || rq->gravity) && rq->use_time)
     rc = pt_inverse_set_time(m, d, rq->time, &err);
   if (!rc && (npos > 0 || nvel > 0))
     rc = pt_set_state(m, d, pos, npos, vel, nvel, &err);
-  if (!rc)
+  if (!rc && rq->gravity)
+    rc = pt_inverse_holding(m, d, res, &err);
+  else if (!rc)
     rc = nacc > 0 ? pt_inverse_request(m, d, acc, nacc, res, &err)
                   : pt_inverse_kinematic(m, d, rq->use_time ? rq->time : pt_time(d), res, &err);
   if (rc) {
@@ -307,6 +381,23 @@ int heavy_linearize(const pt_model *m, pt_linearizer *lz, pt_data *d,
   }
   free(pos);
   free(vel);
+  // inputs held at the operating point, on the copy only
+  if (!rc && rq->n_input_values > (size_t)pt_model_ninput(m) + 64) {
+    snprintf(msg, msglen, "input_values: %zu values for %d inputs", rq->n_input_values,
+             pt_model_ninput(m));
+    rc = PT_EINVAL;
+  }
+  for (size_t i = 0; !rc && i < rq->n_input_values; i++) {
+    const Partita__V1__NamedValue *v = rq->input_values[i];
+    const int k = pt_input_index(m, v->name);
+    if (k < 0 || !isfinite(v->value)) {
+      snprintf(msg, msglen, "input_values: %s '%.100s'",
+               k < 0 ? "no such input" : "value not finite for", v->name);
+      rc = PT_EINVAL;
+    } else {
+      pt_set_input(m, d, k, v->value);   // clipped to the actuator's limit, as SetInputs
+    }
+  }
   if (rc)
     return rc;
   const size_t lim = (size_t)pt_model_ncoord(m) + (size_t)pt_model_ninput(m) + 6 *

@@ -596,3 +596,48 @@ int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err) 
   free(save);
   return rc;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Conveniences over torque requests: every actuated coordinate at once, and holding efforts.
+
+int pt_actuated_coords(const pt_model *m, int *coords, int max) {
+  int n = 0;
+  for (int c = 0; c < m->ncoord; c++) {
+    if (actuator_of(m, c) < 0) continue;
+    int driven = 0;
+    for (int i = 0; i < m->nmotion; i++) driven |= m->motion_coord[i] == c;
+    if (driven) continue;
+    if (coords && n < max) coords[n] = c;
+    n++;
+  }
+  return n;
+}
+
+int pt_inverse_holding(const pt_model *m, pt_data *d, pt_inverse_result *res, pt_error *err) {
+  const int na = pt_actuated_coords(m, NULL, 0);
+  if (na == 0)
+    return pt_error_set(err, PT_EINVAL, "holding efforts: model '%s' has no joint actuator "
+                        "that a torque request can name", pt_model_name(m));
+  if (na > res->maxreq)
+    return pt_error_set(err, PT_EINVAL, "holding efforts: %d actuated coordinates, the result "
+                        "holds at most %d", na, res->maxreq);
+  // At rest: every coordinate rate zero (the velocities assembled from them are zero).
+  pt_assign *vel = calloc((size_t)m->ncoord + 1, sizeof(*vel));
+  pt_assign *acc = calloc((size_t)na + 1, sizeof(*acc));
+  int *coords = calloc((size_t)na + 1, sizeof(*coords));
+  int rc = PT_ENOMEM;
+  if (!vel || !acc || !coords) {
+    pt_error_set(err, PT_ENOMEM, "holding efforts: out of memory");
+    goto done;
+  }
+  for (int c = 0; c < m->ncoord; c++) vel[c] = (pt_assign){c, 0.0};
+  pt_actuated_coords(m, coords, na);
+  for (int k = 0; k < na; k++) acc[k] = (pt_assign){coords[k], 0.0};
+  rc = pt_set_state(m, d, NULL, 0, vel, m->ncoord, err);
+  if (rc == PT_OK) rc = pt_inverse_request(m, d, acc, na, res, err);
+done:
+  free(vel);
+  free(acc);
+  free(coords);
+  return rc;
+}

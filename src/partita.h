@@ -7,7 +7,8 @@
 // Formulation: each moving body has r (CoM, global) and Euler parameters p (7 coordinates);
 // joints, motions and the Euler-parameter normalisation are algebraic constraints. The
 // integrator advances the independent coordinates v of a cached generalized coordinate
-// partition (seed gcp eq. 4-16); see src/partition.c and src/integrate.c.
+// partition (Wehage & Haug, "Generalized coordinate partitioning for dimension reduction in
+// analysis of constrained dynamic systems", eq. 4-16); see docs/partitioning.md.
 #ifndef PARTITA_H
 #define PARTITA_H
 
@@ -235,8 +236,10 @@ typedef struct {
 } pt_counters;
 void pt_get_counters(const pt_data *d, pt_counters *c);
 
-// Coordinate partitioning (docs/partitioning.md): the LU partition of seed gcp, the QR
-// tangent-space partition of the hybrid seed near singular configurations, or both (default).
+// Coordinate partitioning (docs/partitioning.md): the LU partition of Wehage & Haug, the QR
+// tangent-space partition of Yoo, Lee & Kim ("A Hybrid Coordinate Partitioning Method in
+// Mechanical Systems Containing Singular Configurations") near singular configurations, or
+// both (default).
 #define PT_MODE_HYBRID 0
 #define PT_MODE_LU 1
 #define PT_MODE_QR 2

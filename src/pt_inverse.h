@@ -1,4 +1,5 @@
-// pt_inverse.h: inverse dynamics and static equilibrium (issue 5; included by partita.h).
+// pt_inverse.h: inverse dynamics and static equilibrium (included by partita.h, and
+// self-contained: it includes partita.h).
 //
 // Conventions (spec/api.md):
 // - The effort of a motion or of a joint actuator is the generalized force the motor applies
@@ -15,6 +16,8 @@
 // nothing inside the torque request itself.
 #ifndef PT_INVERSE_H
 #define PT_INVERSE_H
+
+#include "partita.h"
 
 // How a torque request was answered (pt_inverse_result.method).
 enum { PT_INVERSE_SCHUR = 0, PT_INVERSE_TREE = 1 };
@@ -54,7 +57,8 @@ typedef struct {
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
 void pt_inverse_result_free(pt_inverse_result *r);
 
-// Kinematic inverse dynamics (lecture, "Inverse Dynamics: the 3 step approach"). The motions
+// Kinematic inverse dynamics (D. Negrut, ME751 course notes, 10 October 2016, "Inverse
+// Dynamics: the 3 step approach"). The motions
 // must remove every degree of freedom (pt_model_ndof(m) == 0, else PT_EPRECOND). Starting from
 // d's configuration, on a private copy of d: positions at time t from the constraints alone
 // (Newton), velocities from J x = nu, accelerations from J xdd = gamma (step 1), multipliers
@@ -80,6 +84,18 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err);
 
+// The coordinates a torque request can name (driven by a joint actuator, not by a motion), in
+// coordinate order: the first `max` indices go to coords (may be NULL); returns how many there
+// are. `partita inverse --acc all=V` requests V for each of them.
+int pt_actuated_coords(const pt_model *m, int *coords, int max);
+
+// Holding efforts (gravity compensation, springs included): sets every rate of d to zero
+// (pt_set_state; positions kept) and answers the torque request "every actuated coordinate at
+// zero acceleration" there, so res->req_effort are the efforts that hold d's configuration at
+// rest. res needs room for pt_actuated_coords(m, NULL, 0) requests. Errors as
+// pt_inverse_request, and PT_EINVAL when the model has no actuated coordinate. Allocates.
+int pt_inverse_holding(const pt_model *m, pt_data *d, pt_inverse_result *res, pt_error *err);
+
 // Moves d to time t: the time-dependent motions are re-assembled (positions, then velocities,
 // as pt_set_state does). For torque requests at a chosen time. Nothing changes on error.
 int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err);
@@ -89,7 +105,7 @@ int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err);
 void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction);
 
 // ---------------------------------------------------------------------------------------------
-// Static equilibrium (lecture, "Equilibrium Analysis"): approach 1, Newton with a line search
+// Static equilibrium (D. Negrut, ME751 course notes, 10 October 2016, "Equilibrium Analysis"): approach 1, Newton with a line search
 // on [Phi(q) = 0; J(q)^T lambda = Q(q)] at rest, from d's configuration; if it fails,
 // approach 2, damped dynamics on a copy, brings the system close and Newton finishes
 // (approach 4). Newton may land on an unstable equilibrium (an inverted pendulum); that is

@@ -1,5 +1,6 @@
 // pt_linearize.h: linearization of the constrained equations of motion at an operating point
-// (seed: Negrut and Ortiz, linearization by augmented sensitivities, eq. 14-30).
+// (D. Negrut and J. L. Ortiz, "A Practical Approach for the Linearization of the Constrained
+// Multibody Dynamics Equations", augmented sensitivities, eq. 14-30).
 //
 // The state vector is x = (S, W): z chosen coordinates S then their rates W = S'. The answer
 // is the continuous-time plant
@@ -9,9 +10,11 @@
 // data's current state at its time (motions frozen there); it need not be an equilibrium.
 // On a tree whose states are its joint coordinates the same matrices come by default from
 // differentiated recursive Newton-Euler passes (linearize_tree.c).
-// Included by partita.h.
+// Included by partita.h (and self-contained: it includes partita.h).
 #ifndef PT_LINEARIZE_H
 #define PT_LINEARIZE_H
+
+#include "partita.h"
 
 #define PT_LIN_NAME_MAX 80   // coordinate names, "body.rx" and ".rate" / ".acc" suffixes
 

@@ -177,7 +177,7 @@ typedef struct pt_spec {
   double dt;                // 0: not given (compile uses 1e-3)
   pt_integrator integrator;
   int has_integrator;
-  int switch_back_steps;    // 0: not given (compile uses 5, the hybrid seed's choice)
+  int switch_back_steps;    // 0: not given (compile uses 5, Yoo, Lee & Kim's choice)
   int nbody, njoint, nmotion, nforce, nactuator, ncoord;
   pt_spec_body *bodies;
   pt_spec_joint *joints;

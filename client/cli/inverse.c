@@ -3,7 +3,9 @@
 // Without --acc: kinematic inverse dynamics at time --at (default: the model's initial time),
 // the efforts of the prescribed motions (the motions must remove every degree of freedom).
 // With --acc NAME=VALUE: torque requests at the state given by --init/--init-rate, the
-// efforts of the actuators of the named coordinates. Both print the joint reactions.
+// efforts of the actuators of the named coordinates (`all=VALUE`: every actuated coordinate,
+// a named one overriding it). --gravity: the holding efforts, every rate and every actuated
+// coordinate's acceleration zero (pt_inverse_holding). All print the joint reactions.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@ typedef struct {
   double at;
   const char **acc;        // (argc) the --acc NAME=VALUE texts
   int nacc;
+  int gravity;             // --gravity
 } inv_options;
 
 static int inv_parse(int argc, char **argv, inv_options *o) {
@@ -24,7 +27,9 @@ static int inv_parse(int argc, char **argv, inv_options *o) {
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int r;
-    if ((r = cli_opt_value(cmd, argc, argv, &i, "--at", &v)) != 0) {
+    if (cli_is_flag(argv[i], "--gravity")) {
+      o->gravity = 1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--at", &v)) != 0) {
       if (r < 0 || cli_parse_double(cmd, "--at", v, &o->at) < 0) return -1;
       o->has_at = 1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--acc", &v)) != 0) {
@@ -34,8 +39,73 @@ static int inv_parse(int argc, char **argv, inv_options *o) {
       return r;
     }
   }
+  if (o->gravity && (o->nacc > 0 || o->model.nrate > 0)) {
+    cli_error(cmd, "--gravity: every rate and acceleration is zero; it takes no %s",
+              o->nacc > 0 ? "--acc" : "--init-rate");
+    return -1;
+  }
   return cli_model_args_done(cmd, &o->model,
-                             "partita inverse MODEL [--at T] [--acc NAME=VALUE ...] [--json]");
+                             "partita inverse MODEL [--at T] [--acc NAME=VALUE ...] [--gravity] "
+                             "[--json]");
+}
+
+// The --acc texts to requests: "all=V" stands for every actuated coordinate
+// (pt_actuated_coords), a coordinate named beside it overrides its value. acc has room for
+// nacc + the actuated coordinates. Returns an exit code.
+static int inv_requests(const char *cmd, const pt_model *m, const char **texts, int ntext,
+                        pt_assign *acc, int *nacc) {
+  const char **named = calloc((size_t)ntext + 1, sizeof(*named));
+  pt_assign *given = calloc((size_t)ntext + 1, sizeof(*given));
+  int nnamed = 0, ngiven = 0, has_all = 0, code = CLI_EXIT_OK;
+  double all = 0;
+  *nacc = 0;
+  if (!named || !given) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+    goto done;
+  }
+  for (int k = 0; k < ntext; k++) {
+    char name[8];
+    if (strncmp(texts[k], "all=", 4) == 0) {
+      if (cli_parse_assign(cmd, "--acc", texts[k], name, sizeof(name), &all) < 0) {
+        code = CLI_EXIT_USAGE;
+        goto done;
+      }
+      has_all = 1;
+    } else {
+      named[nnamed++] = texts[k];
+    }
+  }
+  if ((code = cli_analysis_assign(cmd, "--acc", m, named, nnamed, given, &ngiven)) != 0)
+    goto done;
+  if (has_all) {
+    const int na = pt_actuated_coords(m, NULL, 0);
+    int *coords = calloc((size_t)na + 1, sizeof(*coords));
+    if (!coords) {
+      cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+      code = CLI_EXIT_FAIL;
+      goto done;
+    }
+    if (na == 0) {
+      cli_error(cmd, "--acc all=...: model '%s' has no actuated coordinate", pt_model_name(m));
+      code = CLI_EXIT_USAGE;
+    }
+    pt_actuated_coords(m, coords, na);
+    for (int k = 0; k < na; k++) acc[(*nacc)++] = (pt_assign){coords[k], all};
+    free(coords);
+    if (code) goto done;
+  }
+  // the coordinates named beside all=V override it; the others are added
+  for (int k = 0; k < ngiven; k++) {
+    int j = 0;
+    while (j < *nacc && acc[j].coord != given[k].coord) j++;
+    acc[j] = given[k];
+    if (j == *nacc) (*nacc)++;
+  }
+done:
+  free(named);
+  free(given);
+  return code;
 }
 
 static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
@@ -95,23 +165,26 @@ static int inv_run(const inv_options *o) {
   pt_error err = {0, {0}};
   int code = cli_analysis_load(cmd, &o->model, &m, &d), nacc = 0, rc;
   if (code) goto done;
-  res = pt_inverse_result_new(m, o->nacc);
-  acc = calloc((size_t)o->nacc + 1, sizeof(*acc));
+  const int nreq = o->nacc + pt_actuated_coords(m, NULL, 0);   // all=V and --gravity
+  res = pt_inverse_result_new(m, nreq);
+  acc = calloc((size_t)nreq + 1, sizeof(*acc));
   if (!res || !acc) {
     cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
     code = CLI_EXIT_FAIL;
     goto done;
   }
-  if ((code = cli_analysis_assign(cmd, "--acc", m, o->acc, o->nacc, acc, &nacc)) != 0)
+  if ((code = inv_requests(cmd, m, o->acc, o->nacc, acc, &nacc)) != 0)
     goto done;
-  if (o->has_at && nacc > 0 && (rc = pt_inverse_set_time(m, d, o->at, &err)) < 0) {
+  if (o->has_at && (nacc > 0 || o->gravity) && (rc = pt_inverse_set_time(m, d, o->at, &err)) < 0) {
     cli_error(cmd, "--at %.17g: %s", o->at, err.msg[0] ? err.msg : pt_strerror(rc));
     code = CLI_EXIT_FAIL;
     goto done;
   }
   code = cli_analysis_state(cmd, &o->model, m, d);
   if (code) goto done;
-  if (nacc > 0)
+  if (o->gravity)
+    rc = pt_inverse_holding(m, d, res, &err);
+  else if (nacc > 0)
     rc = pt_inverse_request(m, d, acc, nacc, res, &err);
   else
     rc = pt_inverse_kinematic(m, d, o->has_at ? o->at : pt_time(d), res, &err);

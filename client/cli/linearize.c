@@ -1,10 +1,12 @@
 // linearize.c: `partita linearize` with a MODEL file, done by the embedded engine (issue 6).
 //
 //   partita linearize MODEL [--states A,B] [--inputs U,V] [--outputs Y,Z]
-//                     [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...] [--json] [--dense]
+//                     [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]
+//                     [--set ACTUATOR=VALUE ...] [--json] [--dense]
 //
 // Linearizes at the model's initial state, or at the state assembled around --init /
-// --init-rate (motions frozen at that time); --dense solves the augmented system with LAPACK's
+// --init-rate (motions frozen at that time), with the actuator inputs of --set held there (an
+// arm held by its gravity torques: `partita inverse --gravity` gives them); --dense solves the augmented system with LAPACK's
 // dense LU instead of the sparse one (same numbers; for comparison).
 // JSON: {"model", "time", "states", "inputs", "outputs", "A", "B", "C", "D",
 // "mck": {"M", "C", "K"}, "eigenvalues": [{"re", "im", "freq_hz", "damping_ratio"}],
@@ -29,6 +31,8 @@ typedef struct {
   cli_model_args model;    // MODEL, --json, --floating-base, --init, --init-rate
   int dense;
   name_list states, inputs, outputs;
+  const char **set;        // (argc) the --set ACTUATOR=VALUE texts
+  int nset;
 } lin_options;
 
 static const char *cmd = "linearize";
@@ -74,6 +78,9 @@ static int parse(int argc, char **argv, lin_options *o) {
     int r;
     if (cli_is_flag(argv[i], "--dense")) {
       o->dense = 1;
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--set", &v)) != 0) {
+      if (r < 0) return -1;
+      o->set[o->nset++] = v;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--states", &v)) != 0) {
       if (r < 0 || split_list("--states", v, &o->states) < 0) return -1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--inputs", &v)) != 0) {
@@ -86,7 +93,26 @@ static int parse(int argc, char **argv, lin_options *o) {
   }
   return cli_model_args_done(cmd, &o->model,
                              "partita linearize MODEL [--states A,B] [--inputs U,V] "
-                             "[--outputs Y,Z] [--init N=V ...] [--json]");
+                             "[--outputs Y,Z] [--init N=V ...] [--set A=V ...] [--json]");
+}
+
+// The --set ACTUATOR=VALUE inputs on d (after its state). Returns an exit code.
+static int lin_inputs(const lin_options *o, const pt_model *m, pt_data *d) {
+  for (int k = 0; k < o->nset; k++) {
+    char name[PT_LIN_NAME_MAX];
+    double value;
+    if (cli_parse_assign(cmd, "--set", o->set[k], name, sizeof(name), &value) < 0)
+      return CLI_EXIT_USAGE;
+    const int i = pt_input_index(m, name);
+    if (i < 0) {
+      cli_error(cmd, "--set: model '%s' has no actuator input '%s'", pt_model_name(m), name);
+      return CLI_EXIT_USAGE;
+    }
+    if (pt_set_input(m, d, i, value) == 1)
+      fprintf(stderr, "partita %s: warning: --set %s=%.17g clipped to the actuator's limit "
+              "%.17g\n", cmd, name, value, pt_input_limit(m, i));
+  }
+  return CLI_EXIT_OK;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,11 +231,12 @@ int cli_linearize_main(int argc, char **argv) {
   lin_options o;
   memset(&o, 0, sizeof(o));
   if (cli_model_args_init(cmd, &o.model, argc, 1) < 0) return CLI_EXIT_FAIL;
+  o.set = calloc((size_t)argc + 1, sizeof(*o.set));
   pt_model *m = NULL;
   pt_data *d = NULL;
   pt_linearization *r = NULL;
   int code = CLI_EXIT_OK;
-  int p = parse(argc, argv, &o);
+  int p = o.set ? parse(argc, argv, &o) : -1;
   if (p != 0) {
     code = p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     goto done;
@@ -217,6 +244,8 @@ int cli_linearize_main(int argc, char **argv) {
   code = cli_analysis_load(cmd, &o.model, &m, &d);
   if (code) goto done;
   code = cli_analysis_state(cmd, &o.model, m, d);
+  if (code) goto done;
+  code = lin_inputs(&o, m, d);
   if (code) goto done;
   pt_linearize_options lo = {o.states.item, o.states.n, o.inputs.item, o.inputs.n,
                              o.outputs.item, o.outputs.n,
@@ -235,6 +264,7 @@ done:
   pt_data_free(d);
   pt_model_free(m);
   cli_model_args_free(&o.model);
+  free(o.set);
   free(o.states.text), free(o.states.item);
   free(o.inputs.text), free(o.inputs.item);
   free(o.outputs.text), free(o.outputs.item);

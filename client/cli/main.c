@@ -83,18 +83,30 @@ static const command commands[] = {
    "                    or default (default: all but bodies, what replay compares)\n"
    "Talks to a running partitad (--connect HOST:PORT or --socket PATH).\n"},
   {"inverse", LOCAL, cli_inverse_main,
-   "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
-   "                [--init-rate NAME=VALUE ...] [--floating-base] [--balance-inertia] [--json]",
+   "inverse MODEL|--model NAME [--at T] [--acc NAME=VALUE ...] [--gravity]\n"
+   "                [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...] [--floating-base]\n"
+   "                [--balance-inertia] [--json]",
    "Inverse dynamics. Without --acc: kinematic inverse dynamics (every degree of freedom\n"
    "prescribed by motions): motion efforts and joint reactions at time T. With --acc: the\n"
-   "actuator efforts that give the named actuated coordinates those accelerations.\n"},
+   "actuator efforts that give the named actuated coordinates those accelerations.\n"
+   "  --acc C=V         acceleration V of actuated coordinate C (repeatable); all=V: every\n"
+   "                    actuated coordinate (a named one overrides it)\n"
+   "  --gravity         holding efforts at the configuration: every rate and every actuated\n"
+   "                    acceleration zero (gravity and spring compensation)\n"
+   "  --at T            time of the evaluation (motions at T)\n"
+   "  --init C=V        the state: coordinate values (the rest is assembled around them)\n"
+   "  --init-rate C=V   the state: coordinate rates\n"},
   {"linearize", LOCAL, cli_linearize_main,
    "linearize MODEL|--model NAME [--states A,B] [--inputs U,V] [--outputs Y,Z]\n"
-   "                [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...] [--dense]\n"
-   "                [--floating-base] [--balance-inertia] [--json]",
+   "                [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...] [--set ACTUATOR=VALUE ...]\n"
+   "                [--dense] [--floating-base] [--balance-inertia] [--json]",
    "Linearized state-space model (A, B, C, D), M, C, K and eigenvalues, by the augmented\n"
    "sensitivity method, in the chosen coordinates (default: the partition's independent\n"
-   "coordinates, joint coordinates preferred). Outputs: NAME, NAME.rate or NAME.acc.\n"},
+   "coordinates, joint coordinates preferred). Outputs: NAME, NAME.rate or NAME.acc.\n"
+   "  --init C=V        operating point: coordinate values (the rest is assembled)\n"
+   "  --init-rate C=V   operating point: coordinate rates\n"
+   "  --set A=V         actuator input A held at V at the operating point (repeatable;\n"
+   "                    holding torques: partita inverse --gravity)\n"},
   {"equilibrium", LOCAL, cli_equilibrium_main, "equilibrium MODEL|--model NAME [--apply] [--init NAME=VALUE ...]\n"
    "                [--max-iterations N] [--tolerance X] [--newton-only] [--allow-unstable] [--json]",
    "Static equilibrium configuration and reactions.\n"},

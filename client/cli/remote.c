@@ -37,6 +37,8 @@ typedef struct {
   const char *pos[MAXPOS];
   int npos;
   assign_list acc, init, rate;           // --acc, --init, --init-rate NAME=VALUE
+  assign_list inputs_set;                // --set ACTUATOR=VALUE (linearize)
+  int gravity;                           // --gravity (inverse)
   const char *max_iterations, *tolerance;
   int newton_only, allow_unstable, dense;
   unsigned given;                        // OPT_* bits: the analysis options given
@@ -48,6 +50,7 @@ typedef struct {
 enum {
   OPT_AT = 1u << 0, OPT_ACC = 1u << 1, OPT_INIT = 1u << 2, OPT_INIT_RATE = 1u << 3,
   OPT_STATES = 1u << 4, OPT_APPLY = 1u << 5, OPT_EQ = 1u << 6,   // OPT_EQ: --max-iterations,
+  OPT_GRAVITY = 1u << 7, OPT_SET = 1u << 8,
 };                                                               // --tolerance, --newton-only,
                                                                  // --allow-unstable
 
@@ -61,10 +64,11 @@ static const char usage[] =
     "             | unload N | state N | watch N [--count K] [--every K] | set N ACT=VALUE ...\n"
     "             | step N [COUNT] | mode N paused|realtime|free|lockstep [--rate R]\n"
     "             | reset N | stats [N]\n"
-    "       partita inverse --model N [--at T] [--acc NAME=VALUE ...] [--init NAME=VALUE ...]\n"
-    "                         [--init-rate NAME=VALUE ...]\n"
+    "       partita inverse --model N [--at T] [--acc NAME=VALUE ...] [--gravity]\n"
+    "                         [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
     "       partita linearize --model N [--states A,B] [--inputs U,V] [--outputs Y,Z]\n"
     "                         [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
+    "                         [--set ACTUATOR=VALUE ...]\n"
     "       partita equilibrium --model N [--apply] [--init NAME=VALUE ...]\n"
     "                         [--max-iterations N] [--tolerance X] [--newton-only]\n"
     "                         [--allow-unstable]\n"
@@ -852,7 +856,7 @@ static int analysis_options(const ctx *x, unsigned allowed) {
     const char *opts;
   } names[] = {{OPT_AT, "--at"}, {OPT_ACC, "--acc"}, {OPT_INIT, "--init"},
                {OPT_INIT_RATE, "--init-rate"}, {OPT_STATES, "--states/--inputs/--outputs"},
-               {OPT_APPLY, "--apply"},
+               {OPT_APPLY, "--apply"}, {OPT_GRAVITY, "--gravity"}, {OPT_SET, "--set"},
                {OPT_EQ, "--max-iterations/--tolerance/--newton-only/--allow-unstable"}};
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
     if (x->given & names[k].bit & ~allowed) {
@@ -891,8 +895,14 @@ static const char *reply_model(const ctx *x, const char *name) {
 }
 
 static int cmd_inverse(ctx *x) {
-  if (need_pos(x, 0, 0) || analysis_options(x, OPT_AT | OPT_ACC | OPT_INIT | OPT_INIT_RATE))
+  if (need_pos(x, 0, 0) ||
+      analysis_options(x, OPT_AT | OPT_ACC | OPT_INIT | OPT_INIT_RATE | OPT_GRAVITY))
     return CLI_EXIT_USAGE;
+  if (x->gravity && (x->acc.n > 0 || x->rate.n > 0)) {   // as the offline command says
+    cli_error(x->cmd, "--gravity: every rate and acceleration is zero; it takes no %s",
+              x->acc.n > 0 ? "--acc" : "--init-rate");
+    return CLI_EXIT_USAGE;
+  }
   pb_req rq = PARTITA__V1__REQUEST__INIT;
   Partita__V1__InverseDynamics id = PARTITA__V1__INVERSE_DYNAMICS__INIT;
   rq.op_case = PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS;
@@ -906,6 +916,7 @@ static int cmd_inverse(ctx *x) {
   id.accelerations = assigns(&x->acc, &id.n_accelerations);
   id.coordinates = assigns(&x->init, &id.n_coordinates);
   id.rates = assigns(&x->rate, &id.n_rates);
+  id.gravity = x->gravity;
   pb_msg *m;
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
@@ -918,7 +929,8 @@ static int cmd_inverse(ctx *x) {
     json_str(&j, "model", reply_model(x, r->model));
     json_num(&j, "time", r->time);
     json_str(&j, "mode", r->mode && *r->mode ? r->mode
-                                             : x->acc.n ? "torque_request" : "kinematic");
+                                             : x->acc.n || x->gravity ? "torque_request"
+                                                                      : "kinematic");
     json_named_values(&j, "efforts", r->efforts, r->n_efforts);
     json_reactions(&j, r->reactions, r->n_reactions);
     json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
@@ -938,7 +950,7 @@ static int cmd_linearize(ctx *x) {
   int counts[3] = {0, 0, 0};
   const char *src[3] = {x->states, x->inputs, x->outputs};
   const char *opt[3] = {"--states", "--inputs", "--outputs"};
-  if (need_pos(x, 0, 0) || analysis_options(x, OPT_STATES | OPT_INIT | OPT_INIT_RATE))
+  if (need_pos(x, 0, 0) || analysis_options(x, OPT_STATES | OPT_INIT | OPT_INIT_RATE | OPT_SET))
     return CLI_EXIT_USAGE;
   for (int k = 0; k < 3; k++) {
     if (!src[k])
@@ -962,6 +974,7 @@ static int cmd_linearize(ctx *x) {
   li.outputs = lists[2];
   li.coordinates = assigns(&x->init, &li.n_coordinates);
   li.rates = assigns(&x->rate, &li.n_rates);
+  li.input_values = assigns(&x->inputs_set, &li.n_input_values);
   pb_msg *m;
   if (call(x, &rq, &m))
     return CLI_EXIT_FAIL;
@@ -1084,7 +1097,7 @@ static int parse_args(ctx *x, int argc, char **argv) {
                 {"--dt", &x->dt},           {"--integrator", &x->integrator},
                 {"--timeout", &v},          {"--acc", &v},             {"--init", &v},
                 {"--init-rate", &v},        {"--max-iterations", &x->max_iterations},
-                {"--tolerance", &x->tolerance}};
+                {"--tolerance", &x->tolerance}, {"--set", &v}};
     for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]) && !slot; k++) {
       const char *val;
       r = cli_opt_value(x->cmd, argc, argv, &i, opts[k].opt, &val);
@@ -1103,6 +1116,10 @@ static int parse_args(ctx *x, int argc, char **argv) {
         } else if (!strcmp(opts[k].opt, "--acc")) {
           x->given |= OPT_ACC;
           if (add_assign(x, "--acc", val, &x->acc))
+            return -1;
+        } else if (!strcmp(opts[k].opt, "--set")) {
+          x->given |= OPT_SET;
+          if (add_assign(x, "--set", val, &x->inputs_set))
             return -1;
         } else if (!strcmp(opts[k].opt, "--init")) {
           x->given |= OPT_INIT;
@@ -1127,6 +1144,9 @@ static int parse_args(ctx *x, int argc, char **argv) {
       continue;
     if (cli_is_flag(a, "--json")) {
       x->json = 1;
+    } else if (cli_is_flag(a, "--gravity")) {
+      x->gravity = 1;
+      x->given |= OPT_GRAVITY;
     } else if (cli_is_flag(a, "--apply")) {
       x->apply = 1;
       x->given |= OPT_APPLY;

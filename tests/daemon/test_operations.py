@@ -348,7 +348,8 @@ def test_linearize_hanging_pendulum(client, pendulum):
                           rates={"hinge": 0.0})
     # Hanging straight down: M = I_hinge, K = M G L, no damping.
     k = M * G * L
-    assert ss.states == ["hinge", "hinge.rate"] and ss.inputs == ["tau_hinge"]
+    assert ss.state_names == ["hinge", "hinge.rate"] and ss.inputs == ["tau_hinge"]
+    assert ss.states == ["hinge", "hinge_dot"]   # python-control's names
     assert ss.A == pytest.approx(np.array([[0, 1], [-k / I_HINGE, 0]]), rel=1e-4, abs=1e-6)
     assert ss.B == pytest.approx(np.array([[0], [1 / I_HINGE]]), rel=1e-4, abs=1e-6)
     assert ss.mck["M"] == pytest.approx(np.array([[I_HINGE]]), rel=1e-4)

@@ -373,13 +373,15 @@ class Client:
         self.request("unsubscribe", pb.Unsubscribe(subscription=subscription))
 
     def inverse_dynamics(self, model, coordinates=None, rates=None, accelerations=None,
-                         time=None):
-        """Answers the members of `partita inverse --json`: {"model", "time", "mode"
+                         time=None, gravity=False):
+        """accelerations: {coordinate: value}, "all" standing for every actuated coordinate;
+        gravity: the holding efforts (every rate and actuated acceleration zero). Answers the members of `partita inverse --json`: {"model", "time", "mode"
         ("kinematic" or "torque_request"), "efforts": {name: value}, "reactions": {joint:
         {force, torque}}, "coordinates", "rates", "accelerations": {coordinate: value}}."""
         msg = pb.InverseDynamics(model=model, coordinates=_named(coordinates or {}),
                                  rates=_named(rates or {}),
-                                 accelerations=_named(accelerations or {}))
+                                 accelerations=_named(accelerations or {}),
+                                 gravity=bool(gravity))
         if time is not None:
             msg.use_time = True
             msg.time = time
@@ -391,14 +393,17 @@ class Client:
                 "rates": {c.name: c.value for c in r.rates},
                 "accelerations": {c.name: c.value for c in r.accelerations}}
 
-    def linearize(self, model, states=(), inputs=(), outputs=(), coordinates=None, rates=None):
-        """Answers a StateSpace (A, B, C, D, names, mck = {"M", "C", "K"}, eigenvalues), with
+    def linearize(self, model, states=(), inputs=(), outputs=(), coordinates=None, rates=None,
+                  input_values=None):
+        """input_values: {input: value} held at the operating point (the live inputs do not
+        change). Answers a StateSpace (A, B, C, D, names, mck = {"M", "C", "K"}, eigenvalues), with
         the attributes model, time (of the operating point), notes (how the states were chosen,
         one line each) and order (of the system solved), as `partita linearize --json`."""
         msg = pb.Linearize(model=model, states=list(states), inputs=list(inputs),
                            outputs=list(outputs),
                            coordinates=_named(coordinates or {}),
-                           rates=_named(rates or {}))
+                           rates=_named(rates or {}),
+                           input_values=_named(input_values or {}))
         r = self.request("linearize", msg).linearize
         mck = None
         if r.HasField("mck"):
