@@ -596,6 +596,18 @@ static int can_bind(const char *host, int port) {
   return ok;
 }
 
+// The context libwebsockets is still destroying: on a foreign loop the first
+// lws_context_destroy() closes its handles, and the context is freed by a second call once the
+// loop has run their close callbacks (libwebsockets writes NULL here when it is gone).
+static struct lws_context *ctx_pending;
+
+void http_finish(uv_loop_t *loop) {
+  if (!ctx_pending)
+    return;
+  lws_context_destroy(ctx_pending);
+  uv_run(loop, UV_RUN_DEFAULT);   // the close callbacks of that second stage
+}
+
 int http_start(server *srv) {
   const config *cfg = &srv->cfg;
   char host[128];
@@ -652,7 +664,9 @@ int http_start(server *srv) {
   info.user = v;
   info.vhost_name = "partitad";
   info.server_string = "partitad";
+  info.pcontext = &ctx_pending;
   v->ctx = can_bind(host, port) ? lws_create_context(&info) : NULL;
+  ctx_pending = v->ctx;
   struct lws_vhost *vh = v->ctx ? lws_get_vhost_by_name(v->ctx, "partitad") : NULL;
   if (v->ctx && (!vh || lws_get_vhost_listen_port(vh) <= 0)) {
     // taken between the try and the bind: this context is left as it is (see can_bind)

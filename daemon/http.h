@@ -10,6 +10,7 @@ typedef struct viewer viewer;
 // taken (a warning; viewer off); -1 when an address given explicitly cannot be served.
 int http_start(server *srv);
 void http_stop(server *srv);          // at shutdown: browsers disconnected, port closed
+void http_finish(uv_loop_t *loop);    // after the loop ended: the context freed
 void http_stats(server *srv, Partita__V1__ServerStats *st);   // viewer_* counters
 int http_port(server *srv);           // the port served (0: off)
 const char *http_url(server *srv);

@@ -13,6 +13,7 @@
 #include <lapacke.h>
 #include <systemd/sd-daemon.h>
 
+#include "http.h"
 #include "log.h"
 #include "server.h"
 
@@ -187,6 +188,7 @@ int main(int argc, char **argv) {
     log_info("stopped");
     _exit(failed ? 1 : 0);
   }
+  http_finish(srv.loop);
   int closed = uv_loop_close(srv.loop);
   if (closed)
     log_warn("loop closed with handles still open");
