@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 #define ASM_MAXIT 60
@@ -82,12 +83,12 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
       res = fmax(res, fabs(pos[i].value - v));
     }
     if (!isfinite(res)) break;
-    if (res <= 1e-13 * scale) {
+    if (res <= PT_TOL_ASSEMBLE_DONE * scale) {
       rc = PT_OK;
       break;
     }
     if (it == ASM_MAXIT) {
-      if (res <= 1e-10 * scale) rc = PT_OK;
+      if (res <= PT_TOL_ASSEMBLE * scale) rc = PT_OK;
       break;
     }
     if (!A) {
@@ -119,7 +120,8 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
       b[ncr + m->nbody + i] = pos[i].value - v;
     }
     lapack_int rank;
-    int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, nr, nq, 1, A, nq, b, 1, sv, 1e-12, &rank);
+    int info =
+        LAPACKE_dgelsd(LAPACK_ROW_MAJOR, nr, nq, 1, A, nq, b, 1, sv, PT_TOL_LSQ_RCOND, &rank);
     if (info != 0) break;
     for (int j = 0; j < nq; j++) d->q[j] += b[j];
     for (int k = 0; k < m->nbody; k++) {  // keep Euler parameters near unit length
@@ -183,7 +185,8 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
           for (int c = 0; c < 6; c++) s += jac[6 * sl + c] * d->x[6 * body[sl] + c];
       res = fmax(res, fabs(s - target));
     }
-    if (res < 1e-12 * vscale) {  // as the first pass of the projection below would find
+    // as the first pass of the projection below would find
+    if (res < PT_TOL_ASSEMBLE_VEL * vscale) {
       pt_qd_from_x(m, d);
       pt_kin_bodies(m, d);
       return PT_OK;
@@ -244,7 +247,7 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
       b[i] = s - target[i];
       res = fmax(res, fabs(b[i]));
     }
-    if (res < 1e-12 * vscale) break;
+    if (res < PT_TOL_ASSEMBLE_VEL * vscale) break;
     for (int i = 0; i < n; i++)
       for (int j = 0; j < n; j++) {
         double s = 0;
@@ -252,7 +255,7 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
         W[(size_t)i * n + j] = s;
       }
     lapack_int rank;
-    int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, n, n, 1, W, n, b, 1, sv, 1e-12, &rank);
+    int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, n, n, 1, W, n, b, 1, sv, PT_TOL_LSQ_RCOND, &rank);
     if (info != 0) {
       rc = pt_error_set(err, PT_EASSEMBLY, "velocity assembly failed (LAPACK info %d)", info);
       break;
@@ -263,7 +266,7 @@ int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, 
   if (!rc) {
     pt_qd_from_x(m, d);
     pt_kin_bodies(m, d);
-    if (!(res < 1e-8 * vscale))
+    if (!(res < PT_TOL_ASSEMBLE_VEL_BAD * vscale))
       rc = pt_error_set(err, PT_EASSEMBLY,
                         "velocity assembly: requested rates are not compatible with the "
                         "constraints (residual %.3g)", res);

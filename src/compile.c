@@ -985,8 +985,9 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
     goto done;
   }
   ptu_copy(m->qd0, d->qd, m->nq);
-  // the initial state must partition (d->q is m->q0: velocity assembly moves rates only)
-  if (pt_partition_build(m, d))
+  // the initial state must partition (d->q is m->q0: velocity assembly moves rates only); a
+  // tree's joint coordinates passed their own check (pt_tree_init, rank_rows kept every row)
+  if (!d->tree_ok && pt_partition_build(m, d))
     rc = pt_error_set(err, PT_EASSEMBLY,
                       "%s:%d: model \"%s\": the initial configuration is singular (the "
                       "constraint Jacobian has dependent rows that are not removable)",
@@ -1158,6 +1159,10 @@ int pt_integrator_parse(const char *s, pt_integrator *out) {
 }
 
 int pt_independent(const pt_model *m, const pt_data *d, const char **names, int max) {
+  if (pt_tree_active(d)) {  // integrated in its joint coordinates (tree.c)
+    for (int i = 0; i < m->ndof && i < max; i++) names[i] = pt_coord_name(m, d->tree_coord[i]);
+    return m->ndof;
+  }
   if (!d->part_valid) return m->ndof;
   for (int i = 0; i < m->ndof && i < max; i++) names[i] = m->q_name[d->indep[i]];
   return m->ndof;

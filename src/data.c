@@ -71,11 +71,7 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->lu_prow = TAKE_I(a, ncq);
   d->lu_pinv = TAKE_I(a, ncq);
   d->lu_Lp = TAKE_I(a, ncq + 1);
-  d->lu_Li = TAKE_I(a, ntri);
-  d->lu_Lx = TAKE_D(a, ntri);
   d->lu_Up = TAKE_I(a, ncq + 1);
-  d->lu_Ui = TAKE_I(a, ntri);
-  d->lu_Ux = TAKE_D(a, ntri);
   d->lu_Ud = TAKE_D(a, ncq);
   d->lu_x = TAKE_D(a, ncq);
   d->lu_y = TAKE_D(a, ncq);
@@ -85,12 +81,12 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->tree_child = TAKE_I(a, m->njoint);
   d->tree_dof = TAKE_I(a, m->njoint);
   d->tree_coord = TAKE_I(a, n2 / 2);
+  d->tree_body_joint = TAKE_I(a, m->nbody);
   d->tree_pref = TAKE_D(a, 4 * m->njoint);
   d->tree_tref = TAKE_D(a, 3 * m->njoint);
   d->tree_theta_ref = TAKE_D(a, m->njoint);
   d->tree_y = TAKE_D(a, n2);
   d->tree_y_save = TAKE_D(a, n2);
-  d->qr_work = TAKE_D(a, (size_t)nq * nq);
   d->iwork = TAKE_I(a, 2 * nq);
   d->y = TAKE_D(a, n2);
   d->ystage = TAKE_D(a, n2);
@@ -99,16 +95,69 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->q_save = TAKE_D(a, nq);
   d->qd_save = TAKE_D(a, nq);
   d->qr_ref = TAKE_D(a, nq);
+  d->qr_vec = TAKE_D(a, nq);
+  d->qr_lwork = TAKE_D(a, 64 * (size_t)nq + 64);
+  d->qr_ipiv = TAKE_I(a, nq);
+  d->fb_jpvt = TAKE_I(a, nv);
+  // The dense work of the Cartesian partitions, last so that the arrays above keep their
+  // offsets whether it is there or not (pt_data_dense grows a data by one copy): the LU of
+  // Phi_u at its dense worst case, the QR partition's and the fallback's (nq x nq, nv x nv).
+  // A tree integrated in its joint coordinates needs none of it (sizes grow as n^2).
+  if (!d->dense) {
+    d->lu_Li = d->lu_Ui = NULL;
+    d->lu_Lx = d->lu_Ux = d->qr_work = d->qr_q2 = d->qr_b = d->qr_n = d->qr_nx = NULL;
+    d->fb_a = d->fb_b = NULL;
+    return;
+  }
+  d->lu_Li = TAKE_I(a, ntri);
+  d->lu_Lx = TAKE_D(a, ntri);
+  d->lu_Ui = TAKE_I(a, ntri);
+  d->lu_Ux = TAKE_D(a, ntri);
+  d->qr_work = TAKE_D(a, (size_t)nq * nq);
   d->qr_q2 = TAKE_D(a, (size_t)nq * (n2 / 2));
   d->qr_b = TAKE_D(a, (size_t)nq * nq);
   d->qr_n = TAKE_D(a, (size_t)nq * (n2 / 2));
   d->qr_nx = TAKE_D(a, (size_t)nv * (n2 / 2));
-  d->qr_vec = TAKE_D(a, nq);
-  d->qr_lwork = TAKE_D(a, 64 * (size_t)nq + 64);
-  d->qr_ipiv = TAKE_I(a, nq);
   d->fb_a = TAKE_D(a, (size_t)nv * nv);
   d->fb_b = TAKE_D(a, (size_t)nv * nv);
-  d->fb_jpvt = TAKE_I(a, nv);
+}
+
+// Bytes of d's layout (its dense flag decides), before alignment of the buffer.
+static size_t layout_bytes(const pt_model *m, const pt_data *d) {
+  pt_data tmp = *d;
+  arena a = {NULL, 0};
+  layout(m, &tmp, &a);
+  return a.off;
+}
+
+// A buffer of n bytes (plus alignment), every page touched: a large calloc is mapped lazily,
+// and the first LU rebuild or QR switch would otherwise take its page faults inside a step.
+static void *new_buffer(size_t n) {
+  char *b = calloc(1, n + 64);
+  if (b)
+    for (size_t i = 0; i < n + 64; i += 4096) ((volatile char *)b)[i] = 0;
+  return b;
+}
+
+static char *buffer_base(void *buffer) {
+  return (char *)(((uintptr_t)buffer + 63) & ~(uintptr_t)63);
+}
+
+int pt_data_dense(const pt_model *m, pt_data *d) {
+  if (d->dense) return PT_OK;
+  const size_t old = layout_bytes(m, d);
+  d->dense = 1;
+  void *nb = new_buffer(layout_bytes(m, d));
+  if (!nb) {
+    d->dense = 0;
+    return PT_ENOMEM;
+  }
+  memcpy(buffer_base(nb), buffer_base(d->buffer), old);
+  free(d->buffer);
+  d->buffer = nb;
+  arena a = {buffer_base(nb), 0};
+  layout(m, d, &a);
+  return PT_OK;
 }
 
 static void set_initial(const pt_model *m, pt_data *d) {
@@ -127,25 +176,25 @@ static void set_initial(const pt_model *m, pt_data *d) {
 pt_data *pt_data_new(const pt_model *m) {
   pt_data *d = calloc(1, sizeof(*d));
   if (!d) return NULL;
-  arena a = {NULL, 0};
-  layout(m, d, &a);
-  d->buffer = calloc(1, a.off + 64);
+  d->dense = !pt_tree_qualifies(m);
+  d->buffer = new_buffer(layout_bytes(m, d));
   if (!d->buffer) {
     free(d);
     return NULL;
   }
-  // touch every page now: a large calloc is mapped lazily, and the first LU rebuild or QR
-  // switch would otherwise take its page faults inside a step
-  for (size_t i = 0; i < a.off + 64; i += 4096) ((volatile char *)d->buffer)[i] = 0;
-  a.base = (char *)(((uintptr_t)d->buffer + 63) & ~(uintptr_t)63);
-  a.off = 0;
+  arena a = {buffer_base(d->buffer), 0};
   layout(m, d, &a);
   d->model = m;
   d->dt = m->dt;
   d->integrator = m->integrator;
   pt_ldl_pattern(m, d);
   set_initial(m, d);
-  pt_tree_init(m, d);  // at the assembled initial state
+  // at the assembled initial state; a tree that fails its self-check takes the Cartesian
+  // partitions after all
+  if (!pt_tree_init(m, d) && pt_data_dense(m, d)) {
+    pt_data_free(d);
+    return NULL;
+  }
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
     pt_kin_bodies(m, d);
@@ -157,11 +206,10 @@ pt_data *pt_data_new(const pt_model *m) {
 }
 
 size_t pt_data_bytes(const pt_model *m) {
-  arena a = {NULL, 0};
   pt_data tmp;
   memset(&tmp, 0, sizeof(tmp));
-  layout(m, &tmp, &a);
-  return sizeof(pt_data) + a.off + 64;
+  tmp.dense = !pt_tree_qualifies(m);
+  return sizeof(pt_data) + layout_bytes(m, &tmp) + 64;
 }
 
 void pt_data_free(pt_data *d) {
@@ -175,16 +223,22 @@ void pt_data_free(pt_data *d) {
 // cached LU or QR partition with its pattern, pivots and factors, the integrator's history,
 // the switching state) lives in one or the other, so the copy continues bit-identically to
 // src, with no rebuild, no evaluation and no allocation (issue 10, item 5).
+//
+// A tree's data holds no dense Cartesian-partition work until a Cartesian partition is asked
+// for (pt_data_dense): copying such a source into a destination without it grows the
+// destination once (the only allocation a copy can make); a destination with it keeps it.
 int pt_data_copy(const pt_model *m, pt_data *dst, const pt_data *src) {
   if (dst == src) return PT_OK;
   if (dst->model != m || src->model != m) return PT_EINVAL;
+  if (src->dense && !dst->dense && pt_data_dense(m, dst)) return PT_ENOMEM;
   void *buffer = dst->buffer;
+  const int dense = dst->dense;
   *dst = *src;
   dst->buffer = buffer;
-  arena a = {(char *)(((uintptr_t)buffer + 63) & ~(uintptr_t)63), 0};
+  dst->dense = dense;
+  arena a = {buffer_base(buffer), 0};
   layout(m, dst, &a);  // dst's own arrays, at the same offsets as src's
-  const char *sbase = (const char *)(((uintptr_t)src->buffer + 63) & ~(uintptr_t)63);
-  memcpy(a.base, sbase, a.off);
+  memcpy(a.base, buffer_base(src->buffer), layout_bytes(m, src));
   return PT_OK;
 }
 

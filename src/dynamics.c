@@ -16,12 +16,13 @@
 #include <ldl.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 #include "qr_partition.h"
 
 // W is called near singular (the integrator then prefers the QR partition, issue 7) when its
-// smallest LDL pivot falls below this fraction of the largest; below 1e-14 it is singular and
-// the accelerations come from the rank-revealing dense solve (qr_partition.c).
+// smallest LDL pivot falls below this fraction of the largest; below PT_TOL_PIVOT_W it is
+// singular and the accelerations come from the rank-revealing dense solve (qr_partition.c).
 #define W_NEAR_SINGULAR 1e-9
 
 // y = M_k^-1 v for body k (6-vectors).
@@ -144,7 +145,7 @@ int pt_w_factor(const pt_model *m, pt_data *d) {
   d->w_ratio = dmax > 0 ? dmin / dmax : 0;
   if (d->w_ratio < d->w_ratio_step) d->w_ratio_step = d->w_ratio;
   if (!(dmin > W_NEAR_SINGULAR * dmax)) d->w_singular = 1;
-  if (!(dmin > 1e-14 * dmax)) return PT_ESINGULAR;
+  if (!(dmin > PT_TOL_PIVOT_W * dmax)) return PT_ESINGULAR;
   return PT_OK;
 }
 

@@ -162,7 +162,8 @@ struct pt_data {
   double *row_jac;             // (nrow x 12)
   double *row_gamma;           // (nrow) acceleration right-hand side
   double *row_nu;              // (nrow) velocity right-hand side (-Phi_t)
-  double *lambda;              // (ncon) multipliers of the active rows
+  double *lambda;              // (ncon) multipliers of the active rows; on a tree's step end
+                               // not computed until asked for: pt_lambda (lambda_stale)
 
   // W and its LDL factor
   double *w_val;               // (w_nnz)
@@ -237,6 +238,9 @@ struct pt_data {
   double *tree_y_save;         // (2 ndof) at the step start
   int tree_aba;                // intermediate stages by the articulated-body algorithm
   int tree_fast;               // this stage: ABA only (no rows, no W, no multipliers)
+  int tree_coords_first;       // tree_coord is a permutation of the coordinates 0..ndof-1
+  int *tree_body_joint;        // (nbody) the joint whose child each body is
+  int lambda_stale;            // lambda is not the multipliers of the state held now (tree)
 
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
@@ -258,6 +262,7 @@ struct pt_data {
 
   pt_counters counters;
   void *buffer;
+  int dense;                   // the buffer holds the dense Cartesian-partition work (data.c)
 
   // hybrid LU/QR partitioning (issue 7, src/qr_partition.c, seed hybrid eq. 4-9)
   int part_mode;               // PT_MODE_HYBRID, PT_MODE_LU, PT_MODE_QR (partita.h)
@@ -308,6 +313,7 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
                 double *jdotx);
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
+void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates first..ncoord-1
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);
 double pt_potential(const pt_model *m, const pt_data *d);
@@ -326,16 +332,25 @@ int pt_solve_velocities(const pt_model *m, pt_data *d);
 void pt_partition_free(pt_data *d);
 void pt_jq_rows(const pt_model *m, pt_data *d);
 // tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
+int pt_tree_qualifies(const pt_model *m);
+// The tree partition is the LU method's partition on a tree in hybrid mode: theta integrated,
+// q by forward kinematics.
+static inline int pt_tree_active(const pt_data *d) {
+  return d->tree_ok && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU;
+}
 int pt_tree_init(const pt_model *m, pt_data *d);
 int pt_tree_aba_fits(const pt_model *m);
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
 void pt_kin_inertias(const pt_model *m, pt_data *d, int inv);
 int pt_tree_lambda_fits(const pt_model *m);
 void pt_tree_lambda(const pt_model *m, pt_data *d);
+void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction);
+void pt_lambda(const pt_model *m, pt_data *d);  // lambda of the state held now
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);
+int pt_tree_outputs(const pt_model *m, pt_data *d);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);
@@ -345,5 +360,8 @@ int pt_eval(const pt_model *m, pt_data *d);                  // full evaluation 
 void pt_outputs(const pt_model *m, pt_data *d);
 // data.c
 void pt_qd_from_x(const pt_model *m, pt_data *d);
+// Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense
+// fallback) if it lacks it (a tree's data): one allocation and copy, never inside pt_step.
+int pt_data_dense(const pt_model *m, pt_data *d);
 
 #endif

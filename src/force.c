@@ -5,6 +5,7 @@
 // Gyroscopic torque -w x (I w) is part of Q. Forces along a coordinate (joint damping,
 // torsion springs, joint actuators) enter as Q += J_c^T f.
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 // Q += J^T f for a coordinate Jacobian row (12 numbers over bodies b1, b2).
@@ -95,7 +96,7 @@ static void force_element(const pt_model *m, pt_data *d, int f, double *qfrc) {
     ptu_sub3(dv, p2, p1);
     ptu_sub3(dd, v2, v1);
     double l = ptu_norm3(dv);
-    if (l < 1e-12) return;  // coincident points: direction undefined, no force
+    if (l < PT_TOL_COINCIDENT) return;  // coincident points: direction undefined, no force
     ptu_scl3(u, dv, 1 / l);
     double ten = par[0] * (l - par[2]) + par[1] * ptu_dot3(u, dd) - par[3];
     ptu_scl3(F, u, -ten);  // on body2

@@ -71,7 +71,10 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 }
 
 void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
-  pt_reactions_from(m, d, d->lambda, reaction);
+  if (d->lambda_stale)  // a tree's step end: from the joint forces, without the multipliers
+    pt_tree_reactions(m, d, reaction);
+  else
+    pt_reactions_from(m, d, d->lambda, reaction);
 }
 
 // ---------------------------------------------------------------------------------------------

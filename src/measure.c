@@ -8,6 +8,7 @@
 // their values come from atan2 and are unwrapped against coord_ref (continuous, not limited
 // to (-pi, pi]).
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 static void world(const pt_data *d, int body, const double *vbar, double out[3]) {
@@ -119,7 +120,7 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
     double l = ptu_norm3(dv);
     *value = l;
     ptu_zero(jac, 12);
-    if (l < 1e-12) {  // direction undefined: rate and Jacobian taken as zero
+    if (l < PT_TOL_COINCIDENT) {  // direction undefined: rate and Jacobian taken as zero
       *jdotx = 0;
       return;
     }
@@ -153,8 +154,11 @@ double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]) {
 }
 
 // Values, rates and (when accelerations are valid) second derivatives of every coordinate.
-void pt_measure_all(const pt_model *m, pt_data *d) {
-  for (int i = 0; i < m->ncoord; i++) {
+void pt_measure_all(const pt_model *m, pt_data *d) { pt_measure_from(m, d, 0); }
+
+// The same for the coordinates first..ncoord-1.
+void pt_measure_from(const pt_model *m, pt_data *d, int first) {
+  for (int i = first; i < m->ncoord; i++) {
     double jac[12], jdx;
     const int *body = m->meas_body + 2 * i;
     pt_measure(m, d, i, d->coord + i, jac, &jdx);

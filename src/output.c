@@ -5,7 +5,7 @@
 // Requires rows evaluated at the current state (pt_eval). Residuals cover every row,
 // including redundant rows removed from the solve, and the normalisation.
 void pt_outputs(const pt_model *m, pt_data *d) {
-  pt_measure_all(m, d);
+  pt_measure_from(m, d, pt_tree_outputs(m, d));
   for (int i = 0; i < m->ncoord; i++) d->coord_ref[i] = d->coord[i];
 
   double ek = 0;

@@ -206,6 +206,7 @@ typedef struct {
   int64_t lu_switches;      // switches QR -> LU
   int64_t qr_steps;         // steps taken with the QR (tangent-space) partition
   int method;               // partition active after the last step: 0 LU, 1 QR
+  int64_t qr_retakes;       // QR steps retaken as substeps after an energy jump or a failure
 } pt_counters;
 void pt_get_counters(const pt_data *d, pt_counters *c);
 

@@ -13,6 +13,7 @@
 #include <float.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 // Body of slot s (0, 1) of row a of Phi^F (active rows, then normalisation rows).
@@ -119,7 +120,7 @@ static int choose_dependent_blocks(const pt_model *m, pt_data *d, double gmax) {
           const double v = fabs(G[7 * i + colperm[j]]);
           if (v > best) best = v, pi = i, pj = j;
         }
-      if (!(best > 1e-10 * gmax)) return 0;
+      if (!(best > PT_TOL_PIVOT * gmax)) return 0;
       for (int j = 0; j < 7 && pi != r; j++) {
         const double t = G[7 * r + j];
         G[7 * r + j] = G[7 * pi + j];
@@ -187,7 +188,7 @@ static int choose_dependent(const pt_model *m, pt_data *d) {
           pj = j;
         }
       }
-    if (!(best > 1e-10 * gmax)) return PT_ESINGULAR;
+    if (!(best > PT_TOL_PIVOT * gmax)) return PT_ESINGULAR;
     if (pi != k)
       for (int j = 0; j < nc; j++) {
         double t = G[k * nc + j];
@@ -401,8 +402,12 @@ void pt_partition_free(pt_data *d) {
   d->part_valid = 0;
 }
 
-// Rebuild at the current (consistent) configuration. Allocates nothing; counted by the caller.
+// Rebuild at the current (consistent) configuration. Allocates nothing (but the dense work
+// of a tree's data the first time); counted by the caller.
 int pt_partition_build(const pt_model *m, pt_data *d) {
+  // a tree's data gets its dense work here, outside any step (equilibrium, pt_set_state in
+  // LU mode); pt_step reaches this on a tree only once pt_set_partition_mode has given it
+  if (pt_data_dense(m, d)) return PT_ENOMEM;
   pt_partition_free(d);
   if (m->ncq == 0) {
     d->part_valid = 1;
@@ -431,7 +436,7 @@ static int refactor(const pt_model *m, pt_data *d) {
   lu_refactor(d, m->ncq);
   d->rcond = lu_rcond(d->lu_Ud, m->ncq);
   d->lu_current = 1;
-  if (!(d->rcond > 1e-14)) return PT_ESINGULAR;
+  if (!(d->rcond > PT_TOL_RCOND_LU)) return PT_ESINGULAR;
   // A pivot that has shrunk much below its size at build means u = g(v) is getting steep
   // (|H| of eq. 15 growing): a better partition exists.
   const double *ud = d->lu_Ud;
@@ -445,7 +450,7 @@ static double newton_tol(const pt_model *m, const pt_data *d) {
   double scale = 1;
   for (int k = 0; k < m->nbody; k++)
     for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
-  return 1e-12 * scale;
+  return PT_TOL_NEWTON * scale;
 }
 
 // Eq. (10)/(14): Newton for u with v fixed, Phi_u du = -Phi. Returns iterations or < 0.

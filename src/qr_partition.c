@@ -18,6 +18,7 @@
 #include <lapacke.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 #include "qr_partition.h"
 
@@ -62,6 +63,7 @@ static void dense_jq(const pt_model *m, const pt_data *d, double *A, int transpo
 int pt_qr_build(const pt_model *m, pt_data *d) {
   const int nq = m->nq, ncq = m->ncq, nd = m->ndof;
   if (ncq > nq) return PT_ESINGULAR;  // redundant rows not removed yet (model compilation)
+  if (pt_data_dense(m, d)) return PT_ENOMEM;  // a tree's data, first time (as partition.c)
   eval_rows(m, d);
   d->qr_b_valid = d->qr_b_chord = 0;  // qr_b is the work array of the QR below
   double *A = d->qr_b, *tau = d->qr_vec;
@@ -75,7 +77,7 @@ int pt_qr_build(const pt_model *m, pt_data *d) {
       rmax = fmax(rmax, fabs(A[i + i * nq]));
       rmin = fmin(rmin, fabs(A[i + i * nq]));
     }
-    if (!(rmin > 1e-12 * rmax)) return PT_ESINGULAR;
+    if (!(rmin > PT_TOL_RANK_QR * rmax)) return PT_ESINGULAR;
   }
   // Eq. (5): the full Q = [Q1 Q2]; columns ncq.. are the tangent basis
   if (LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, nq, nq, ncq, A, nq, tau, d->qr_lwork, lwork(m)))
@@ -107,7 +109,7 @@ static int factor_b(const pt_model *m, pt_data *d, int check) {
       hi = fmax(hi, fabs(B[i + i * nq]));
     }
     d->qr_rcond = hi > 0 ? lo / hi : 0;
-    if (!(d->qr_rcond > 1e-15)) return PT_ESINGULAR;
+    if (!(d->qr_rcond > PT_TOL_RCOND_QR)) return PT_ESINGULAR;
   }
   d->qr_b_valid = d->qr_b_chord = 1;
   return PT_OK;
@@ -124,7 +126,7 @@ static double newton_tol(const pt_model *m, const pt_data *d) {
   double scale = 1;
   for (int k = 0; k < m->nbody; k++)
     for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
-  return 1e-12 * scale;
+  return PT_TOL_NEWTON * scale;
 }
 
 // z - Q2^T (q - q_ref) (nd)
@@ -331,6 +333,7 @@ int pt_acc_dense(const pt_model *m, pt_data *d) {
   double *A = d->fb_a, *tau = d->qr_vec;
   int *jpvt = d->fb_jpvt;
   if (nc > nv) return PT_ESINGULAR;  // redundant rows not removed yet (model compilation)
+  if (!d->dense) return PT_ESINGULAR;  // a tree's data: its W is never singular
   ptu_zero(A, nv * nv);
   for (int a = 0; a < nc; a++) {
     const int r = m->con_row[a];
@@ -348,7 +351,8 @@ int pt_acc_dense(const pt_model *m, pt_data *d) {
     if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, nv, nc, A, nv, jpvt, tau, d->qr_lwork, lwork(m)))
       return PT_ESINGULAR;
     const double r0 = fabs(A[0]);
-    while (rank < nc && rank < nv && fabs(A[rank + (size_t)rank * nv]) > 1e-10 * r0) rank++;
+    while (rank < nc && rank < nv && fabs(A[rank + (size_t)rank * nv]) > PT_TOL_PIVOT * r0)
+      rank++;
     for (int j = 0; j < rank; j++)
       for (int i = 0; i < rank; i++) R[i + j * rank] = i <= j ? A[i + (size_t)j * nv] : 0;
     for (int i = 0; i < rank; i++)

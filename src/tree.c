@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 // Euler parameters of Rot(h, a) for unit h
@@ -182,6 +183,40 @@ void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *
   }
 }
 
+// The joint coordinates' values, rates and accelerations for the outputs, when the state held
+// now is the tree partition's (theta, thetadot in tree_y, integrated): no atan2 and no
+// Jacobian per coordinate. Returns the number of leading coordinates filled (ndof), or 0 when
+// the caller has to measure them all.
+int pt_tree_outputs(const pt_model *m, pt_data *d) {
+  if (!pt_tree_active(d) || !d->tree_coords_first || !d->tree_y_valid) return 0;
+  const int n = m->ndof;
+  for (int i = 0; i < n; i++) {
+    const int c = d->tree_coord[i];
+    d->coord[c] = d->tree_y[i];
+    d->coord_rate[c] = d->tree_y[n + i];
+    d->coord_acc[c] = coord_acc(m, d, c);
+  }
+  return n;
+}
+
+// The model's side of the qualification: joints as many as bodies, revolute, prismatic and
+// fixed only, each moving joint with its coordinate, these coordinates the degrees of freedom,
+// no motions and every joint row kept.
+int pt_tree_qualifies(const pt_model *m) {
+  if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
+    return 0;
+  int nd = 0;
+  for (int j = 0; j < m->njoint; j++) {
+    const int type = m->joint_type[j];
+    if (type != PT_JOINT_REVOLUTE && type != PT_JOINT_PRISMATIC && type != PT_JOINT_FIXED)
+      return 0;
+    if (type == PT_JOINT_FIXED) continue;
+    if (m->joint_coord_adr[j] < 0) return 0;
+    nd++;
+  }
+  return nd == m->ndof;
+}
+
 // Qualifies the model (a tree of revolute, prismatic and fixed joints without motions whose
 // joint coordinates are the degrees of freedom), orders its joints from the root and takes
 // the reference at the current (assembled) state. Then checks itself at a displaced state:
@@ -191,21 +226,19 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   d->tree_ok = 0;
   d->tree_aba = 0;
   d->tree_fast = 0;
-  if (m->nbody == 0 || m->nmotion > 0 || m->njoint != m->nbody || m->ncon != m->nrow_joint)
-    return 0;
+  d->tree_coords_first = 0;
+  if (!pt_tree_qualifies(m)) return 0;
   int nd = 0;
   for (int j = 0; j < m->njoint; j++) {
-    const int type = m->joint_type[j];
-    if (type != PT_JOINT_REVOLUTE && type != PT_JOINT_PRISMATIC && type != PT_JOINT_FIXED)
-      return 0;
     d->tree_dof[j] = -1;
-    if (type != PT_JOINT_FIXED) {
-      if (m->joint_coord_adr[j] < 0) return 0;
+    if (m->joint_type[j] != PT_JOINT_FIXED) {
       d->tree_coord[nd] = m->joint_coord_adr[j];
       d->tree_dof[j] = nd++;
     }
   }
-  if (nd != m->ndof) return 0;
+  d->tree_coords_first = 1;
+  for (int i = 0; i < nd; i++)
+    if (d->tree_coord[i] >= nd) d->tree_coords_first = 0;
   // parent-first order: a joint is placed once one of its bodies is placed (ground first)
   int *placed = d->iwork;  // (nbody)
   for (int k = 0; k < m->nbody; k++) placed[k] = 0;
@@ -217,6 +250,7 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
       if (p1 == p2) continue;  // not reached yet, or already placed
       d->tree_child[j] = p1 ? 1 : 0;
       placed[p1 ? b2 : b1] = 1;
+      d->tree_body_joint[p1 ? b2 : b1] = j;
       d->tree_joint[nt++] = j;
     }
   if (nt != m->njoint) return 0;
@@ -240,8 +274,8 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   double *y = d->ystage, *yd = d->ystage + n, *z = d->ysum, *zd = d->ysum + n;
   for (int i = 0; i < n; i++) {
     coord_state(m, d, d->tree_coord[i], &y[i], NULL, NULL);
-    y[i] += 0.3 + 0.1 * i;
-    yd[i] = 0.7 - 0.2 * i;
+    y[i] += 0.3 + 0.1 * (i % 7);  // below pi: a measured angle comes back within one wrap
+    yd[i] = 0.7 - 0.2 * (i % 7);
   }
   pt_tree_positions(m, d, y);
   pt_tree_velocities(m, d, yd);
@@ -272,7 +306,7 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
   ptu_copy(d->qd, d->qd_save, nq);
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
-  d->tree_ok = err < 1e-10 * scale && verr < 1e-9 * scale;
+  d->tree_ok = err < PT_TOL_TREE_POS * scale && verr < PT_TOL_TREE_VEL * scale;
   d->tree_aba = d->tree_ok && pt_tree_aba_fits(m) && pt_tree_lambda_fits(m);
   d->tree_fast = 0;
   return d->tree_ok;
@@ -298,27 +332,59 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 // Pass 2 (leaves to root):  U = I^A S, D = S^T U, u = -S^T p^A,
 //   I^a = I^A - U U^T / D,  p^a = p^A + I^a c + U u / D,  I^A_p += X^T I^a X, p^A_p += X^T p^a
 // Pass 3 (root to leaves):  a' = X a_p + c,  thetadd = (u - U^T a') / D,  a_k = a' + S thetadd.
-// Scratch (per body, 56 doubles: I^A, p^A then U / D, S, c, u / D) is taken from mjt
-// (12 ncon >= 60 nbody on a tree: every joint has at least 5 rows), which the W path does not
-// need between its own evaluations.
+// The articulated inertias are symmetric, I = [A B; B^T C] with A, C symmetric 3x3: they are
+// kept packed (21 numbers, below), so the rank-1 update and the transform to the parent touch
+// each entry once. Scratch per body (ABA_STRIDE doubles: I^A packed, p^A then U / D, S, c,
+// u / D) is taken from mjt (12 ncon >= 40 nbody on a tree: every joint has at least 5 rows),
+// which the W path does not need between its own evaluations.
 
-#define ABA_STRIDE 56  // I^A (36), p^A then U / D (6), S (6), c (6), u / D, spare
+#define ABA_STRIDE 40  // I^A (21), p^A then U / D (6), S (6), c (6), u / D
+#define ABA_P 21       // offsets in a body's slot
+#define ABA_S 27
+#define ABA_C 33
+#define ABA_UD 39
 
 int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
 
-// out += X^T Ia X for X = [I -[d]x; 0 I] (6x6 row-major). With Ia = [A B; B^T C] (A, C
-// symmetric) and B' = B - A [d]x (row i: B_i + d x A_i):
-//   X^T Ia X = [A  B'; B'^T  C + [d]x B' + ([d]x B)^T]
-static void add_xt_i_x(double out[36], const double Ia[36], const double dv[3]) {
+// Packed symmetric 6x6 I = [A B; B^T C]: A upper triangle (6), B row-major (9), C upper
+// triangle (6). S3(r, k) is the index of (r, k), r <= k, in a packed symmetric 3x3.
+#define S3(r, k) ((r) * (5 - (r)) / 2 + (k))
+#define PK_A 0
+#define PK_B 6
+#define PK_C 15
+
+static inline double sym3_at(const double *P, int r, int k) {
+  return r <= k ? P[S3(r, k)] : P[S3(k, r)];
+}
+
+// y = I x for packed I
+static inline void sym6_mul(double y[6], const double *restrict I, const double x[6]) {
+  const double *A = I + PK_A, *B = I + PK_B, *C = I + PK_C;
+  for (int r = 0; r < 3; r++) {
+    double t = 0, b = 0;
+    for (int k = 0; k < 3; k++) {
+      t += sym3_at(A, r, k) * x[k] + B[3 * r + k] * x[3 + k];
+      b += B[3 * k + r] * x[k] + sym3_at(C, r, k) * x[3 + k];
+    }
+    y[r] = t;
+    y[3 + r] = b;
+  }
+}
+
+// out += X^T Ia X for X = [I -[d]x; 0 I], both packed. With B' = B - A [d]x (row i:
+// B_i + d x A_i):  X^T Ia X = [A  B'; B'^T  C + [d]x B' + ([d]x B)^T]  (symmetric).
+static void add_xt_i_x(double *restrict out, const double *restrict Ia, const double dv[3]) {
+  const double *A = Ia + PK_A, *B = Ia + PK_B, *C = Ia + PK_C;
   double Bp[9], P[9], Qm[9];  // B', [d]x B', [d]x B (3x3 row-major)
   for (int i = 0; i < 3; i++) {
+    const double ai[3] = {sym3_at(A, i, 0), sym3_at(A, i, 1), sym3_at(A, i, 2)};
     double t[3];
-    ptu_cross3(t, dv, Ia + 6 * i);
-    for (int c = 0; c < 3; c++) Bp[3 * i + c] = Ia[6 * i + 3 + c] + t[c];
+    ptu_cross3(t, dv, ai);
+    for (int c = 0; c < 3; c++) Bp[3 * i + c] = B[3 * i + c] + t[c];
   }
   for (int c = 0; c < 3; c++) {
     const double bpc[3] = {Bp[c], Bp[3 + c], Bp[6 + c]};
-    const double bc[3] = {Ia[3 + c], Ia[9 + c], Ia[15 + c]};
+    const double bc[3] = {B[c], B[3 + c], B[6 + c]};
     double t[3], u[3];
     ptu_cross3(t, dv, bpc);
     ptu_cross3(u, dv, bc);
@@ -327,29 +393,26 @@ static void add_xt_i_x(double out[36], const double Ia[36], const double dv[3]) 
       Qm[3 * r + c] = u[r];
     }
   }
+  for (int e = 0; e < 6; e++) out[PK_A + e] += A[e];
+  for (int e = 0; e < 9; e++) out[PK_B + e] += Bp[e];
   for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 3; c++) {
-      out[6 * r + c] += Ia[6 * r + c];
-      out[6 * r + 3 + c] += Bp[3 * r + c];
-      out[6 * (3 + c) + r] += Bp[3 * r + c];
-      out[6 * (3 + r) + 3 + c] += Ia[6 * (3 + r) + 3 + c] + P[3 * r + c] + Qm[3 * c + r];
-    }
+    for (int c = r; c < 3; c++)
+      out[PK_C + S3(r, c)] += C[S3(r, c)] + P[3 * r + c] + Qm[3 * c + r];
 }
 
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {
   double *buf = d->mjt;
   // pass 1: articulated inertias start as the bodies' own, bias forces as -qfrc; S and c
   for (int k = 0; k < m->nbody; k++) {
-    double *IA = buf + ABA_STRIDE * k, *pA = IA + 36;
+    double *IA = buf + ABA_STRIDE * k, *pA = IA + ABA_P;
     const double *Ig = d->inertia_g + 9 * k;
     const double mk = m->body_mass[k];
     for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        IA[6 * r + c] = r == c ? mk : 0;
-        IA[6 * r + 3 + c] = 0;
-        IA[6 * (3 + r) + c] = 0;
-        IA[6 * (3 + r) + 3 + c] = Ig[3 * r + c];
+      for (int c = r; c < 3; c++) {
+        IA[PK_A + S3(r, c)] = r == c ? mk : 0;
+        IA[PK_C + S3(r, c)] = Ig[3 * r + c];
       }
+    for (int e = 0; e < 9; e++) IA[PK_B + e] = 0;
     for (int c = 0; c < 6; c++) pA[c] = -d->qfrc[6 * k + c];
   }
   for (int t = 0; t < m->njoint; t++) {
@@ -358,7 +421,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
     const int type = m->joint_type[j];
     const double *g = m->joint_geom + PT_JOINT_GEOM * j;
-    double *S = buf + ABA_STRIDE * kid + 42, *c = S + 6;
+    double *S = buf + ABA_STRIDE * kid + ABA_S, *c = buf + ABA_STRIDE * kid + ABA_C;
     const double *xp = body_x(d, par), *xk = d->x + 6 * kid;
     double dvel[3];
     ptu_sub3(dvel, xk, xp);
@@ -396,37 +459,41 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
     double *restrict slot = buf + ABA_STRIDE * kid;
-    double *restrict Ia = slot, *restrict pa = slot + 36;
-    const double *restrict S = slot + 42, *restrict c = slot + 48;
-    double Uv[6], uD = 0, iD = 0;
+    double *restrict Ia = slot, *restrict pa = slot + ABA_P;
+    const double *restrict S = slot + ABA_S, *restrict c = slot + ABA_C;
+    double Uv[6], Ic[6];
     if (i >= 0) {
       double D = 0, u = 0;
+      sym6_mul(Uv, Ia, S);
       for (int r = 0; r < 6; r++) {
-        double s = 0;
-        for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * S[k];
-        Uv[r] = s;
-        D += S[r] * s;
+        D += S[r] * Uv[r];
         u -= S[r] * pa[r];
       }
-      iD = 1 / D;
-      uD = u * iD;
-      // I^a = I^A - U U^T / D (symmetric)
-      for (int r = 0; r < 6; r++) {
-        const double ur = Uv[r] * iD;
-        for (int k = 0; k < 6; k++) Ia[6 * r + k] -= ur * Uv[k];
-      }
+      const double iD = 1 / D, uD = u * iD;
+      double W[6];  // U / D
+      for (int r = 0; r < 6; r++) W[r] = Uv[r] * iD;
+      // I^a = I^A - U U^T / D (symmetric: each packed entry once)
+      for (int r = 0; r < 3; r++)
+        for (int k = r; k < 3; k++) {
+          Ia[PK_A + S3(r, k)] -= W[r] * Uv[k];
+          Ia[PK_C + S3(r, k)] -= W[3 + r] * Uv[3 + k];
+        }
+      for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) Ia[PK_B + 3 * r + k] -= W[r] * Uv[3 + k];
       // p^a = p^A + I^a c + U u / D
-      for (int r = 0; r < 6; r++) pa[r] += uD * Uv[r];
-    }
-    for (int r = 0; r < 6; r++) {
-      double s = pa[r];
-      for (int k = 0; k < 6; k++) s += Ia[6 * r + k] * c[k];
-      pa[r] = s;
+      sym6_mul(Ic, Ia, c);
+      for (int r = 0; r < 6; r++) pa[r] += Ic[r] + uD * Uv[r];
+      slot[ABA_UD] = uD;
+      // U / D for pass 3 goes where p^A was, once the parent has taken p^a
+      ptu_copy(Uv, W, 6);
+    } else {
+      sym6_mul(Ic, Ia, c);
+      for (int r = 0; r < 6; r++) pa[r] += Ic[r];
     }
     if (par != PT_GROUND) {
       double dv[3], tq[3];
       ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
-      double *IAp = buf + ABA_STRIDE * par, *pAp = IAp + 36;
+      double *IAp = buf + ABA_STRIDE * par, *pAp = IAp + ABA_P;
       add_xt_i_x(IAp, Ia, dv);
       ptu_cross3(tq, dv, pa);
       for (int k = 0; k < 3; k++) {
@@ -434,18 +501,14 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
         pAp[3 + k] += pa[3 + k] + tq[k];
       }
     }
-    // keep U / D and u / D for pass 3 where p^A was (not needed again)
-    if (i >= 0) {
-      for (int k = 0; k < 6; k++) pa[k] = Uv[k] * iD;
-      slot[54] = uD;
-    }
+    if (i >= 0) ptu_copy(pa, Uv, 6);
   }
   // pass 3: root to leaves
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *IA = buf + ABA_STRIDE * kid, *S = IA + 42, *c = IA + 48;
+    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
     double *ak = d->xdd + 6 * kid;
     if (par == PT_GROUND) {
       ptu_copy(ak, c, 6);
@@ -460,8 +523,8 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
       }
     }
     if (i < 0) continue;
-    double s = IA[54];
-    for (int k = 0; k < 6; k++) s -= IA[36 + k] * ak[k];
+    double s = slot[ABA_UD];
+    for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
     thetadd[i] = s;
     for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
   }
@@ -475,6 +538,10 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
 // Newton-Euler algorithm); then J_{j,kid}^T lambda_j = -f_j for the joint's rows alone, a
 // consistent 6 x nr system solved by its normal equations (J J^T, nr <= 6, LDL^T).
 // Requires the active rows to be all joint rows in order (pt_tree_lambda_fits).
+//
+// pt_step does not compute them at a tree's step end (no integrator stage needs them): they
+// are computed when asked for, by pt_lambda or, for the joint reactions, by
+// pt_tree_reactions from the forces f_j alone.
 int pt_tree_lambda_fits(const pt_model *m) {
   if (m->ncon != m->nrow || m->nmotion > 0) return 0;
   for (int a = 0; a < m->ncon; a++)
@@ -486,31 +553,69 @@ int pt_tree_lambda_fits(const pt_model *m) {
   return 1;
 }
 
-void pt_tree_lambda(const pt_model *m, pt_data *d) {
-  double *F = d->wrk6;  // (nbody x 6) constraint force on each body, then passed on
-  for (int k = 0; k < m->nbody; k++) {
-    const double *a = d->xdd + 6 * k, *Q = d->qfrc + 6 * k;
+// F (njoint x 6): the force f_j (at the child's CoM, global axes) that joint j passes from
+// its parent to its child.
+static void joint_forces(const pt_model *m, const pt_data *d, double *F) {
+  for (int j = 0; j < m->njoint; j++) {
+    const int kid = d->tree_child[j] == 1 ? m->joint_body[2 * j + 1] : m->joint_body[2 * j];
+    const double *a = d->xdd + 6 * kid, *Q = d->qfrc + 6 * kid;
     double Ia[3];
-    ptu_mul_mat_vec3(Ia, d->inertia_g + 9 * k, a + 3);
+    ptu_mul_mat_vec3(Ia, d->inertia_g + 9 * kid, a + 3);
     for (int c = 0; c < 3; c++) {
-      F[6 * k + c] = m->body_mass[k] * a[c] - Q[c];
-      F[6 * k + 3 + c] = Ia[c] - Q[3 + c];
+      F[6 * j + c] = m->body_mass[kid] * a[c] - Q[c];
+      F[6 * j + 3 + c] = Ia[c] - Q[3 + c];
     }
   }
   for (int t = m->njoint - 1; t >= 0; t--) {
     const int j = d->tree_joint[t], ch = d->tree_child[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *f = F + 6 * kid;
-    if (par != PT_GROUND) {
-      double dv[3], tq[3];
-      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
-      ptu_cross3(tq, dv, f);
-      for (int c = 0; c < 3; c++) {
-        F[6 * par + c] += f[c];
-        F[6 * par + 3 + c] += f[3 + c] + tq[c];
-      }
+    if (par == PT_GROUND) continue;
+    const double *f = F + 6 * j;
+    double *fp = F + 6 * d->tree_body_joint[par];
+    double dv[3], tq[3];
+    ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+    ptu_cross3(tq, dv, f);
+    for (int c = 0; c < 3; c++) {
+      fp[c] += f[c];
+      fp[3 + c] += f[3 + c] + tq[c];
     }
+  }
+}
+
+// Joint reactions (pt_reactions_from's convention: the force on body2 and its torque about
+// the joint point) from f_j: the joint's rows put f_j on the child; the wrench about the
+// joint point on the other body is its opposite.
+void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction) {
+  joint_forces(m, d, reaction);
+  for (int j = 0; j < m->njoint; j++) {
+    double *F = reaction + 6 * j;
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int kid = d->tree_child[j] == 1 ? b2 : b1;
+    double P[3], s[3], arm[3], t[3];
+    pt_body_point(d, b2, m->joint_geom + PT_JOINT_GEOM * j + 3, P, s);
+    ptu_sub3(arm, P, d->q + 7 * kid);
+    ptu_cross3(t, arm, F);
+    const double sign = kid == b2 ? 1 : -1;
+    for (int c = 0; c < 3; c++) {
+      F[c] *= sign;
+      F[3 + c] = sign * (F[3 + c] - t[c]);
+    }
+  }
+}
+
+void pt_lambda(const pt_model *m, pt_data *d) {
+  if (!d->lambda_stale) return;
+  pt_tree_lambda(m, d);
+  d->lambda_stale = 0;
+}
+
+void pt_tree_lambda(const pt_model *m, pt_data *d) {
+  double *F = d->wrk6;  // (njoint x 6) joint forces f_j
+  joint_forces(m, d, F);
+  for (int j = 0; j < m->njoint; j++) {
+    const int kid = d->tree_child[j] == 1 ? m->joint_body[2 * j + 1] : m->joint_body[2 * j];
+    const double *f = F + 6 * j;
     // J_kid^T lambda_j = -f: (J_kid J_kid^T) lambda_j = -J_kid f
     const int r0 = m->joint_row_adr[j];
     const int nr = (j + 1 < m->njoint ? m->joint_row_adr[j + 1] : m->nrow_joint) - r0;

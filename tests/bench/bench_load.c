@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
     }
 #endif
     if (mj >= 0)
-      printf("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.1fx |\n", n, dof, best_load, best_data,
+      printf("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2fx |\n", n, dof, best_load, best_data,
              total, mj, total / mj);
     else
       printf("| %d | %d | %.2f | %.2f | %.2f | - | - |\n", n, dof, best_load, best_data, total);

@@ -80,12 +80,15 @@ static int same_state(const pt_model *m, const pt_data *a, const pt_data *b) {
 // A copy taken after n1 steps, then both stepped n2 steps: the copy's trajectory must be the
 // original's, bit for bit, and the copy itself allocates nothing.
 // With want_qr, stepping goes on past n1 until the hybrid mode is in QR.
+// prep: the destination is set to the same mode first; without it, a tree's destination
+// takes its dense Cartesian work in the copy (one allocation, data.c) when the source has it.
 static void copy_continues(const char *root, const char *file, int mode, int pose, int n1,
-                           int n2, int want_qr) {
+                           int n2, int want_qr, int prep) {
   pt_model *m = load(root, file);
   if (!m) return;
   pt_data *d = pt_data_new(m), *c = pt_data_new(m);
   pt_set_partition_mode(d, mode);
+  if (prep) pt_set_partition_mode(c, mode);  // a slot made for this mode
   if (pose && panda_pose(m, d)) goto done;
   for (int i = 0; i < n1 || (want_qr && !pt_partition_method(d) && i < 10000); i++) {
     int rc = pt_step(m, d);
@@ -97,7 +100,8 @@ static void copy_continues(const char *root, const char *file, int mode, int pos
   int rc = pt_data_copy(m, c, d);
   count_alloc_on = 0;
   CHECK(rc == PT_OK, "%s: copy: %s", file, pt_strerror(rc));
-  CHECK(count_alloc_n == 0, "%s: the copy made %ld allocations", file, count_alloc_n);
+  CHECK(count_alloc_n == (prep ? 0 : 1), "%s: the copy made %ld allocations", file,
+        count_alloc_n);
   const int method = pt_partition_method(d);
   const long long at = (long long)pt_nstep(d);
   CHECK(!want_qr || method == 1, "%s: hybrid never went to QR", file);
@@ -176,12 +180,13 @@ int main(int argc, char **argv) {
     pt_data_free(d);
     pt_model_free(m);
   }
-  copy_continues(root, "fourbar_singular.yaml", PT_MODE_LU, 0, 300, 500, 0);
-  copy_continues(root, "fourbar_singular.yaml", PT_MODE_QR, 0, 300, 500, 0);
-  copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 450, 1500, 0);
-  copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 100, 1500, 1);
-  copy_continues(root, "panda.urdf", PT_MODE_HYBRID, 1, 500, 1000, 0);
-  copy_continues(root, "panda.urdf", PT_MODE_LU, 1, 500, 1000, 0);
-  copy_continues(root, "panda.urdf", PT_MODE_QR, 1, 500, 1000, 0);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_LU, 0, 300, 500, 0, 1);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_QR, 0, 300, 500, 0, 1);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 450, 1500, 0, 1);
+  copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 100, 1500, 1, 1);
+  copy_continues(root, "panda.urdf", PT_MODE_HYBRID, 1, 500, 1000, 0, 1);
+  copy_continues(root, "panda.urdf", PT_MODE_LU, 1, 500, 1000, 0, 1);
+  copy_continues(root, "panda.urdf", PT_MODE_QR, 1, 500, 1000, 0, 1);
+  copy_continues(root, "panda.urdf", PT_MODE_LU, 1, 500, 1000, 0, 0);
   return finish("step_allocates_nothing");
 }

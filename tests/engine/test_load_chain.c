@@ -1,8 +1,10 @@
 // test_load_chain: long chains compile by their block structure and come out right. A spatial
 // chain of 400 revolute links (axes alternating y, x) loads with 400 degrees of freedom, every
-// joint row kept, zero residuals and no warning; each body's independent coordinate is the
-// Euler parameter of its own joint axis (e2 for y, e1 for x: the one a rotation about that axis
-// moves), as on a 40-link chain; it steps while conserving energy. A long chain with a
+// joint row kept, zero residuals and no warning; in the default mode its independent
+// coordinates are its joint coordinates (a tree of any size steps on them, with no Newton
+// iteration); in LU mode each body's independent coordinate is the Euler parameter of its own
+// joint axis (e2 for y, e1 for x: the one a rotation about that axis moves), as on a 40-link
+// chain; it steps while conserving energy. A long chain with a
 // duplicated joint still has its redundant rows found and named (the dense decision decides
 // where the blocks cannot). Times are the business of tests/bench/bench_load.c, not of this test.
 #include "chain_urdf.h"
@@ -64,6 +66,22 @@ static void check_independent(const pt_model *m, const pt_data *d, int n, const 
   free(names);
 }
 
+// in hybrid mode a tree is integrated in its joint coordinates, and those are named
+static void check_joint_names(const pt_model *m, const pt_data *d, int n, const char *what) {
+  const char **names = calloc((size_t)n + 1, sizeof(char *));
+  const int nd = pt_independent(m, d, names, n);
+  CHECK(nd == n, "%s: %d independent coordinates", what, nd);
+  int bad = 0;
+  for (int i = 0; i < n && i < nd; i++) {
+    char want[32];
+    snprintf(want, sizeof(want), "j%d", i);
+    if ((!names[i] || strcmp(names[i], want) != 0) && bad++ < 3)
+      CHECK(0, "%s: independent %d is %s, want %s", what, i, names[i], want);
+  }
+  CHECK(bad == 0, "%s: %d independent coordinates are not the joint coordinates", what, bad);
+  free(names);
+}
+
 int main(void) {
   // 1. 400 links
   const int n = 400;
@@ -74,17 +92,39 @@ int main(void) {
   CHECK(pt_model_nconstraint(m) == 5 * n, "constraint rows %d (every joint row kept)",
         pt_model_nconstraint(m));
   CHECK(strcmp(pt_model_warnings(m), "") == 0, "warnings: %s", pt_model_warnings(m));
+  // a tree's data holds no dense Cartesian-partition work (nq x nq: 316 MB here before)
+  CHECK(pt_data_bytes(m) < 20000 * (size_t)n, "data of %zu bytes for %d links",
+        pt_data_bytes(m), n);
   pt_data *d = pt_data_new(m);
   CHECK(d != NULL, "data");
   CHECK(pt_residual_position(d) <= 1e-12, "position residual %.3g", pt_residual_position(d));
   CHECK(pt_residual_velocity(d) <= 1e-12, "velocity residual %.3g", pt_residual_velocity(d));
-  check_independent(m, d, n, "400 links");
+  check_joint_names(m, d, n, "400 links, hybrid");
 
-  // a few steps on the LU partition chosen at load (hybrid mode leaves it for the dense QR
-  // one at the first step on a chain this long, which is the integrator's business, not the
-  // load's): the chain falls from horizontal, energy stays (scale: m g L over the links)
-  CHECK(pt_set_partition_mode(d, PT_MODE_LU) == 0, "LU mode");
+  // the default (hybrid) mode integrates the tree in its joint coordinates whatever its
+  // size: no Newton iteration, no rebuild, no QR switch; the chain falls from horizontal and
+  // the energy stays (scale: m g L over the links)
   const double e0 = energy(d), escale = n * 0.1 * 9.81 * 0.1 * n / 2;
+  {
+    pt_data *t = pt_data_new(m);
+    CHECK(t != NULL, "400 links: data");
+    for (int s = 0; t && s < 10; s++) CHECK(pt_step(m, t) == 0, "tree step %d", s);
+    pt_counters c;
+    pt_get_counters(t, &c);
+    CHECK(c.newton_iters == 0 && c.repartitions == 0 && c.qr_switches == 0 && c.method == 0,
+          "400 links, hybrid: Newton %lld, rebuilds %lld, QR switches %lld",
+          (long long)c.newton_iters, (long long)c.repartitions, (long long)c.qr_switches);
+    CHECK(pt_residual_position(t) <= 1e-12, "tree: position residual %.3g",
+          pt_residual_position(t));
+    CHECK(fabs(energy(t) - e0) <= 1e-8 * escale, "tree: energy change %.3g (scale %.3g)",
+          energy(t) - e0, escale);
+    pt_data_free(t);
+  }
+
+  // a few steps on the Cartesian LU partition (Newton on the rows), built by body blocks
+  CHECK(pt_set_partition_mode(d, PT_MODE_LU) == 0, "LU mode");
+  CHECK(pt_forward(m, d) == 0, "LU mode: forward");
+  check_independent(m, d, n, "400 links, LU mode");
   for (int s = 0; s < 10; s++) CHECK(pt_step(m, d) == 0, "step %d", s);
   CHECK(pt_time(d) > 0.009, "time %.4f", pt_time(d));
   CHECK(pt_residual_position(d) <= 1e-9, "position residual after steps %.3g",
@@ -101,7 +141,9 @@ int main(void) {
   m = load(text, 2);
   free(text);
   d = pt_data_new(m);
-  check_independent(m, d, 40, "40 links");
+  check_joint_names(m, d, 40, "40 links, hybrid");
+  CHECK(pt_set_partition_mode(d, PT_MODE_LU) == 0 && pt_forward(m, d) == 0, "40 links: LU");
+  check_independent(m, d, 40, "40 links, LU mode");
   pt_data_free(d);
   pt_model_free(m);
 

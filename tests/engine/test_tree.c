@@ -9,7 +9,31 @@
 #include "check.h"
 #include "engine.h"
 
+// The double pendulum with every joint's bodies swapped (the child is body1, ground is body2):
+// the tree's other orientation (tree_child 0), where signs differ.
+static const char reversed_yaml[] =
+    "model: double_pendulum_reversed\n"
+    "bodies:\n"
+    "  - {name: upper, mass: 1.0, inertia: [0.0833583, 0.0833583, 0.00005],"
+    " position: [0, 0, -0.5]}\n"
+    "  - {name: lower, mass: 1.0, inertia: [0.0833583, 0.0833583, 0.00005],"
+    " position: [0.5, 0, -1.0], orientation: {axis: [0, 1, 0], angle: 1.5707963267948966}}\n"
+    "joints:\n"
+    "  - {name: shoulder, type: revolute, body1: upper, body2: ground, point: [0, 0, 0],"
+    " axis: [0, 1, 0]}\n"
+    "  - {name: elbow, type: revolute, body1: lower, body2: upper, point: [0, 0, -1.0],"
+    " axis: [0, 1, 0]}\n";
+
 static pt_model *load(const char *root, const char *file) {
+  if (!strcmp(file, "double_pendulum_reversed")) {
+    pt_model *m = NULL;
+    pt_error err;
+    if (pt_model_load_string(reversed_yaml, sizeof(reversed_yaml) - 1, 1, file, NULL, &m, &err)) {
+      CHECK(0, "%s: %s", file, err.msg);
+      return NULL;
+    }
+    return m;
+  }
   char path[1024];
   snprintf(path, sizeof(path), "%s/configs/models/%s", root, file);
   pt_model *m = NULL;
@@ -43,24 +67,41 @@ static double run(const pt_model *m, int mode, int n, double *coord, pt_counters
 }
 
 // Hybrid mode with the articulated-body algorithm on (aba = 1) or off (W in every stage):
-// the largest coordinate difference between the two over n steps, and of the multipliers.
-static void aba_vs_w(const pt_model *m, int n, double *dcoord, double *dlam, double *lam_scale) {
+// the largest coordinate difference between the two over n steps, of the multipliers (asked
+// for after the step: pt_lambda) and of the joint reactions (from the joint forces, before the
+// multipliers are asked for, against W's multipliers).
+static void aba_vs_w(const pt_model *m, int n, double *dcoord, double *dlam, double *lam_scale,
+                     double *dreac, double *reac_scale) {
   pt_data *a = pt_data_new(m), *b = pt_data_new(m);
   CHECK(a->tree_aba, "%s: the articulated-body algorithm is off", pt_model_name(m));
   b->tree_aba = 0;
-  *dcoord = *dlam = 0;
-  *lam_scale = 1e-300;
+  *dcoord = *dlam = *dreac = 0;
+  *lam_scale = *reac_scale = 1e-300;
+  const int nj = m->njoint;
+  double *ra6 = calloc(6 * (size_t)nj + 1, sizeof(double));
+  double *rb6 = calloc(6 * (size_t)nj + 1, sizeof(double));
   for (int i = 0; i < n; i++) {
     int ra = pt_step(m, a), rb = pt_step(m, b);
     CHECK(ra == PT_OK && rb == PT_OK, "step %d: %s / %s", i, pt_strerror(ra), pt_strerror(rb));
     if (ra || rb) break;
     for (int c = 0; c < pt_model_ncoord(m); c++)
       *dcoord = fmax(*dcoord, fabs(pt_coords(a)[c] - pt_coords(b)[c]));
+    CHECK(a->lambda_stale && !b->lambda_stale, "step %d: multipliers computed by the step", i);
+    pt_joint_reactions(m, a, ra6);
+    pt_joint_reactions(m, b, rb6);
+    for (int k = 0; k < 6 * nj; k++) {
+      *dreac = fmax(*dreac, fabs(ra6[k] - rb6[k]));
+      *reac_scale = fmax(*reac_scale, fabs(rb6[k]));
+    }
+    pt_lambda(m, a);
+    CHECK(!a->lambda_stale, "step %d: pt_lambda left the multipliers stale", i);
     for (int r = 0; r < m->ncon; r++) {
       *dlam = fmax(*dlam, fabs(a->lambda[r] - b->lambda[r]));
       *lam_scale = fmax(*lam_scale, fabs(b->lambda[r]));
     }
   }
+  free(ra6);
+  free(rb6);
   pt_data_free(a);
   pt_data_free(b);
 }
@@ -73,6 +114,7 @@ int main(int argc, char **argv) {
     int n;
     double tol;
   } cases[] = {{"pendulum.yaml", 2000, 1e-8},   {"double_pendulum.yaml", 2000, 1e-7},
+               {"double_pendulum_reversed", 2000, 1e-7},
                {"chain7.yaml", 1000, 1e-6},     {"panda.urdf", 500, 1e-6},
                {"arm2r.urdf", 2000, 1e-7},      {"joint_prismatic.yaml", 2000, 1e-8},
                {"joint_revolute.yaml", 2000, 1e-8}};
@@ -99,12 +141,13 @@ int main(int argc, char **argv) {
     CHECK(rt < 1e-12, "%s: constraint residual %.3g with the tree partition", cases[k].file, rt);
     CHECK(det <= 2 * del + 1e-12, "%s: energy change %.3g with the tree partition, %.3g with LU",
           cases[k].file, det, del);
-    double dc, dl, ls;
-    aba_vs_w(m, cases[k].n, &dc, &dl, &ls);
-    printf("%-22s articulated-body algorithm vs W: coordinates %.2e, multipliers %.2e (of %.2e)\n",
-           cases[k].file, dc, dl, ls);
+    double dc, dl, ls, dr, rs;
+    aba_vs_w(m, cases[k].n, &dc, &dl, &ls, &dr, &rs);
+    printf("%-22s articulated-body algorithm vs W: coordinates %.2e, multipliers %.2e (of %.2e), "
+           "joint reactions %.2e (of %.2e)\n", cases[k].file, dc, dl, ls, dr, rs);
     CHECK(dc < 1e-9, "%s: ABA and W trajectories differ by %.3g", cases[k].file, dc);
     CHECK(dl < 1e-9 * ls, "%s: ABA and W multipliers differ by %.3g", cases[k].file, dl);
+    CHECK(dr < 1e-9 * rs, "%s: ABA and W joint reactions differ by %.3g", cases[k].file, dr);
     free(a);
     free(b);
     pt_model_free(m);
