@@ -68,6 +68,11 @@ struct pt_model {
   double *joint_friction;      // (njoint x 2) Coulomb force F, velocity scale v (force.c)
   int *joint_row_adr;          // (njoint) first row in the all-rows numbering
   int *joint_coord_adr;        // (njoint) first joint coordinate (measure), -1 if none
+  int *joint_limited;          // (njoint) 1 if the joint's coordinate has limits
+  double *joint_limit;         // (njoint x 2) lower, upper (rad or m)
+  int nlimit;                  // joints with limits
+  int limits_on;               // limits enforced (option on; on a tree's data only: limits.c)
+  double restitution;          // Newton's coefficient at a limit impact, in [0, 1]
 
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)

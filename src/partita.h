@@ -139,6 +139,10 @@ int pt_body_index(const pt_model *m, const char *name);    // -1 if unknown (gro
 double pt_input_limit(const pt_model *m, int i);            // 0 = unlimited
 double pt_input_gear(const pt_model *m, int i);             // joint effort per unit input
                                                             // (1 but for geared joint actuators)
+// Joint limits (model-format.md): 1 and lim = (lower, upper) when joint j has them, else 0.
+int pt_joint_limits(const pt_model *m, int j, double lim[2]);
+int pt_model_limits_enforced(const pt_model *m);    // 1 when limits are enforced (tree, on)
+double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
 const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 
