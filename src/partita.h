@@ -80,6 +80,7 @@ typedef struct {
   double dt;
   int has_integrator;
   int integrator;          // a pt_integrator
+  int no_joint_limits;     // joint limits kept but not enforced (simulation: joint_limits: off)
 } pt_load_options;
 
 // The options in effect: `opt` (may be NULL) with every zero limit replaced by its default.
@@ -211,7 +212,12 @@ typedef struct {
   int64_t qr_steps;         // steps taken with the QR (tangent-space) partition
   int method;               // partition active after the last step: 0 LU, 1 QR
   int64_t qr_retakes;       // QR steps retaken as substeps after an energy jump or a failure
+  int64_t limit_impacts;    // impulses taken at joint limits (issue 11, item 4)
 } pt_counters;
+// A joint limit in the state held now: -1 resting on (held at) the lower bound, +1 on the
+// upper one, 0 free or not enforced; pre and post (may be NULL) get the joint's rate just
+// before and just after its last impulse (post = -restitution x pre for a lone limit).
+int pt_joint_limit_state(const pt_data *d, int joint, double *pre, double *post);
 void pt_get_counters(const pt_data *d, pt_counters *c);
 
 // Coordinate partitioning (docs/partitioning.md): the LU partition of seed gcp, the QR

@@ -1,0 +1,211 @@
+// limits.c: joint limits as unilateral constraints on a tree's joint coordinates (issue 11,
+// item 4), in the tree partition (tree.c) where the joint coordinates theta are integrated.
+//
+// Impact (at the end of a step, after the integrator's update): a coordinate beyond a bound
+// is put back on it, and the limits at their bounds take impulses P >= 0 along their normals
+// n (+1 at a lower bound, -1 at an upper one) so that Newton's law of restitution holds,
+//   thetadot+ = thetadot- + H^-1 E P,   u+ = E^T thetadot+ >= -e min(u-, 0),
+//   P >= 0,   P . (u+ + e min(u-, 0)) = 0                                          (1)
+// with E the columns n_k e_{i_k}. E^T H^-1 E is the local-dynamics matrix W of the limits
+// (Koziara and Bicanic, "Semismooth Newton method for frictional contact between
+// pseudo-rigid bodies": W = H A^-1 H^T, the velocity of a constraint per unit impulse), here in
+// joint coordinates, with the joint-space inertia H of the tree as A.
+// Hold (in every integrator stage while a limit is active, at its bound with zero approaching
+// rate): the joint forces lambda >= 0 along the normals make the constrained accelerations
+//   thetadd = thetadd_free + H^-1 E lambda,   E^T thetadd >= 0,   lambda . E^T thetadd = 0  (2)
+// and are added to the applied forces before the accelerations are computed, so every result
+// of the stage (xdd, qdd, outputs) includes them. A limit whose lambda is 0 accelerates away
+// and is released at the step's end.
+// The columns H^-1 e_i come from the articulated-body algorithm (tree.c) as the difference of
+// two passes at the same state, with and without a unit joint force on coordinate i (the
+// accelerations are affine in the applied forces); (1) and (2) are small linear
+// complementarity problems solved by projected Gauss-Seidel to convergence (one limit: one
+// exact update). Everything lives in the data, sized at load (data.c): no allocation.
+#include "engine.h"
+#include "ptu.h"
+
+#define LIM_POS_TOL 1e-9   // a coordinate this close to a bound is on it (rad or m)
+#define LIM_VEL_TOL 1e-9   // an approaching rate below this is at rest (rad/s or m/s)
+#define LIM_PGS_MAXIT 500  // Gauss-Seidel sweeps (bounded step)
+#define LIM_PGS_TOL 1e-15  // relative change that ends the sweeps
+
+void pt_limits_init(const pt_model *m, pt_data *d) {
+  d->lim_on = 0;
+  d->lim_nactive = 0;
+  if (!m->limits_on || !d->tree_ok) return;
+  int k = 0;
+  for (int j = 0; j < m->njoint; j++) {
+    if (!m->joint_limited[j] || d->tree_dof[j] < 0) continue;
+    d->lim_joint[k] = j;
+    d->lim_dof[k] = d->tree_dof[j];
+    d->lim_state[k] = 0;
+    d->lim_pre[k] = d->lim_post[k] = 0;
+    k++;
+  }
+  d->lim_n = k;
+  d->lim_on = k > 0;
+}
+
+void pt_limits_clear(pt_data *d) {
+  for (int k = 0; k < d->lim_n; k++) d->lim_state[k] = 0;
+  d->lim_nactive = 0;
+}
+
+// Columns H^-1 e_i (ndof) of the limits set[0..ns-1] at the current state (inertia_g, x and
+// qfrc evaluated), and the free accelerations acc0 (ndof). Leaves qfrc as it found it; xdd
+// and the ABA scratch are overwritten.
+static void minv_columns(const pt_model *m, pt_data *d, const double *rate, const int *set,
+                         int ns, double *acc0) {
+  const int n = m->ndof;
+  ptu_copy(d->lim_qfrc, d->qfrc, m->nv);
+  pt_tree_aba(m, d, rate, acc0);
+  for (int s = 0; s < ns; s++) {
+    const int c = m->joint_coord_adr[d->lim_joint[set[s]]];
+    double jac[12], val, jdx;
+    pt_measure(m, d, c, &val, jac, &jdx);
+    pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, 1.0, d->qfrc);
+    double *col = d->lim_minv + (size_t)s * n;
+    pt_tree_aba(m, d, rate, col);
+    for (int i = 0; i < n; i++) col[i] -= acc0[i];
+    ptu_copy(d->qfrc, d->lim_qfrc, m->nv);
+  }
+}
+
+static double normal(const pt_data *d, int k) { return d->lim_state[k] < 0 ? 1.0 : -1.0; }
+
+// Projected Gauss-Seidel on w = W x + b >= 0, x >= 0, x . w = 0 for the ns limits of set,
+// with W_kl = n_k n_l (H^-1)_{i_k i_l} from the columns. x in lim_x.
+static void pgs(const pt_data *d, const int *set, int ns, const double *b, int n) {
+  double *W = d->lim_w, *x = d->lim_x;
+  for (int a = 0; a < ns; a++)
+    for (int c = 0; c < ns; c++)
+      W[a * ns + c] = normal(d, set[a]) * normal(d, set[c]) *
+                      d->lim_minv[(size_t)c * n + d->lim_dof[set[a]]];
+  for (int a = 0; a < ns; a++) x[a] = fmax(0.0, -b[a] / W[a * ns + a]);
+  if (ns == 1) return;
+  for (int it = 0; it < LIM_PGS_MAXIT; it++) {
+    double change = 0, scale = 0;
+    for (int a = 0; a < ns; a++) {
+      double w = b[a];
+      for (int c = 0; c < ns; c++) w += W[a * ns + c] * x[c];
+      const double xn = fmax(0.0, x[a] - w / W[a * ns + a]);
+      change = fmax(change, fabs(xn - x[a]));
+      scale = fmax(scale, fabs(xn));
+      x[a] = xn;
+    }
+    if (change <= LIM_PGS_TOL * scale) break;
+  }
+}
+
+// (2): the reactions of the active limits at this stage's state (inertia_g, x and qfrc
+// evaluated), added to qfrc. Returns the number of limits that push.
+int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate) {
+  const int n = m->ndof;
+  int *set = d->lim_set, ns = 0;
+  for (int k = 0; k < d->lim_n; k++)
+    if (d->lim_state[k]) set[ns++] = k;
+  if (!ns) return 0;
+  double *acc0 = d->lim_acc, *b = d->lim_b;
+  minv_columns(m, d, rate, set, ns, acc0);
+  for (int a = 0; a < ns; a++) b[a] = normal(d, set[a]) * acc0[d->lim_dof[set[a]]];
+  pgs(d, set, ns, b, n);
+  int npush = 0;
+  for (int a = 0; a < ns; a++) {
+    const double f = normal(d, set[a]) * d->lim_x[a];
+    if (f == 0) continue;
+    const int c = m->joint_coord_adr[d->lim_joint[set[a]]];
+    double jac[12], val, jdx;
+    pt_measure(m, d, c, &val, jac, &jdx);
+    pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, f, d->qfrc);
+    npush++;
+  }
+  return npush;
+}
+
+// (1) at the end of a step: y = (theta, thetadot) of the state held now (tree_y). Clamps,
+// takes the impulses, updates the limits' states and y. Returns 1 if y or the set of held limits
+// changed (the caller evaluates the state again and restarts a multistep integrator), 2 if
+// only the evaluation was overwritten (limits resting: the caller evaluates again), 0 if
+// nothing was touched.
+int pt_limits_after_step(const pt_model *m, pt_data *d, double *y) {
+  const int n = m->ndof;
+  int *set = d->lim_set, ns = 0, changed = 0, nactive = 0;
+  for (int k = 0; k < d->lim_n; k++) {
+    const int i = d->lim_dof[k], j = d->lim_joint[k];
+    const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const int was = d->lim_state[k];
+    if (y[i] < lo || y[i] > hi) {
+      d->lim_state[k] = y[i] < lo ? -1 : 1;
+      y[i] = y[i] < lo ? lo : hi;
+      set[ns++] = k;
+      changed = 1;
+      continue;
+    }
+    if (!was) continue;
+    const double bound = was < 0 ? lo : hi;
+    if (fabs(y[i] - bound) <= LIM_POS_TOL && normal(d, k) * y[n + i] <= LIM_VEL_TOL) {
+      set[ns++] = k;  // still resting on the bound
+    } else {
+      d->lim_state[k] = 0;  // moved away: released
+      changed = 1;
+    }
+  }
+  if (!ns) {
+    d->lim_nactive = 0;
+    return changed;
+  }
+  // the clamped state's bodies and forces, for the columns of H^-1
+  pt_tree_positions(m, d, y);
+  pt_tree_velocities(m, d, y + n);
+  pt_kin_inertias(m, d, 0);
+  pt_forces(m, d);
+  double *acc0 = d->lim_acc, *b = d->lim_b;
+  minv_columns(m, d, y + n, set, ns, acc0);
+  double impulse = 0;
+  for (int a = 0; a < ns; a++) {
+    const int k = set[a];
+    const double u = normal(d, k) * y[n + d->lim_dof[k]];
+    // u+ >= -e min(u-, 0); an impact slower than what the free acceleration into the bound
+    // gives in two steps is a landing (e = 0): a bouncing ball's infinitely many ever smaller
+    // bounces end in a rest instead of one bounce per step
+    const double landing = 2 * d->dt * fmax(0.0, -normal(d, k) * acc0[d->lim_dof[k]]);
+    const double e = -u > landing ? m->restitution : 0.0;
+    b[a] = u + e * fmin(u, 0.0);
+    d->lim_u[a] = u;
+  }
+  pgs(d, set, ns, b, n);
+  for (int a = 0; a < ns; a++) {
+    const double p = normal(d, set[a]) * d->lim_x[a];
+    if (p == 0) continue;
+    impulse = fmax(impulse, fabs(p));
+    const double *col = d->lim_minv + (size_t)a * n;
+    for (int i = 0; i < n; i++) y[n + i] += p * col[i];
+  }
+  for (int a = 0; a < ns; a++) {
+    const int k = set[a], i = d->lim_dof[k];
+    if (d->lim_u[a] < -LIM_VEL_TOL) {  // an impact (not a limit resting on its bound)
+      d->lim_pre[k] = normal(d, k) * d->lim_u[a];
+      d->lim_post[k] = y[n + i];
+      d->counters.limit_impacts++;
+    }
+    // bouncing away (restitution): free; otherwise resting on the bound, held from now on
+    if (normal(d, k) * y[n + i] > LIM_VEL_TOL) {
+      d->lim_state[k] = 0;
+      changed = 1;
+    } else {
+      nactive++;
+    }
+  }
+  d->lim_nactive = nactive;
+  return changed || impulse > 0 ? 1 : 2;
+}
+
+int pt_joint_limit_state(const pt_data *d, int joint, double *pre, double *post) {
+  for (int k = 0; k < d->lim_n; k++) {
+    if (d->lim_joint[k] != joint) continue;
+    if (pre) *pre = d->lim_pre[k];
+    if (post) *post = d->lim_post[k];
+    return d->lim_state[k];
+  }
+  return 0;
+}
