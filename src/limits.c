@@ -21,6 +21,9 @@
 // accelerations are affine in the applied forces); (1) and (2) are small linear
 // complementarity problems solved by projected Gauss-Seidel to convergence (one limit: one
 // exact update). Everything lives in the data, sized at load (data.c): no allocation.
+#include <stdio.h>
+#include <string.h>
+
 #include "engine.h"
 #include "ptu.h"
 
@@ -208,4 +211,25 @@ int pt_joint_limit_state(const pt_data *d, int joint, double *pre, double *post)
     return d->lim_state[k];
   }
   return 0;
+}
+
+// Lines "joint NAME at its lower limit -0.5 (coordinate -0.5): HOW" for each limited joint whose
+// coordinate (coord, ncoord) is on or beyond a bound, appended to buf (NUL-terminated, size n).
+// The analyses (inverse dynamics, equilibrium, linearization) treat limits as free and say so.
+int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how, char *buf,
+                         size_t n) {
+  int count = 0;
+  for (int j = 0; j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0) continue;
+    const double v = coord[c], lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const int side = v <= lo + LIM_POS_TOL ? -1 : v >= hi - LIM_POS_TOL ? 1 : 0;
+    if (!side) continue;
+    const size_t k = strlen(buf);
+    if (k + 1 < n)
+      snprintf(buf + k, n - k, "joint %s at its %s limit %.6g (coordinate %.9g): %s\n",
+               m->joint_name[j], side < 0 ? "lower" : "upper", side < 0 ? lo : hi, v, how);
+    count++;
+  }
+  return count;
 }

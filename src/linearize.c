@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "linearize_internal.h"
 #include "ptu.h"
@@ -337,6 +338,13 @@ static void make_notes(const pt_model *m, const pt_linearize_options *o, work *k
   const int given = o->nstates > 0 && o->states;
   note(&k->nt, "operating point: t = %.17g, %d degrees of freedom", k->w->time, z);
   if (!given) note(&k->nt, "states: none given, the joint coordinates are the candidates");
+  char lim[1024] = "";
+  if (pt_joint_limits_note(m, k->w->coord, "linearized as free (a limit is not a constraint of "
+                           "the linearization)", lim, sizeof(lim)))
+    for (char *line = lim, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+      *nl = '\0';
+      note(&k->nt, "%s", line);
+    }
   for (int i = 0; i < ncand; i++)
     if (!k->kept[i]) {
       ptd_coord_name(m, k->cand + i, nm, sizeof(nm));

@@ -144,6 +144,12 @@ double pt_input_gear(const pt_model *m, int i);             // joint effort per 
 int pt_joint_limits(const pt_model *m, int j, double lim[2]);
 int pt_model_limits_enforced(const pt_model *m);    // 1 when limits are enforced (tree, on)
 double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
+// Appends to buf (NUL-terminated, size n) one line per limited joint whose coordinate in coord
+// (ncoord) is on or beyond a bound: "joint NAME at its lower limit L (coordinate V): HOW".
+// Inverse dynamics, equilibrium and linearization treat limits as free and say so with it.
+// Returns the number of such joints.
+int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how, char *buf,
+                         size_t n);
 const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 
