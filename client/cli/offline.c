@@ -235,6 +235,8 @@ int cli_check_main(int argc, char **argv) {
       lopt.floating_base = 1;
     } else if (cli_is_flag(a, "--balance-inertia")) {
       lopt.balance_inertia = 1;
+    } else if (cli_is_flag(a, "--no-joint-limits")) {
+      lopt.no_joint_limits = 1;
     } else if (a[0] == '-' && a[1] != '\0') {
       return unknown_option(cmd, a);
     } else if (path) {
@@ -323,6 +325,8 @@ static int sim_parse(int argc, char **argv, sim_options *o) {
       o->lopt.floating_base = 1;
     } else if (cli_is_flag(a, "--balance-inertia")) {
       o->lopt.balance_inertia = 1;
+    } else if (cli_is_flag(a, "--no-joint-limits")) {
+      o->lopt.no_joint_limits = 1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--duration", &v)) != 0) {
       if (r < 0 || cli_parse_double(cmd, "--duration", v, &o->duration) < 0) {
         return -1;

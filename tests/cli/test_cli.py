@@ -271,6 +271,16 @@ class CheckTest(Base):
         off = text.replace("restitution: 0.5", "joint_limits: off")
         out, _ = self.ok("check", self.model("off.yaml", off))
         self.assertIn("limits       hinge [-0.5, 1.2] (not enforced)\n", out)
+        # released at 1 rad: stopped at -0.5, or swinging to -1 with --no-joint-limits
+        path = self.model("lim.yaml", text)
+        for flag, low in ((), -0.5), (("--no-joint-limits",), -0.99):
+            out, _ = self.ok("simulate", path, "--init", "hinge=1", "--duration", "1", *flag)
+            cols, rows = parse_csv(out)
+            lowest = min(r[cols.index("hinge")] for r in rows)
+            if flag:
+                self.assertLess(lowest, low)
+            else:
+                self.assertGreaterEqual(lowest, low)
         _, err = self.fails(1, "check", self.model("bad.yaml", text.replace("[-0.5, 1.2]",
                                                                            "[2, 1]")))
         self.assertIn("bad.yaml:7: joints[0] \"hinge\": limits: lower must be less than upper "
