@@ -354,7 +354,46 @@ static void not_a_tree(void) {
   pt_model_free(m);
 }
 
+// URDF <limit lower upper>: a revolute's and a prismatic's become their limits; lower >= upper
+// gives none and a warning; a continuous joint has none.
+static void urdf(void) {
+  static const char xml[] =
+      "<robot name=\"r\"><link name=\"world\"/>\n"
+      "<link name=\"a\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "<link name=\"b\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "<link name=\"c\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "<joint name=\"j1\" type=\"revolute\"><parent link=\"world\"/><child link=\"a\"/>"
+      "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"-1\" upper=\"1.5\"/></joint>\n"
+      "<joint name=\"j2\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
+      "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"0.5\" upper=\"0.5\"/></joint>\n"
+      "<joint name=\"j3\" type=\"prismatic\"><parent link=\"b\"/><child link=\"c\"/>"
+      "<axis xyz=\"0 0 1\"/><limit effort=\"5\" upper=\"0.2\"/></joint>\n"
+      "</robot>\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  CHECK(pt_model_load_string(xml, strlen(xml), 2, "r.urdf", NULL, &m, &err) == PT_OK, "%s",
+        err.msg);
+  if (!m) return;
+  double lim[2] = {0, 0};
+  CHECK(pt_joint_limits(m, 0, lim) && lim[0] == -1 && lim[1] == 1.5, "j1 [%g, %g]", lim[0],
+        lim[1]);
+  CHECK(!pt_joint_limits(m, 1, lim), "j2 has limits");
+  CHECK(pt_joint_limits(m, 2, lim) && lim[0] == 0 && lim[1] == 0.2, "j3 [%g, %g]", lim[0],
+        lim[1]);
+  const char *w = pt_model_warnings(m);
+  CHECK(strstr(w, "r.urdf:6: joint \"j2\": <limit lower=\"0.5\" upper=\"0.5\">: lower is not "
+                  "below upper; no position limits on this joint\n") != NULL,
+        "warnings: %s", w);
+  CHECK(pt_model_limits_enforced(m), "URDF limits not enforced");
+  printf("urdf: %s", w);
+  pt_model_free(m);
+}
+
 int main(void) {
+  urdf();
   stop_at_limit(PT_INT_RK4);
   stop_at_limit(PT_INT_ABM4);
   rebound();
