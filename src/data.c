@@ -96,6 +96,8 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->lim_post = TAKE_D(a, nl);
   d->lim_minv = TAKE_D(a, (size_t)nl * nd);
   d->lim_w = TAKE_D(a, (size_t)nl * nl);
+  d->lim_l = TAKE_D(a, (size_t)nl * nl);
+  d->lim_in = TAKE_I(a, nl);
   d->lim_b = TAKE_D(a, nl);
   d->lim_x = TAKE_D(a, nl);
   d->lim_u = TAKE_D(a, nl);

@@ -258,6 +258,8 @@ struct pt_data {
   double *lim_pre, *lim_post;  // (nlimit) rate before / after the last impulse
   double *lim_minv;            // (nlimit x ndof) columns H^-1 e_i of the current problem
   double *lim_w;               // (nlimit x nlimit) local-dynamics matrix W
+  double *lim_l;               // (nlimit x nlimit) Cholesky factor of W's pushing block
+  int *lim_in;                 // (nlimit) 1 for the limits in the pushing set
   double *lim_b, *lim_x;       // (nlimit) LCP right-hand side and solution
   double *lim_u;               // (nlimit) approaching rates before the impulses
   double *lim_acc;             // (ndof) free accelerations
