@@ -1026,6 +1026,17 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
                       "%s:%d: model \"%s\": the initial configuration is singular (the "
                       "constraint Jacobian has dependent rows that are not removable)",
                       s->source, s->line, s->model);
+  // a joint that starts outside its limits (a URDF's zero configuration may be): said once
+  for (int j = 0; !rc && j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, d, c, &v, jac, &jdx);
+    if (v < m->joint_limit[2 * j] || v > m->joint_limit[2 * j + 1])
+      warn(m, "joint %s starts outside its limits [%g, %g] (coordinate %.9g); where limits are "
+              "enforced it is put on the nearest bound at the first step", m->joint_name[j],
+           m->joint_limit[2 * j], m->joint_limit[2 * j + 1], v);
+  }
 done:
   pt_data_free(d);
   free(keep), free(rows);

@@ -420,7 +420,7 @@ static void urdf(void) {
       "<link name=\"c\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
       "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
       "<joint name=\"j1\" type=\"revolute\"><parent link=\"world\"/><child link=\"a\"/>"
-      "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"-1\" upper=\"1.5\"/></joint>\n"
+      "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"0.1\" upper=\"1.5\"/></joint>\n"
       "<joint name=\"j2\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
       "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"0.5\" upper=\"0.5\"/></joint>\n"
       "<joint name=\"j3\" type=\"prismatic\"><parent link=\"b\"/><child link=\"c\"/>"
@@ -432,7 +432,7 @@ static void urdf(void) {
         err.msg);
   if (!m) return;
   double lim[2] = {0, 0};
-  CHECK(pt_joint_limits(m, 0, lim) && lim[0] == -1 && lim[1] == 1.5, "j1 [%g, %g]", lim[0],
+  CHECK(pt_joint_limits(m, 0, lim) && lim[0] == 0.1 && lim[1] == 1.5, "j1 [%g, %g]", lim[0],
         lim[1]);
   CHECK(!pt_joint_limits(m, 1, lim), "j2 has limits");
   CHECK(pt_joint_limits(m, 2, lim) && lim[0] == 0 && lim[1] == 0.2, "j3 [%g, %g]", lim[0],
@@ -441,7 +441,14 @@ static void urdf(void) {
   CHECK(strstr(w, "r.urdf:6: joint \"j2\": <limit lower=\"0.5\" upper=\"0.5\">: lower is not "
                   "below upper; no position limits on this joint\n") != NULL,
         "warnings: %s", w);
+  CHECK(strstr(w, "joint j1 starts outside its limits [0.1, 1.5] (coordinate 0); where limits "
+                  "are enforced it is put on the nearest bound at the first step\n") != NULL,
+        "warnings: %s", w);
   CHECK(pt_model_limits_enforced(m), "URDF limits not enforced");
+  pt_data *d = pt_data_new(m);
+  CHECK(pt_step(m, d) == PT_OK && pt_coords(d)[0] == 0.1, "j1 after a step: %.17g",
+        pt_coords(d)[0]);
+  pt_data_free(d);
   printf("urdf: %s", w);
   pt_model_free(m);
 }
