@@ -102,7 +102,8 @@ static int preload(server *srv) {
   for (int i = 0; i < srv->cfg.nmodel; i++) {
     const cfg_model *cm = &srv->cfg.models[i];
     pt_load_options opt = {.floating_base = cm->floating_base,
-                           .balance_inertia = cm->balance_inertia};
+                           .balance_inertia = cm->balance_inertia,
+                           .no_joint_limits = cm->no_joint_limits};
     pt_model *m;
     pt_error err = {0};
     if (pt_model_load_file(cm->file, &opt, &m, &err) < 0) {

@@ -222,6 +222,7 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->opts.input_hold = rq->input_hold;
   j->load.floating_base = rq->floating_base;
   j->load.balance_inertia = rq->balance_inertia;
+  j->load.no_joint_limits = rq->no_joint_limits;
   j->load.max_text_bytes = (size_t)srv->cfg.limits.model_bytes;   // 0: the engine's defaults
   j->load.max_bodies = srv->cfg.limits.model_bodies;
   j->load.max_joints = srv->cfg.limits.model_joints;
