@@ -7,9 +7,9 @@
 //   thetadot+ = thetadot- + H^-1 E P,   u+ = E^T thetadot+ >= -e min(u-, 0),
 //   P >= 0,   P . (u+ + e min(u-, 0)) = 0                                          (1)
 // with E the columns n_k e_{i_k}. E^T H^-1 E is the local-dynamics matrix W of the limits
-// (Koziara and Bicanic, "Semismooth Newton method for frictional contact between
-// pseudo-rigid bodies": W = H A^-1 H^T, the velocity of a constraint per unit impulse), here in
-// joint coordinates, with the joint-space inertia H of the tree as A.
+// (Koziara, Solfec documentation, "Local dynamics", eq. 62-64: U = B + W R, W = H A^-1 H^T,
+// the velocity of a constraint per unit impulse), here in joint coordinates, with the
+// joint-space inertia H of the tree as A and E as the constraint operator.
 // Hold (in every integrator stage while a limit is active, at its bound with zero approaching
 // rate): the joint forces lambda >= 0 along the normals make the constrained accelerations
 //   thetadd = thetadd_free + H^-1 E lambda,   E^T thetadd >= 0,   lambda . E^T thetadd = 0  (2)
