@@ -323,6 +323,9 @@ static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir) {
       } else if (!strcmp(k, "balance_inertia")) {
         if (get_bool(w, v, &cm->balance_inertia))
           return -1;
+      } else if (!strcmp(k, "no_joint_limits")) {
+        if (get_bool(w, v, &cm->no_joint_limits))
+          return -1;
       } else if (!strcmp(k, "input_timeout_ms")) {
         double ms;
         if (get_num(w, v, 0, 3600000, &ms))

@@ -20,6 +20,7 @@ typedef struct {
   double rate;
   int floating_base;
   int balance_inertia;         // URDF: repair non-physical inertias
+  int no_joint_limits;         // joint limits kept but not enforced
   unsigned input_timeout_ms;   // real-time input watchdog (0: off)
   int input_hold;              // on timeout hold the inputs instead of zeroing them
 } cfg_model;

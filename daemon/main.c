@@ -104,7 +104,8 @@ static int preload(server *srv) {
     const cfg_model *cm = &srv->cfg.models[i];
     pt_load_options opt = {.floating_base = cm->floating_base,
                            .balance_inertia = cm->balance_inertia,
-                           .package_path = srv->cfg.viewer.package_path};
+                           .package_path = srv->cfg.viewer.package_path,
+                           .no_joint_limits = cm->no_joint_limits};
     pt_model *m;
     pt_error err = {0};
     if (pt_model_load_file(cm->file, &opt, &m, &err) < 0) {
@@ -122,7 +123,8 @@ static int preload(server *srv) {
                   .input_hold = cm->input_hold,
                   .src_file = cm->file,   // kept for recordings (record.c)
                   .floating_base = cm->floating_base,
-                  .balance_inertia = cm->balance_inertia};
+                  .balance_inertia = cm->balance_inertia,
+                  .no_joint_limits = cm->no_joint_limits};
     if (server_add_model(srv, name, m, &o, NULL, msg, sizeof(msg)) != 0) {
       pt_model_free(m);
       log_error("model %s: %s", cm->file, msg);

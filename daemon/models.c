@@ -229,9 +229,11 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->opts.input_hold = rq->input_hold;
   j->opts.floating_base = rq->floating_base;
   j->opts.balance_inertia = rq->balance_inertia;
+  j->opts.no_joint_limits = rq->no_joint_limits;
   j->opts.src_format = (int)rq->format;   // 0: by content, as the loader decides
   j->load.floating_base = rq->floating_base;
   j->load.balance_inertia = rq->balance_inertia;
+  j->load.no_joint_limits = rq->no_joint_limits;
   j->load.max_text_bytes = (size_t)srv->cfg.limits.model_bytes;   // 0: the engine's defaults
   j->load.max_bodies = srv->cfg.limits.model_bodies;
   j->load.max_joints = srv->cfg.limits.model_joints;

@@ -189,7 +189,8 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
   rec_info in = {.model = s->name, .text = src->text, .text_len = src->len,
                  .source_name = src->source, .format = src->format,
                  .floating_base = src->floating_base,
-                 .balance_inertia = src->balance_inertia, .dt = pt_model_dt(m),
+                 .balance_inertia = src->balance_inertia,
+                 .no_joint_limits = src->no_joint_limits, .dt = pt_model_dt(m),
                  .integrator = pt_integrator_name(pt_model_integrator(m)),
                  .every_k = r->every_k, .fields = r->fields, .time_base = "wall",
                  .start_step = atomic_load(&s->pub_step), .coord_names = s->coord_names,
@@ -283,6 +284,7 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
   src->format = o->src_format ? o->src_format : text_format(name, src->text);
   src->floating_base = o->floating_base;
   src->balance_inertia = o->balance_inertia;
+  src->no_joint_limits = o->no_joint_limits;
   s->rec_src = src;
   if (s->cfg->record.all) {
     char file[600], full[PATH_MAX], err[400];

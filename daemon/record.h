@@ -34,6 +34,7 @@ typedef struct rec_source {
   int format;             // 1 YAML, 2 URDF
   int floating_base;
   int balance_inertia;
+  int no_joint_limits;
 } rec_source;
 
 // Loop thread: keeps a copy of the model's text for its recordings (sim_opts.src), and

@@ -135,6 +135,7 @@ typedef struct {
   int src_format;             // 1 YAML, 2 URDF, 0: by name and content
   int floating_base;
   int balance_inertia;   // URDF inertias repaired at load (kept for recordings)
+  int no_joint_limits;   // joint limits not enforced (kept for recordings)
 } sim_opts;
 
 struct recorder;

@@ -68,6 +68,7 @@ rec_writer *rec_writer_open(const char *path, const rec_info *in, char *err, siz
                       "format", fmt,
                       "floating_base", in->floating_base ? "true" : "false",
                       "balance_inertia", in->balance_inertia ? "true" : "false",
+                      "no_joint_limits", in->no_joint_limits ? "true" : "false",
                       "dt", dt,
                       "integrator", in->integrator ? in->integrator : "",
                       "every_k", every,
@@ -250,6 +251,7 @@ mcap_read_status rec_file_read(const char *path, rec_file *r, char *err, size_t 
   r->format = (v = GET("format")) && strcmp(v, "urdf") == 0 ? 2 : 1;
   r->floating_base = (v = GET("floating_base")) && strcmp(v, "true") == 0;
   r->balance_inertia = (v = GET("balance_inertia")) && strcmp(v, "true") == 0;
+  r->no_joint_limits = (v = GET("no_joint_limits")) && strcmp(v, "true") == 0;
   r->dt = (v = GET("dt")) ? strtod(v, NULL) : 0;
   r->every_k = (v = GET("every_k")) ? (uint32_t)strtoul(v, NULL, 10) : 1;
   r->fields = (v = GET("fields")) ? (uint32_t)strtoul(v, NULL, 10) : 0;

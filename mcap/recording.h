@@ -3,8 +3,9 @@
 //             (encoding "protobuf", data: the protocol's FileDescriptorSet);
 //   channels  /MODEL/state, /MODEL/input, /MODEL/event (message encoding "protobuf"); the
 //             state channel's metadata names the coordinates, inputs and bodies;
-//   metadata  "partita.model": how to rebuild the model (name, format, floating_base, balance_inertia, dt,
-//             integrator, decimation, fields, initial assignments, time base, start step);
+//   metadata  "partita.model": how to rebuild the model (name, format, floating_base,
+//             balance_inertia, no_joint_limits, dt, integrator, decimation, fields, initial
+//             assignments, time base, start step);
 //             "partita.end": the counters at the end (written by rec_writer_close);
 //   attachment the model text, named after its source.
 // Every message's MCAP `sequence` is the recording's own counter, shared by the three channels
@@ -30,6 +31,7 @@ typedef struct {
   int format;                         // 1 YAML, 2 URDF
   int floating_base;
   int balance_inertia;                // URDF inertias repaired at load
+  int no_joint_limits;                // joint limits not enforced
   double dt;
   const char *integrator;             // "rk4" | "abm4" | "euler"
   uint32_t every_k;                   // state decimation
@@ -94,7 +96,7 @@ typedef struct rec_file {
   mcap_read_status status;
   // from "partita.model" (strings owned by f)
   const char *model, *source_name, *integrator, *time_base, *init, *init_rate, *version;
-  int format, floating_base, balance_inertia;
+  int format, floating_base, balance_inertia, no_joint_limits;
   double dt;
   uint32_t every_k, fields;
   int64_t start_step;

@@ -58,6 +58,27 @@ static void warn(pt_model *m, const char *fmt, ...) {
   m->warnings = w;
 }
 
+// Joint limits are enforced on the tree partition only (limits.c): a model that is not a tree
+// keeps them (check shows them) with one warning naming the joints.
+static void limits_check(pt_model *m, const pt_spec *s) {
+  m->limits_on = m->nlimit > 0 && !s->limits_off;
+  if (!m->limits_on || pt_tree_qualifies(m)) return;
+  char names[512] = "";
+  for (int j = 0, n = 0; j < m->njoint; j++) {
+    if (!m->joint_limited[j]) continue;
+    size_t k = strlen(names);
+    if (n++ == 8) {
+      snprintf(names + k, sizeof(names) - k, ", ...");
+      break;
+    }
+    snprintf(names + k, sizeof(names) - k, "%s%s", n > 1 ? ", " : "", m->joint_name[j]);
+  }
+  warn(m, "joint limits not enforced (%s): limits are enforced on trees of revolute, prismatic "
+          "and fixed joints without motions, and this model has closed loops, motions or other "
+          "joints", names);
+  m->limits_on = 0;
+}
+
 // `FILE:LINE: joints[2] "knee": what`
 static int fail(pt_error *err, int code, const pt_spec *s, int line, const char *list, int idx,
                 const char *name, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
@@ -233,6 +254,19 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
     if (sj->friction > 0 && sj->type == PT_JOINT_SPHERICAL)
       return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                   "friction needs a joint with coordinates (not spherical)");
+    m->joint_limited[j] = sj->has_limits;
+    m->joint_limit[2 * j] = sj->limits[0];
+    m->joint_limit[2 * j + 1] = sj->limits[1];
+    if (sj->has_limits) {
+      if (sj->type != PT_JOINT_REVOLUTE && sj->type != PT_JOINT_PRISMATIC)
+        return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                    "limits apply to revolute and prismatic joints only");
+      if (!(isfinite(sj->limits[0]) && isfinite(sj->limits[1]) && sj->limits[0] < sj->limits[1]))
+        return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
+                    "limits: lower must be less than upper, both finite (lower = %g, upper = %g)",
+                    sj->limits[0], sj->limits[1]);
+      m->nlimit++;
+    }
     m->joint_row_adr[j] = row;
     for (int r = 0; r < pt_joint_classes[sj->type].nrow; r++) {
       m->row_body[2 * (row + r)] = b1;
@@ -994,6 +1028,17 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
                       "%s:%d: model \"%s\": the initial configuration is singular (the "
                       "constraint Jacobian has dependent rows that are not removable)",
                       s->source, s->line, s->model);
+  // a joint that starts outside its limits (a URDF's zero configuration may be): said once
+  for (int j = 0; !rc && j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, d, c, &v, jac, &jdx);
+    if (v < m->joint_limit[2 * j] || v > m->joint_limit[2 * j + 1])
+      warn(m, "joint %s starts outside its limits [%g, %g] (coordinate %.9g); where limits are "
+              "enforced it is put on the nearest bound at the first step", m->joint_name[j],
+           m->joint_limit[2 * j], m->joint_limit[2 * j + 1], v);
+  }
 done:
   pt_data_free(d);
   free(keep), free(rows);
@@ -1016,6 +1061,12 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   m->dt = s->dt > 0 ? s->dt : 1e-3;
   m->integrator = s->integrator;
   m->switch_back_steps = s->switch_back_steps > 0 ? s->switch_back_steps : 5;
+  m->restitution = s->restitution;
+  if (!(s->restitution >= 0 && s->restitution <= 1)) {
+    pt_model_free(m);
+    return pt_error_set(err, PT_EMODEL, "%s: model \"%s\": restitution must be in [0, 1], got %g",
+                        s->source, s->model, s->restitution);
+  }
   m->nbody = s->nbody;
   m->nq = 7 * s->nbody;
   m->nv = 6 * s->nbody;
@@ -1043,8 +1094,8 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   ok = ok && ALLOC_ARR(joint_name, nj) && ALLOC_ARR(joint_type, nj) &&
        ALLOC_ARR(joint_body, 2 * nj) && ALLOC_ARR(joint_geom, PT_JOINT_GEOM * nj) &&
        ALLOC_ARR(joint_damping, nj) && ALLOC_ARR(joint_friction, 2 * nj) &&
-       ALLOC_ARR(joint_row_adr, nj) &&
-       ALLOC_ARR(joint_coord_adr, nj);
+       ALLOC_ARR(joint_row_adr, nj) && ALLOC_ARR(joint_limited, nj) &&
+       ALLOC_ARR(joint_limit, 2 * nj) && ALLOC_ARR(joint_coord_adr, nj);
   ok = ok && ALLOC_ARR(row_body, 2 * m->nrow) && ALLOC_ARR(row_active, m->nrow) &&
        ALLOC_ARR(con_row, m->nrow);
   ok = ok && ALLOC_ARR(coord_name, ncoord) && ALLOC_ARR(meas_type, ncoord) &&
@@ -1088,6 +1139,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
     pt_model_free(m);
     return rc;
   }
+  limits_check(m, s);
   if (!m->warnings) {
     m->warnings = calloc(1, 1);
   }
@@ -1139,6 +1191,15 @@ int pt_body_index(const pt_model *m, const char *name) {
 double pt_input_gear(const pt_model *m, int i) {
   return (i >= 0 && i < m->ninput) ? m->input_gear[i] : 0;
 }
+
+int pt_joint_limits(const pt_model *m, int j, double lim[2]) {
+  if (j < 0 || j >= m->njoint || !m->joint_limited[j]) return 0;
+  lim[0] = m->joint_limit[2 * j];
+  lim[1] = m->joint_limit[2 * j + 1];
+  return 1;
+}
+int pt_model_limits_enforced(const pt_model *m) { return m->limits_on; }
+double pt_model_restitution(const pt_model *m) { return m->restitution; }
 
 double pt_input_limit(const pt_model *m, int i) {
   return (i >= 0 && i < m->ninput) ? m->input_limit[i] : 0;

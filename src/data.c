@@ -87,6 +87,22 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->tree_theta_ref = TAKE_D(a, m->njoint);
   d->tree_y = TAKE_D(a, n2);
   d->tree_y_save = TAKE_D(a, n2);
+  const int nl = m->nlimit, nd = n2 / 2;
+  d->lim_joint = TAKE_I(a, nl);
+  d->lim_dof = TAKE_I(a, nl);
+  d->lim_state = TAKE_I(a, nl);
+  d->lim_set = TAKE_I(a, nl);
+  d->lim_pre = TAKE_D(a, nl);
+  d->lim_post = TAKE_D(a, nl);
+  d->lim_minv = TAKE_D(a, (size_t)nl * nd);
+  d->lim_w = TAKE_D(a, (size_t)nl * nl);
+  d->lim_l = TAKE_D(a, (size_t)nl * nl);
+  d->lim_in = TAKE_I(a, nl);
+  d->lim_b = TAKE_D(a, nl);
+  d->lim_x = TAKE_D(a, nl);
+  d->lim_u = TAKE_D(a, nl);
+  d->lim_acc = TAKE_D(a, nd);
+  d->lim_qfrc = TAKE_D(a, nv);
   d->iwork = TAKE_I(a, 2 * nq);
   d->y = TAKE_D(a, n2);
   d->ystage = TAKE_D(a, n2);
@@ -170,6 +186,7 @@ static void set_initial(const pt_model *m, pt_data *d) {
   d->acc_valid = 0;
   d->abm_count = 0;
   pt_partition_free(d);
+  pt_limits_clear(d);
   memset(&d->counters, 0, sizeof(d->counters));
 }
 
@@ -195,6 +212,7 @@ pt_data *pt_data_new(const pt_model *m) {
     pt_data_free(d);
     return NULL;
   }
+  pt_limits_init(m, d);
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
     pt_kin_bodies(m, d);
@@ -297,6 +315,7 @@ int pt_set_state(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
     return rc;
   }
   pt_partition_free(d);
+  pt_limits_clear(d);
   d->acc_valid = 0;
   d->abm_count = 0;
   rc = pt_forward(m, d);

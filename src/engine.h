@@ -71,6 +71,11 @@ struct pt_model {
   double *joint_friction;      // (njoint x 2) Coulomb force F, velocity scale v (force.c)
   int *joint_row_adr;          // (njoint) first row in the all-rows numbering
   int *joint_coord_adr;        // (njoint) first joint coordinate (measure), -1 if none
+  int *joint_limited;          // (njoint) 1 if the joint's coordinate has limits
+  double *joint_limit;         // (njoint x 2) lower, upper (rad or m)
+  int nlimit;                  // joints with limits
+  int limits_on;               // limits enforced (option on; on a tree's data only: limits.c)
+  double restitution;          // Newton's coefficient at a limit impact, in [0, 1]
 
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)
@@ -246,6 +251,24 @@ struct pt_data {
   int *tree_body_joint;        // (nbody) the joint whose child each body is
   int lambda_stale;            // lambda is not the multipliers of the state held now (tree)
 
+  // joint limits on the tree partition (limits.c, issue 11 item 4)
+  int lim_on;                  // enforced on this data (model option on, tree partition)
+  int lim_n;                   // limited joints with a coordinate in the tree
+  int lim_nactive;             // limits held now (lim_state != 0)
+  int *lim_joint;              // (nlimit) joint of each limit
+  int *lim_dof;                // (nlimit) its independent coordinate (tree_y index)
+  int *lim_state;              // (nlimit) -1 held at lower, +1 held at upper, 0 free
+  int *lim_set;                // (nlimit) work: limits in the current problem
+  double *lim_pre, *lim_post;  // (nlimit) rate before / after the last impulse
+  double *lim_minv;            // (nlimit x ndof) columns H^-1 e_i of the current problem
+  double *lim_w;               // (nlimit x nlimit) local-dynamics matrix W
+  double *lim_l;               // (nlimit x nlimit) Cholesky factor of W's pushing block
+  int *lim_in;                 // (nlimit) 1 for the limits in the pushing set
+  double *lim_b, *lim_x;       // (nlimit) LCP right-hand side and solution
+  double *lim_u;               // (nlimit) approaching rates before the impulses
+  double *lim_acc;             // (ndof) free accelerations
+  double *lim_qfrc;            // (nv) applied forces saved during the columns
+
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
   int *iwork;                  // (2 nq)
@@ -356,6 +379,11 @@ void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);
 int pt_tree_outputs(const pt_model *m, pt_data *d);
+// limits.c
+void pt_limits_init(const pt_model *m, pt_data *d);
+void pt_limits_clear(pt_data *d);
+int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
+int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

@@ -71,6 +71,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
     pt_kin_inertias(m, d, 0);
     pt_forces(m, d);
+    if (d->lim_nactive) pt_limits_hold(m, d, y + n);  // reactions of held limits into qfrc
     pt_tree_aba(m, d, y + n, f + n);
     ptu_copy(f, y + n, n);
     return PT_OK;
@@ -82,13 +83,25 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
+    if (d->lim_nactive) pt_limits_hold(m, d, y + n);
     pt_tree_aba(m, d, y + n, f + n);
     d->lambda_stale = 1;
     pt_qdd_from_xdd(m, d);
     ptu_copy(f, y + n, n);
     return PT_OK;
   }
-  int rc = pt_eval(m, d);
+  int rc;
+  if (d->lim_nactive) {  // pt_eval with the held limits' reactions added to the forces
+    d->lambda_stale = 0;
+    pt_kin_bodies(m, d);
+    pt_joint_rows(m, d);
+    pt_motion_rows(m, d);
+    pt_forces(m, d);
+    pt_limits_hold(m, d, y + n);
+    rc = pt_accelerations(m, d);
+  } else {
+    rc = pt_eval(m, d);
+  }
   if (rc) return rc;
   ptu_copy(f, y + n, n);
   pt_tree_coords(m, d, NULL, NULL, f + n);
@@ -359,6 +372,21 @@ static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64
   return rc;
 }
 
+// Joint limits at the step's end (limits.c): a coordinate beyond a bound is put back on it with
+// the impulse of Newton's restitution law; the state is then evaluated again (outputs, and f
+// for the next step) and a multistep integrator restarts, its history being from before the
+// impulse (as after a partition change).
+static int limits_after_step(const pt_model *m, pt_data *d) {
+  if (!d->lim_on || !tree_active(d) || !d->tree_y_valid) return PT_OK;
+  double *y = d->ystage;
+  ptu_copy(y, d->tree_y, 2 * m->ndof);
+  const int what = pt_limits_after_step(m, d, y);
+  if (!what) return PT_OK;
+  if (what == 1) d->abm_count = 0;
+  d->tree_fast = 0;
+  return stage(m, d, d->time, y, d->ysum);
+}
+
 int pt_step(const pt_model *m, pt_data *d) {
   const double t0 = d->time, h = d->dt;
   int rc, retried = 0;
@@ -369,6 +397,7 @@ int pt_step(const pt_model *m, pt_data *d) {
   save_state(m, d);
   const int64_t nstep0 = d->nstep;
   rc = attempt(m, d, t0, h, &retried);
+  if (!rc) rc = limits_after_step(m, d);
   if (!rc) rc = finish_step(m, d, t0, h);
   // an energy jump taken with LU: redo the step with QR (hybrid)
   if (!rc && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU &&
@@ -449,9 +478,11 @@ int pt_set_partition_mode(pt_data *d, int mode) {
   // a tree's data takes its dense Cartesian work now, outside the step
   if (mode != PT_MODE_HYBRID && pt_data_dense(d->model, d)) return PT_ENOMEM;
   if (mode != d->part_mode && d->tree_ok) {
-    // the tree partition starts or stops: the next step builds the active one afresh
+    // the tree partition starts or stops: the next step builds the active one afresh; joint
+    // limits are enforced on the tree partition only (limits.c)
     d->part_valid = 0;
     d->tree_y_valid = 0;
+    pt_limits_clear(d);
   }
   d->part_mode = mode;
   if ((mode == PT_MODE_LU && d->part_method == PT_PART_QR) ||

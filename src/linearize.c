@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "linearize_internal.h"
 #include "ptu.h"
@@ -337,6 +338,17 @@ static void make_notes(const pt_model *m, const pt_linearize_options *o, work *k
   const int given = o->nstates > 0 && o->states;
   note(&k->nt, "operating point: t = %.17g, %d degrees of freedom", k->w->time, z);
   if (!given) note(&k->nt, "states: none given, the joint coordinates are the candidates");
+  // joints at a limit (measured at the operating point: the copy's outputs are not updated)
+  char lim[1024] = "";
+  double *cv = calloc((size_t)m->ncoord + 1, sizeof(double)), jac[12], jdx;
+  for (int i = 0; cv && i < m->ncoord; i++) pt_measure(m, k->w, i, cv + i, jac, &jdx);
+  if (cv && pt_joint_limits_note(m, cv, "linearized as free (a limit is not a constraint of the "
+                                 "linearization)", lim, sizeof(lim)))
+    for (char *line = lim, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+      *nl = '\0';
+      note(&k->nt, "%s", line);
+    }
+  free(cv);
   for (int i = 0; i < ncand; i++)
     if (!k->kept[i]) {
       ptd_coord_name(m, k->cand + i, nm, sizeof(nm));

@@ -99,6 +99,7 @@ static int apply_options(pt_spec *s, const pt_load_options *opt, pt_error *err) 
     s->integrator = (pt_integrator)opt->integrator;
     s->has_integrator = 1;
   }
+  if (opt->no_joint_limits) s->limits_off = 1;
   return PT_OK;
 }
 

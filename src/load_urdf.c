@@ -48,6 +48,8 @@ typedef struct {
   double axis[3];        // unit, in the joint (= child link) frame
   double effort;         // 0 = unlimited
   double damping;
+  int has_bounds;        // <limit lower/upper> given (either; the other is 0 as in urdfdom)
+  double bounds[2];      // lower, upper
 } urdf_joint;
 
 typedef struct {
@@ -382,6 +384,17 @@ static int parse_joint(urdf *u, const xmlNode *e) {
   if (j->effort < 0)
     return fail(u, PT_EMODEL, node_line(lim), "joint", j->name, "negative effort limit %g",
                 j->effort);
+  if (lim && (j->kind == J_REVOLUTE || j->kind == J_PRISMATIC)) {
+    static const char *const bound[2] = {"lower", "upper"};
+    for (int k = 0; k < 2; k++) {
+      xmlChar *v = xmlGetProp(lim, (const xmlChar *)bound[k]);
+      if (!v) continue;
+      xmlFree(v);
+      j->has_bounds = 1;
+      rc = attr_numbers(u, lim, bound[k], &j->bounds[k], 1, 0, "joint", j->name);
+      if (rc) return rc;
+    }
+  }
   xmlNode *dyn = child_elem(e, "dynamics", NULL);
   if (dyn && (rc = attr_numbers(u, dyn, "damping", &j->damping, 1, 0, "joint", j->name)))
     return rc;
@@ -580,6 +593,15 @@ static int add_joint(const urdf *u, pt_spec *s, const urdf_joint *uj, int ground
   memcpy(j->point, c->world.p, sizeof(j->point));
   mat_vec(j->axis, c->world.R, uj->axis);
   j->damping = uj->damping;
+  if (uj->has_bounds && uj->bounds[0] < uj->bounds[1]) {
+    j->has_limits = 1;
+    j->limits[0] = uj->bounds[0];
+    j->limits[1] = uj->bounds[1];
+  } else if (uj->has_bounds &&
+             pt_spec_warn(s, "%s:%d: joint \"%s\": <limit lower=\"%g\" upper=\"%g\">: lower is "
+                             "not below upper; no position limits on this joint", u->source,
+                          uj->line, uj->name, uj->bounds[0], uj->bounds[1]))
+    return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
   strcpy(a->name, uj->name);
   a->line = uj->line;
   a->type = prismatic ? PT_ACT_JOINT_FORCE : PT_ACT_JOINT_TORQUE;

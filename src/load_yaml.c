@@ -51,7 +51,8 @@ typedef enum {
   V_POINTS,   // table points (pt_spec_motion)
   V_RGBA,     // [r, g, b, a] each in [0, 1]
   V_PATH,     // a file name, 1..PT_PATH_MAX-1 bytes -> char[PT_PATH_MAX]
-  V_VISUALS   // a body's list of visual shapes (pt_spec_visual)
+  V_VISUALS,  // a body's list of visual shapes (pt_spec_visual)
+  V_LIMITS    // [lower, upper], finite, lower < upper (pt_spec_joint)
 } vkind;
 
 typedef struct {
@@ -548,6 +549,15 @@ static int value_here(loader *L, const keydef *k, void *entry, int *as_list) {
       return path_here(L, k->key, f);
     case V_VISUALS:
       return visuals_here(L, k->key);
+    case V_LIMITS: {
+      int start = line_of(L);
+      if (vec_here(L, k->key, d, 2, "[lower, upper]")) return -1;
+      if (!(d[0] < d[1]))
+        return fail(L, start, "%s: lower must be less than upper (lower = %g, upper = %g)",
+                    k->key, d[0], d[1]);
+      ((pt_spec_joint *)entry)->has_limits = 1;
+      return 0;
+    }
   }
   return -1;
 }
@@ -661,6 +671,7 @@ static const keydef joint_keys[] = {
      0, NULL, 0},
     {"friction_velocity", V_POS, FIELD(pt_spec_joint, friction_velocity),
      J_REV | J_PRI | J_CYL | J_UNI | J_PLA, 0, NULL, 0},
+    {"limits", V_LIMITS, FIELD(pt_spec_joint, limits), J_REV | J_PRI, 0, NULL, 0},
 };
 
 static int check_joint(loader *L, void *e, const seen *sn) {
@@ -921,9 +932,14 @@ static int visuals_here(loader *L, const char *key) {
 
 static const char *const integrators[] = {"rk4", "abm4", "euler", NULL};
 
+static const char *const on_off[] = {"on", "off", NULL};
+
 static int parse_simulation(loader *L) {
   char q[72];
-  int seen_dt = 0, seen_int = 0, seen_sb = 0;
+  // dt, integrator, switch_back_steps, joint_limits, restitution: each at most once
+  static const char *const keys[] = {"dt", "integrator", "switch_back_steps", "joint_limits",
+                                     "restitution"};
+  int given[5] = {0};
   snprintf(L->entry, sizeof(L->entry), "simulation");
   if (is_null(L)) return 0;
   if (L->ev.type != YAML_MAPPING_START_EVENT)
@@ -932,32 +948,37 @@ static int parse_simulation(loader *L) {
     if (next(L)) return -1;
     if (L->ev.type == YAML_MAPPING_END_EVENT) break;
     if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
-    int at = line_of(L), is_dt = !strcmp(scalar(L), "dt");
-    int is_sb = !strcmp(scalar(L), "switch_back_steps");
-    if (!is_dt && !is_sb && strcmp(scalar(L), "integrator"))
-      return fail(L, at, "unknown key %s", describe(L, q));
-    if (is_dt ? seen_dt : is_sb ? seen_sb : seen_int)
-      return fail(L, at, "duplicate key %s", describe(L, q));
+    int at = line_of(L), key = -1;
+    for (int k = 0; k < 5; k++)
+      if (!strcmp(scalar(L), keys[k])) key = k;
+    if (key < 0) return fail(L, at, "unknown key %s", describe(L, q));
+    if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
+    given[key] = 1;
     if (next(L)) return -1;
-    if (is_sb) {  // hybrid LU/QR partitioning: stable QR steps before LU is tried again
+    if (key == 2) {  // hybrid LU/QR partitioning: stable QR steps before LU is tried again
       double v = 0;
-      seen_sb = 1;
       if (number_here(L, "switch_back_steps", &v)) return -1;
       if (!(v >= 1 && v <= 100000 && v == floor(v)))
         return fail(L, line_of(L), "switch_back_steps: a whole number from 1 to 100000, got %g",
                     v);
       L->spec->switch_back_steps = (int)v;
-    } else if (is_dt) {
-      seen_dt = 1;
+    } else if (key == 0) {
       if (number_here(L, "dt", &L->spec->dt)) return -1;
       if (!(L->spec->dt > 0))
         return fail(L, line_of(L), "dt: must be > 0, got %g", L->spec->dt);
-    } else {
-      seen_int = 1;
+    } else if (key == 1) {
       int v = 0;
       if (enum_here(L, "integrator", integrators, &v)) return -1;
       L->spec->integrator = (pt_integrator)v;
       L->spec->has_integrator = 1;
+    } else if (key == 3) {  // joint limits enforced (on, the default) or only kept (off)
+      if (enum_here(L, "joint_limits", on_off, &L->spec->limits_off)) return -1;
+    } else {
+      double e = 0;
+      if (number_here(L, "restitution", &e)) return -1;
+      if (!(e >= 0 && e <= 1))
+        return fail(L, line_of(L), "restitution: must be in [0, 1], got %g", e);
+      L->spec->restitution = e;
     }
   }
   snprintf(L->entry, sizeof(L->entry), "model");

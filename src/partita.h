@@ -84,6 +84,7 @@ typedef struct {
   // Mesh search path: directories separated by ':' where `package://PKG/PATH` is looked up
   // as DIR/PKG/PATH (and DIR/PATH), after $PARTITA_PACKAGE_PATH. NULL: the variable only.
   const char *package_path;
+  int no_joint_limits;     // joint limits kept but not enforced (simulation: joint_limits: off)
 } pt_load_options;
 
 // The options in effect: `opt` (may be NULL) with every zero limit replaced by its default.
@@ -165,6 +166,16 @@ const char *pt_visual_type_name(int type);   // "box", "sphere", "cylinder", "ca
 // frame (CoM, body axes); returns the joint's type name ("revolute", ...), NULL out of range.
 const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
                             double axis[3]);
+// Joint limits (model-format.md): 1 and lim = (lower, upper) when joint j has them, else 0.
+int pt_joint_limits(const pt_model *m, int j, double lim[2]);
+int pt_model_limits_enforced(const pt_model *m);    // 1 when limits are enforced (tree, on)
+double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
+// Appends to buf (NUL-terminated, size n) one line per limited joint whose coordinate in coord
+// (ncoord) is on or beyond a bound: "joint NAME at its lower limit L (coordinate V): HOW".
+// Inverse dynamics, equilibrium and linearization treat limits as free and say so with it.
+// Returns the number of such joints.
+int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how, char *buf,
+                         size_t n);
 const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | "euler"
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 
@@ -233,7 +244,12 @@ typedef struct {
   int64_t qr_steps;         // steps taken with the QR (tangent-space) partition
   int method;               // partition active after the last step: 0 LU, 1 QR
   int64_t qr_retakes;       // QR steps retaken as substeps after an energy jump or a failure
+  int64_t limit_impacts;    // impulses taken at joint limits (issue 11, item 4)
 } pt_counters;
+// A joint limit in the state held now: -1 resting on (held at) the lower bound, +1 on the
+// upper one, 0 free or not enforced; pre and post (may be NULL) get the joint's rate just
+// before and just after its last impulse (post = -restitution x pre for a lone limit).
+int pt_joint_limit_state(const pt_data *d, int joint, double *pre, double *post);
 void pt_get_counters(const pt_data *d, pt_counters *c);
 
 // Coordinate partitioning (docs/partitioning.md): the LU partition of Wehage & Haug, the QR

@@ -105,6 +105,8 @@ typedef struct {
   double damping;           // viscous damping on the joint coordinate(s)
   double friction;          // Coulomb friction force/torque on each coordinate (>= 0)
   double friction_velocity; // its regularisation scale (0: PT_FRICTION_VELOCITY)
+  int has_limits;           // revolute, prismatic: lower <= coordinate <= upper (limits.c)
+  double limits[2];         // lower < upper, finite (rad or m)
 } pt_spec_joint;
 
 // Regularised Coulomb friction on a joint coordinate: -friction tanh(rate / velocity scale);
@@ -178,6 +180,8 @@ typedef struct pt_spec {
   pt_integrator integrator;
   int has_integrator;
   int switch_back_steps;    // 0: not given (compile uses 5, Yoo, Lee & Kim's choice)
+  int limits_off;           // joint limits not enforced (simulation: {joint_limits: off})
+  double restitution;       // Newton's coefficient at a joint limit, in [0, 1] (default 0)
   int nbody, njoint, nmotion, nforce, nactuator, ncoord;
   pt_spec_body *bodies;
   pt_spec_joint *joints;

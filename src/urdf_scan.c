@@ -73,7 +73,7 @@ static const known_elem known[] = {
     {"parent", "link", "", ""},
     {"child", "link", "", ""},
     {"axis", "xyz", "", ""},
-    {"limit", "effort", "", ""},
+    {"limit", "effort lower upper", "", ""},
     {"dynamics", "damping", "", ""},
 };
 
@@ -87,7 +87,6 @@ static const struct {
     {"<joint><calibration>", "calibration is for the real robot's encoders"},
     {"<joint><safety_controller>", "controller settings, not mechanics"},
     {"<joint><mimic>", "mimic joints are not coupled: the follower moves on its own"},
-    {"<limit lower/upper>", "position limits are not enforced"},
     {"<limit velocity>", "velocity limits are not enforced"},
     {"<dynamics friction>", "Coulomb friction is not imported (docs/urdf.md: it would need a "
                             "velocity scale; YAML joints take friction and friction_velocity)"},

@@ -133,5 +133,7 @@ int cli_analysis_flush(const char *cmd);
 void cli_analysis_json_begin(cli_json *j, const pt_model *m, double time);
 // "reactions": {JOINT: {"force": [3], "torque": [3]}} into j, or (j NULL) a text table.
 void cli_analysis_reactions(cli_json *j, const pt_model *m, const double *reaction);
+void cli_analysis_limit_notes(cli_json *j, const pt_model *m, const double *coord,
+                              const char *how);
 
 #endif

@@ -56,6 +56,7 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
     }
     cli_json_end_object(&j);
     cli_analysis_reactions(&j, m, r->reaction);
+    cli_analysis_limit_notes(&j, m, r->coord, "equilibrium treats it as free (an equilibrium held by the limit is not sought)");
     cli_json_key(&j, "efforts");
     cli_json_begin_object(&j);
     for (int i = 0; i < r->nmotion; i++) {
@@ -87,6 +88,7 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
   for (int i = 0; i < r->nmotion; i++)
     printf("  %-16s %.17g\n", pt_motion_name(m, i), r->motion_effort[i]);
   cli_analysis_reactions(NULL, m, r->reaction);
+  cli_analysis_limit_notes(NULL, m, r->coord, "equilibrium treats it as free (an equilibrium held by the limit is not sought)");
 }
 
 static int eq_run(const eq_options *o) {

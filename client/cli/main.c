@@ -36,18 +36,20 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-  {"check", LOCAL, cli_check_main, "check MODEL [--json] [--floating-base] [--balance-inertia]",
+  {"check", LOCAL, cli_check_main,
+   "check MODEL [--json] [--floating-base] [--balance-inertia] [--no-joint-limits]",
    "Load MODEL (YAML or URDF), assemble its initial state and print a summary: bodies,\n"
    "constraints, degrees of freedom, coordinates, actuator inputs, motions, the independent\n"
    "coordinates of the partition, integrator and step size. Warnings go to stderr.\n"
    "  --json            one JSON object instead of the text summary\n"
    "  --floating-base   URDF: the root link moves freely instead of being welded to ground\n"
    "  --balance-inertia URDF: repair non-physical inertias to the nearest physical ones\n"
-   "                    (each link changed is listed in the warnings) instead of refusing\n"},
+   "                    (each link changed is listed in the warnings) instead of refusing\n"
+   "  --no-joint-limits joint limits kept but not enforced (simulation: {joint_limits: off})\n"},
   {"simulate", LOCAL, cli_simulate_main,
    "simulate MODEL [--duration T] [--dt H] [--integrator rk4|abm4|euler] [--every K]\n"
    "         [--set ACTUATOR=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
-   "         [--json] [--floating-base] [--balance-inertia] [--record FILE]",
+   "         [--json] [--floating-base] [--balance-inertia] [--no-joint-limits] [--record FILE]",
    "Simulate MODEL with the embedded engine and print CSV on stdout: t, each coordinate,\n"
    "each coordinate rate (NAME.rate), energy, residual_pos, residual_vel; one row at t=0\n"
    "and one every K steps. Steps = round(T / H).\n"
@@ -59,6 +61,7 @@ static const command commands[] = {
    "  --init C=V        start coordinate C at V; the rest is assembled around it\n"
    "  --init-rate C=V   start coordinate C with rate V\n"
    "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"
+   "  --no-joint-limits joint limits kept but not enforced\n"
    "  --record FILE     also write an MCAP recording (states every K steps, the inputs,\n"
    "                    the model text and options): see replay, info, export\n"},
   // recordings (record.c, docs/recording.md)

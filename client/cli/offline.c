@@ -104,6 +104,22 @@ static void check_json(const pt_model *m, const char *path, const char **indep, 
   cli_json_begin_array(&j);
   for (int i = 0; i < pt_model_ninput(m); i++) cli_json_number(&j, pt_input_gear(m, i));
   cli_json_end_array(&j);
+  cli_json_key(&j, "limits");  // {joint: [lower, upper]} for the joints that have limits
+  cli_json_begin_object(&j);
+  for (int k = 0; k < pt_model_njoint(m); k++) {
+    double lim[2];
+    if (!pt_joint_limits(m, k, lim)) continue;
+    cli_json_key(&j, pt_joint_name(m, k));
+    cli_json_begin_array(&j);
+    cli_json_number(&j, lim[0]);
+    cli_json_number(&j, lim[1]);
+    cli_json_end_array(&j);
+  }
+  cli_json_end_object(&j);
+  cli_json_key(&j, "limits_enforced");
+  cli_json_bool(&j, pt_model_limits_enforced(m));
+  cli_json_key(&j, "restitution");
+  cli_json_number(&j, pt_model_restitution(m));
   json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
   cli_json_key(&j, "independent");
   cli_json_begin_array(&j);
@@ -158,6 +174,22 @@ static void text_gears(const pt_model *m) {
   if (n) putchar('\n');
 }
 
+// Joints with position limits: `limits       elbow [-1.5, 1.5], slide [0, 0.2] (enforced,
+// restitution 0)`; `(not enforced)` when switched off or on a model that is not a tree.
+static void text_limits(const pt_model *m) {
+  int n = 0;
+  for (int j = 0; j < pt_model_njoint(m); j++) {
+    double lim[2];
+    if (!pt_joint_limits(m, j, lim)) continue;
+    printf("%s%s [%.6g, %.6g]", n++ ? ", " : "limits       ", pt_joint_name(m, j), lim[0], lim[1]);
+  }
+  if (!n) return;
+  if (pt_model_limits_enforced(m))
+    printf(" (enforced, restitution %.6g)\n", pt_model_restitution(m));
+  else
+    printf(" (not enforced)\n");
+}
+
 static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
   printf("%-13s%s\n", "model", pt_model_name(m));
   printf("%-13s%s\n", "file", path);
@@ -168,6 +200,7 @@ static void check_text(const pt_model *m, const char *path, const char **indep, 
   text_list("coordinates", m, pt_model_ncoord(m), pt_coord_name);
   text_list("actuators", m, pt_model_ninput(m), pt_input_name);
   text_gears(m);
+  text_limits(m);
   text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
   printf("%-13s%d", "independent", nindep);
   for (int i = 0; i < nindep; i++) {
@@ -203,6 +236,8 @@ int cli_check_main(int argc, char **argv) {
       lopt.floating_base = 1;
     } else if (cli_is_flag(a, "--balance-inertia")) {
       lopt.balance_inertia = 1;
+    } else if (cli_is_flag(a, "--no-joint-limits")) {
+      lopt.no_joint_limits = 1;
     } else if (a[0] == '-' && a[1] != '\0') {
       return unknown_option(cmd, a);
     } else if (path) {
@@ -296,6 +331,8 @@ static int sim_parse(int argc, char **argv, sim_options *o) {
       if (r < 0)
         return -1;
       o->record = v;
+    } else if (cli_is_flag(a, "--no-joint-limits")) {
+      o->lopt.no_joint_limits = 1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--duration", &v)) != 0) {
       if (r < 0 || cli_parse_double(cmd, "--duration", v, &o->duration) < 0) {
         return -1;

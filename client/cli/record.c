@@ -102,7 +102,7 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
   rec_info in = {
       .model = pt_model_name(m), .text = text, .text_len = len, .source_name = model_path,
       .format = text_format(model_path, text), .floating_base = lopt->floating_base,
-      .balance_inertia = lopt->balance_inertia,
+      .balance_inertia = lopt->balance_inertia, .no_joint_limits = lopt->no_joint_limits,
       .dt = dt, .integrator = pt_integrator_name(integrator),
       .every_k = (uint32_t)every, .fields = FIELD_ALL & ~FIELD_BODIES,
       .time_base = "simulation", .start_step = pt_nstep(d), .init = init,

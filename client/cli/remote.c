@@ -32,7 +32,7 @@ typedef struct {
   const char *cmd;
   const char *connect, *socket, *name, *mode, *mode_rate, *count, *every, *at, *model;
   const char *states, *inputs, *outputs, *dt, *integrator;
-  int json, apply, floating_base, balance_inertia;
+  int json, apply, floating_base, balance_inertia, no_joint_limits;
   int timeout_ms;
   const char *pos[MAXPOS];
   int npos;
@@ -60,7 +60,8 @@ static const char *mode_name(int m) { return m >= 0 && m <= 4 ? mode_names[m] : 
 
 static const char usage[] =
     "usage: partita models | load FILE [--name N] [--mode M] [--rate R] [--floating-base]\n"
-    "                             [--balance-inertia] [--dt H] [--integrator rk4|abm4|euler]\n"
+    "                             [--balance-inertia] [--no-joint-limits] [--dt H]\n"
+    "                             [--integrator rk4|abm4|euler]\n"
     "             | unload N | state N | watch N [--count K] [--every K] | set N ACT=VALUE ...\n"
     "             | step N [COUNT] | mode N paused|realtime|free|lockstep [--rate R]\n"
     "             | reset N | stats [N]\n"
@@ -407,6 +408,7 @@ static int cmd_load(ctx *x) {
                   : PARTITA__V1__MODEL_FORMAT__FORMAT_AUTO;
   lm.floating_base = x->floating_base;
   lm.balance_inertia = x->balance_inertia;
+  lm.no_joint_limits = x->no_joint_limits;
   lm.integrator = (char *)(x->integrator ? x->integrator : "");
   if (x->dt && cli_parse_double(x->cmd, "--dt", x->dt, &lm.dt)) {
     free(text);
@@ -869,6 +871,11 @@ static int analysis_options(const ctx *x, unsigned allowed) {
               "the daemon (give --balance-inertia to partita load)", x->model);
     return -1;
   }
+  if (x->no_joint_limits) {
+    cli_error(x->cmd, "--no-joint-limits is for a MODEL file: model '%s' is already loaded in "
+              "the daemon (give --no-joint-limits to partita load)", x->model);
+    return -1;
+  }
   if (x->floating_base) {
     cli_error(x->cmd, "--floating-base is for a MODEL file: model '%s' is already loaded in the "
               "daemon (give --floating-base to partita load)", x->model);
@@ -1162,6 +1169,8 @@ static int parse_args(ctx *x, int argc, char **argv) {
       x->floating_base = 1;
     } else if (cli_is_flag(a, "--balance-inertia")) {
       x->balance_inertia = 1;
+    } else if (cli_is_flag(a, "--no-joint-limits")) {
+      x->no_joint_limits = 1;
     } else if (a[0] == '-' && a[1] == '-') {
       cli_error(x->cmd, "unknown option '%s' (see partita %s --help)", a, x->cmd);
       return -1;

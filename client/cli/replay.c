@@ -108,6 +108,7 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   memset(&lo, 0, sizeof(lo));
   lo.floating_base = r->floating_base;
   lo.balance_inertia = r->balance_inertia;
+  lo.no_joint_limits = r->no_joint_limits;
   lo.dt = r->dt;
   pt_integrator it;
   if (r->integrator && pt_integrator_parse(r->integrator, &it) == 0) {

@@ -18,6 +18,9 @@
 #include "chain_urdf.h"
 #include "partita.h"
 
+// MuJoCo runs with joint limits off (the engine issue's comparison): so does Partita here.
+static const pt_load_options no_limits = {.no_joint_limits = 1};
+
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -35,7 +38,7 @@ static int compare(const char *label, const char *path) {
   mjData *md = mj_makeData(mm);
   pt_model *pm = NULL;
   pt_error perr = {0};
-  if (pt_model_load_file(path, NULL, &pm, &perr)) {
+  if (pt_model_load_file(path, &no_limits, &pm, &perr)) {
     fprintf(stderr, "%s: Partita could not load it: %s\n", label, perr.msg);
     mj_deleteData(md);
     mj_deleteModel(mm);

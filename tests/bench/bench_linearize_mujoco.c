@@ -28,6 +28,9 @@
 
 #include "partita.h"
 
+// MuJoCo runs with joint limits off (the engine issue's comparison): so does Partita here.
+static const pt_load_options no_limits = {.no_joint_limits = 1};
+
 #define EPS 1e-6
 #define DT 1e-3
 
@@ -82,7 +85,7 @@ static result compare(const char *label, const char *path, double budget) {
   mjData *md = mj_makeData(mm);
   pt_model *pm = NULL;
   pt_error perr = {0, {0}};
-  if (pt_model_load_file(path, NULL, &pm, &perr)) {
+  if (pt_model_load_file(path, &no_limits, &pm, &perr)) {
     printf("%-10s Partita could not load it: %s\n", label, perr.msg);
     mj_deleteData(md);
     mj_deleteModel(mm);

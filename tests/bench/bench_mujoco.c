@@ -18,6 +18,9 @@
 
 #include "partita.h"
 
+// MuJoCo runs with joint limits off (the engine issue's comparison): so does Partita here.
+static const pt_load_options no_limits = {.no_joint_limits = 1};
+
 static double step_dt = 1e-3;
 
 static double now(void) {
@@ -60,7 +63,7 @@ static int compare(const char *dir, const char *file, double bend) {
 
   pt_model *pm = NULL;
   pt_error perr;
-  if (pt_model_load_file(path, NULL, &pm, &perr)) {
+  if (pt_model_load_file(path, &no_limits, &pm, &perr)) {
     printf("| %s | Partita could not load it: %s | | | |\n", file, perr.msg);
     mj_deleteData(md);
     mj_deleteModel(mm);
@@ -149,7 +152,7 @@ static void spin(const char *dir, double horizon) {
   mjModel *mm = mj_loadXML(path, NULL, err, sizeof(err));
   pt_model *pm = NULL;
   pt_error perr;
-  if (!mm || pt_model_load_file(path, NULL, &pm, &perr)) {
+  if (!mm || pt_model_load_file(path, &no_limits, &pm, &perr)) {
     printf("spin: could not load %s\n", path);
     if (mm) mj_deleteModel(mm);
     return;

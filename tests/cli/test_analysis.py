@@ -32,6 +32,19 @@ forces:
 """
 
 
+LIMITED = """\
+model: limited
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: rod, mass: 2, inertia: [0.2, 0.2, 0.001], position: [0, 0, -0.5]}
+joints:
+  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0], axis: [0, 1, 0],
+     limits: [0, 1.2]}
+actuators:
+  - {name: tau, type: joint_torque, joint: hinge}
+"""
+
+
 def run(*args):
     p = subprocess.run([PARTITA] + list(args), capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
@@ -55,6 +68,34 @@ class InverseTest(unittest.TestCase):
                             (t, res["efforts"], tau))
             self.assertIn("hinge", res["reactions"])
             self.assertEqual(len(res["reactions"]["hinge"]["force"]), 3)
+
+    def test_limit_noted(self):
+        # a torque request at a joint's limit: answered as if free, and said so
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "lim.yaml")
+            with open(path, "w") as f:
+                f.write(LIMITED)
+            rc, out, err = run("inverse", path, "--init", "hinge=1.2", "--acc", "hinge=0",
+                               "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertEqual(res["limit_notes"], [
+                "joint hinge at its upper limit 1.2 (coordinate 1.2): inverse dynamics treats "
+                "it as free (its reaction is in no effort or reaction)"])
+            tau = 2 * 9.81 * 0.5 * math.sin(1.2)   # gravity held by the motor alone
+            self.assertLess(abs(res["efforts"]["tau"] - tau), 1e-9)
+            rc, out, err = run("inverse", path, "--init", "hinge=0.3", "--acc", "hinge=0",
+                               "--json")
+            self.assertNotIn("limit_notes", json.loads(out))
+            # it hangs at 0, the lower bound
+            rc, out, err = run("equilibrium", path, "--init", "hinge=1.0")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("notes\n  joint hinge at its lower limit 0 (coordinate ", out)
+            self.assertIn("equilibrium treats it as free", out)
+            rc, out, err = run("linearize", path, "--init", "hinge=1.2")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("note: joint hinge at its upper limit 1.2 (coordinate 1.2): linearized "
+                          "as free (a limit is not a constraint of the linearization)", out)
 
     def test_free_model_refused(self):
         rc, out, err = run("inverse", os.path.join(MODELS, "double_pendulum.yaml"), "--json")

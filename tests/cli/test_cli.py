@@ -182,6 +182,20 @@ class Base(unittest.TestCase):
         return parse_csv(out)
 
 
+LIMITED = """\
+model: limited
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: rod, mass: 2, inertia: [0.2, 0.2, 0.001], position: [0, 0, -0.5]}
+joints:
+  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0], axis: [0, 1, 0],
+     limits: [-0.5, 1.2]}
+actuators:
+  - {name: tau, type: joint_torque, joint: hinge}
+simulation: {restitution: 0.5}
+"""
+
+
 class CheckTest(Base):
     def test_pendulum_json(self):
         out, _ = self.ok("check", self.pendulum(), "--json")
@@ -246,6 +260,31 @@ class CheckTest(Base):
             out, err = self.ok(cmd, path, "--balance-inertia")
             self.assertIn('arm.urdf:3: link "arm": inertia repaired (balance_inertia)', err)
             self.assertEqual(err.count("inertia repaired"), 1, err)
+
+    def test_joint_limits(self):
+        text = LIMITED
+        info = json.loads(self.ok("check", self.model("lim.yaml", text), "--json")[0])
+        self.assertEqual(info["limits"], {"hinge": [-0.5, 1.2]})
+        self.assertEqual((info["limits_enforced"], info["restitution"]), (True, 0.5))
+        out, _ = self.ok("check", self.model("lim.yaml", text))
+        self.assertIn("limits       hinge [-0.5, 1.2] (enforced, restitution 0.5)\n", out)
+        off = text.replace("restitution: 0.5", "joint_limits: off")
+        out, _ = self.ok("check", self.model("off.yaml", off))
+        self.assertIn("limits       hinge [-0.5, 1.2] (not enforced)\n", out)
+        # released at 1 rad: stopped at -0.5, or swinging to -1 with --no-joint-limits
+        path = self.model("lim.yaml", text)
+        for flag, low in ((), -0.5), (("--no-joint-limits",), -0.99):
+            out, _ = self.ok("simulate", path, "--init", "hinge=1", "--duration", "1", *flag)
+            cols, rows = parse_csv(out)
+            lowest = min(r[cols.index("hinge")] for r in rows)
+            if flag:
+                self.assertLess(lowest, low)
+            else:
+                self.assertGreaterEqual(lowest, low)
+        _, err = self.fails(1, "check", self.model("bad.yaml", text.replace("[-0.5, 1.2]",
+                                                                           "[2, 1]")))
+        self.assertIn("bad.yaml:7: joints[0] \"hinge\": limits: lower must be less than upper "
+                      "(lower = 2, upper = 1)", err)
 
     def test_usage_errors(self):
         self.fails(2, "check")

@@ -111,6 +111,29 @@ def test_load_balance_inertia(client):
     client.unload_model(name)
 
 
+LIMITED_URDF = """<robot name="limited"><link name="world"/>
+<link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
+<inertia ixx="0.001" iyy="0.08" izz="0.08" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j" type="revolute"><parent link="world"/><child link="arm"/>
+<axis xyz="0 1 0"/><limit effort="10" lower="-0.3" upper="0.3"/></joint></robot>
+"""
+
+
+def test_load_no_joint_limits(client):
+    """A URDF's <limit lower upper> is enforced unless LoadModel asks for no_joint_limits: the
+    arm released horizontal stops at 0.3 rad, or falls through it."""
+    lowest = {}
+    for off in (False, True):
+        name = unique("limits")
+        client.load_model(LIMITED_URDF, name=name, format=pb.URDF, source_name="lim.urdf",
+                          no_joint_limits=off)
+        state = client.step(name, 500)
+        lowest[off] = max(abs(c) for c in state.coordinates)
+        client.unload_model(name)
+    assert lowest[False] <= 0.3
+    assert lowest[True] > 1.0
+
+
 def test_unknown_model_is_not_found(client):
     nope = "no_such_model"
     calls = [

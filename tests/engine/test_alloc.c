@@ -131,6 +131,81 @@ done:
   pt_model_free(m);
 }
 
+// Joint limits (limits.c): a pendulum released onto a limit with restitution 0.5 takes
+// impulses, bounces, lands and is held there with gravity pushing into it, then a torque pulls
+// it off; with RK4 and ABM4 (restarted after each impulse). No step allocates.
+static void limits_run(pt_integrator integ) {
+  static const char text[] =
+      "model: rod\ngravity: [0, 0, -9.81]\nsimulation: {restitution: 0.5}\n"
+      "bodies:\n  - {name: rod, mass: 2, inertia: [0.2, 0.2, 0.001], position: [0, 0, -0.5]}\n"
+      "joints:\n  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],\n"
+      "     axis: [0, 1, 0], limits: [0.2, 1.2]}\n"
+      "actuators:\n  - {name: tau, type: joint_torque, joint: hinge}\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), 1, "rod.yaml", NULL, &m, &err)) {
+    CHECK(0, "rod: %s", err.msg);
+    return;
+  }
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  pt_assign a = {0, 1.0};
+  pt_set_state(m, d, &a, 1, NULL, 0, &err);
+  pt_counters c;
+  long allocs = count_steps(m, d, 3000, &c);
+  pt_get_counters(d, &c);
+  const int held = pt_joint_limit_state(d, 0, NULL, NULL);
+  pt_set_input(m, d, 0, 20.0);
+  allocs += count_steps(m, d, 200, &c);
+  printf("%-26s %s, 3200 steps: %ld allocations; %lld limit impacts, held %d, then pulled off\n",
+         "rod with limits", pt_integrator_name(integ), allocs, (long long)c.limit_impacts, held);
+  CHECK(allocs == 0, "limits: %ld allocations", allocs);
+  CHECK(c.limit_impacts >= 2 && held == -1, "impacts %lld, held %d", (long long)c.limit_impacts,
+        held);
+  CHECK(pt_joint_limit_state(d, 0, NULL, NULL) == 0, "still held after the pull");
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Seven links falling onto limits [-0.3, 0.3] on every joint: several limits hit in one step
+// and held together (the coupled complementarity problems), no allocation.
+static void limits_chain(void) {
+  char text[8192];
+  size_t k = (size_t)snprintf(text, sizeof(text), "model: chain\nbodies:\n");
+  for (int i = 0; i < 7; i++)
+    k += (size_t)snprintf(text + k, sizeof(text) - k,
+                          "  - {name: l%d, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], "
+                          "position: [%.3f, 0, 0]}\n", i, 0.5 * i + 0.25);
+  k += (size_t)snprintf(text + k, sizeof(text) - k, "joints:\n");
+  for (int i = 0; i < 7; i++) {
+    char parent[16] = "ground";
+    if (i) snprintf(parent, sizeof(parent), "l%d", i - 1);
+    k += (size_t)snprintf(text + k, sizeof(text) - k,
+                          "  - {name: j%d, type: revolute, body1: %s, body2: l%d, point: "
+                          "[%.3f, 0, 0], axis: [0, 1, 0], limits: [-0.3, 0.3]}\n",
+                          i, parent, i, 0.5 * i);
+  }
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), 1, "chain.yaml", NULL, &m, &err)) {
+    CHECK(0, "chain: %s", err.msg);
+    return;
+  }
+  pt_data *d = pt_data_new(m);
+  pt_counters c;
+  long allocs = count_steps(m, d, 2000, &c);
+  pt_get_counters(d, &c);
+  int held = 0;
+  for (int j = 0; j < 7; j++) held += pt_joint_limit_state(d, j, NULL, NULL) != 0;
+  printf("%-26s rk4, 2000 steps: %ld allocations; %lld limit impacts, %d held at the end\n",
+         "chain of 7 with limits", allocs, (long long)c.limit_impacts, held);
+  CHECK(allocs == 0, "limits chain: %ld allocations", allocs);
+  CHECK(c.limit_impacts >= 10 && held >= 2, "impacts %lld, held %d", (long long)c.limit_impacts,
+        held);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(int argc, char **argv) {
   count_alloc_install();
   const char *root = argc > 1 ? argv[1] : ".";
@@ -152,6 +227,9 @@ int main(int argc, char **argv) {
   count_alloc_on = 0;
   CHECK(count_alloc_n == 1, "the counting allocator did not count (%ld)", count_alloc_n);
   free(probe);
+  limits_run(PT_INT_RK4);
+  limits_run(PT_INT_ABM4);
+  limits_chain();
   for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
     const char *file = runs[k].file;
     pt_model *m = load(root, file);

@@ -38,7 +38,10 @@ static pt_model *load(const char *root, const char *file) {
   snprintf(path, sizeof(path), "%s/configs/models/%s", root, file);
   pt_model *m = NULL;
   pt_error err;
-  if (pt_model_load_file(path, NULL, &m, &err)) {
+  // the free dynamics of both partitions: joint limits are enforced on the tree partition
+  // only (limits.c; tests/engine/test_limits.c tests them)
+  pt_load_options opt = {.no_joint_limits = 1};
+  if (pt_model_load_file(path, &opt, &m, &err)) {
     CHECK(0, "%s: %s", file, err.msg);
     return NULL;
   }

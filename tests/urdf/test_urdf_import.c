@@ -39,7 +39,6 @@ static const char *const expected[] = {
     "test.urdf:6: ignored <axis> of a fixed or floating joint (2 times, the first here): "
     "such a joint has no axis (URDF ignores it too)",
     "test.urdf:9: ignored <link><collision> (2 times, the first here): Partita has no contacts",
-    "test.urdf:11: ignored <limit lower/upper>: position limits are not enforced",
     "test.urdf:11: ignored <limit velocity> (2 times, the first here): velocity limits are not "
     "enforced",
     "test.urdf:12: ignored <joint><safety_controller>: controller settings, not mechanics",
@@ -73,6 +72,18 @@ static void check_warnings(void) {
   }
   CHECK(!strstr(w, "visual") && !strstr(w, "material") && !strstr(w, "color"),
         "visual or material reported");
+  // <limit lower upper> of a revolute joint: the joint's limits (issue 11, item 4); a
+  // continuous joint has none
+  double lim[2] = {0, 0};
+  int j1 = -1, j2 = -1;
+  for (int j = 0; j < pt_model_njoint(m); j++) {
+    if (!strcmp(pt_joint_name(m, j), "j1")) j1 = j;
+    if (!strcmp(pt_joint_name(m, j), "j2")) j2 = j;
+  }
+  CHECK(pt_joint_limits(m, j1, lim) == 1 && lim[0] == -1 && lim[1] == 1,
+        "j1 limits [%g, %g]", lim[0], lim[1]);
+  CHECK(pt_joint_limits(m, j2, lim) == 0, "j2 (continuous) has limits");
+  CHECK(pt_model_limits_enforced(m) == 1, "limits not enforced on a tree");
   pt_model_free(m);
 }
 

@@ -1,0 +1,470 @@
+// test_limits.c: joint limits on a tree (issue 11, item 4; src/limits.c).
+// A physical pendulum (rod of 2 kg, 1 m, hinge at its end) released toward a limit stops at it
+// (restitution 0: no overshoot, energy never increases, then it swings between the bound and
+// the mirror angle its remaining energy reaches); with restitution 0.5 the rate after the
+// impulse is -0.5 x the rate before it; a pendulum resting on a limit with gravity pushing it
+// in stays there, held with zero acceleration, and leaves when a torque pulls it away; a
+// two-link arm whose two limits are hit in the same step stays on or inside both bounds with
+// no approaching rate; a prismatic joint; the option that turns enforcement off; every
+// refusal and warning with its message.
+#include "check.h"
+
+#define ROD                                                                                   \
+  "model: rod\n"                                                                              \
+  "gravity: [0, 0, -9.81]\n"                                                                  \
+  "bodies:\n"                                                                                 \
+  "  - name: rod\n"                                                                           \
+  "    mass: 2.0\n"                                                                           \
+  "    inertia: [0.16666666666666666, 0.16666666666666666, 0.001]\n"                          \
+  "    position: [0, 0, -0.5]\n"                                                              \
+  "joints:\n"                                                                                 \
+  "  - name: hinge\n"                                                                         \
+  "    type: revolute\n"                                                                      \
+  "    body1: ground\n"                                                                       \
+  "    body2: rod\n"                                                                          \
+  "    point: [0, 0, 0]\n"                                                                    \
+  "    axis: [0, 1, 0]\n"
+
+static const double mass = 2.0, g = 9.81, dist = 0.5;
+static const double JO = 0.16666666666666666 + 2.0 * 0.5 * 0.5;  // about the hinge
+
+static pt_model *load_text(const char *text, pt_error *err) {
+  pt_model *m = NULL;
+  if (pt_model_load_string(text, strlen(text), 1, "test.yaml", NULL, &m, err)) return NULL;
+  return m;
+}
+
+static pt_model *rod(const char *sim, const char *limits, const char *extra) {
+  char text[4096];
+  snprintf(text, sizeof(text), "%s    limits: %s\n%s%s", ROD, limits, extra, sim);
+  pt_error err = {0};
+  pt_model *m = load_text(text, &err);
+  if (!m) {
+    printf("FAIL load: %s\n", err.msg);
+    exit(1);
+  }
+  return m;
+}
+
+static void set_angle(const pt_model *m, pt_data *d, double a, double rate) {
+  pt_error err = {0};
+  pt_assign p = {pt_coord_index(m, "hinge"), a}, v = {p.coord, rate};
+  CHECK(pt_set_state(m, d, &p, 1, &v, 1, &err) == PT_OK, "set state: %s", err.msg);
+}
+
+// Released at 1 rad toward the lower bound -0.5 with restitution 0.
+static void stop_at_limit(pt_integrator integ) {
+  pt_model *m = rod("", "[-0.5, 1.2]", "");
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  set_angle(m, d, 1.0, 0);
+  CHECK(pt_model_limits_enforced(m), "limits not enforced");
+  double e_prev = energy(d), rise = 0, over = 0, max_after = -1, res = 0;
+  int hit = -1;
+  for (int i = 0; i < 3000; i++) {
+    int rc = pt_step(m, d);
+    CHECK(rc == PT_OK, "step %d: %s", i, pt_strerror(rc));
+    if (rc) break;
+    const double th = pt_coords(d)[0], e = energy(d);
+    over = fmax(over, fmax(-0.5 - th, th - 1.2));
+    rise = fmax(rise, e - e_prev);
+    e_prev = e;
+    res = fmax(res, pt_residual_position(d));
+    if (hit < 0 && pt_joint_limit_state(d, 0, NULL, NULL) != 0) hit = i;
+    if (hit >= 0 && i > hit) max_after = fmax(max_after, th);
+  }
+  pt_counters c;
+  pt_get_counters(d, &c);
+  CHECK(hit >= 0 && c.limit_impacts >= 1, "the limit was never hit (impacts %lld)",
+        (long long)c.limit_impacts);
+  CHECK(over <= 1e-6, "overshoot %.3g rad", over);
+  CHECK(rise <= 1e-9, "energy rose by %.3g J in a step", rise);
+  // after the impact the rod is at rest at -0.5: it swings up to +0.5 (same height)
+  CHECK_CLOSE(max_after, 0.5, 1e-6, "swing after the impact");
+  CHECK(res <= 1e-10, "position residual %.3g", res);
+  printf("%s: restitution 0: overshoot %.3g rad, largest energy rise per step %.3g J, swing "
+         "after impact to %.9f (0.5 expected), impacts %lld\n",
+         pt_integrator_name(integ), over, rise, max_after, (long long)c.limit_impacts);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Restitution 0.5: the rate after the impulse is -0.5 x the rate before it.
+static void rebound(void) {
+  pt_model *m = rod("simulation: {restitution: 0.5}\n", "[-0.5, 1.2]", "");
+  CHECK(pt_model_restitution(m) == 0.5, "restitution %g", pt_model_restitution(m));
+  pt_data *d = pt_data_new(m);
+  set_angle(m, d, 1.0, 0);
+  double pre = 0, post = 0;
+  int i = 0;
+  for (; i < 3000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    pt_counters c;
+    pt_get_counters(d, &c);
+    if (c.limit_impacts) break;
+  }
+  pt_joint_limit_state(d, 0, &pre, &post);
+  const double ratio = -post / pre;
+  CHECK(pre < 0, "impact rate %g", pre);
+  CHECK(fabs(ratio - 0.5) <= 1e-6, "rebound ratio %.17g", ratio);
+  CHECK(pt_coord_rates(d)[0] == post, "rate after the step %.17g vs %.17g", pt_coord_rates(d)[0],
+        post);
+  CHECK(pt_joint_limit_state(d, 0, NULL, NULL) == 0, "limit held after a rebound");
+  // the impact speed at the bound, from energy: J w^2 / 2 = m g d (cos(0.5) - cos(1)); the rate
+  // taken is at the step's end, past the bound by at most one step's travel
+  const double w = sqrt(2 * mass * g * dist * (cos(0.5) - cos(1.0)) / JO);
+  CHECK(fabs(-pre - w) <= 2e-2 * w, "impact speed %.9f vs %.9f at the bound", -pre, w);
+  printf("restitution 0.5: impact rate %.12f (at the bound from energy %.12f, rel. diff %.2e), "
+         "after %.12f, ratio %.15f (|ratio - 0.5| = %.2e)\n",
+         pre, -w, fabs(-pre - w) / w, post, ratio, fabs(ratio - 0.5));
+  // then it swings away and comes back: no approaching rate ever survives a step's end
+  double over = 0;
+  for (int k = 0; k < 3000; k++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", k);
+    over = fmax(over, -0.5 - pt_coords(d)[0]);
+  }
+  CHECK(over <= 1e-6, "overshoot after rebounds %.3g", over);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Resting on the lower bound 0.2 with gravity pushing into it (the rod hangs at 0): held
+// there with zero acceleration; a torque of 2 m g d sin(0.2) pulling away releases it.
+static void rest_and_release(pt_integrator integ) {
+  pt_model *m = rod("", "[0.2, 1.2]",
+                    "actuators:\n  - {name: tau, type: joint_torque, joint: hinge}\n");
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  set_angle(m, d, 0.5, 0);
+  double dev = 0, acc = 0, rate = 0;
+  for (int i = 0; i < 2000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    if (i >= 1000) {  // well after the impact
+      dev = fmax(dev, fabs(pt_coords(d)[0] - 0.2));
+      acc = fmax(acc, fabs(pt_coord_accels(d)[0]));
+      rate = fmax(rate, fabs(pt_coord_rates(d)[0]));
+      CHECK(pt_joint_limit_state(d, 0, NULL, NULL) == -1, "not held at step %d", i);
+    }
+  }
+  CHECK(dev <= 1e-9, "resting angle moved by %.3g", dev);
+  CHECK(acc <= 1e-9, "held acceleration %.3g", acc);
+  CHECK(rate <= 1e-9, "held rate %.3g", rate);
+  // pulled away: released, accelerates as the free pendulum at 0.2 with the torque
+  const double tau = 2 * mass * g * dist * sin(0.2);
+  pt_set_input(m, d, 0, tau);
+  CHECK(pt_step(m, d) == PT_OK, "step after the torque");
+  const double a_free = (tau - mass * g * dist * sin(0.2)) / JO;
+  CHECK(pt_joint_limit_state(d, 0, NULL, NULL) == 0, "still held with a torque pulling away");
+  CHECK(pt_coords(d)[0] > 0.2, "did not move away: %.17g", pt_coords(d)[0]);
+  CHECK(fabs(pt_coord_accels(d)[0] - a_free) <= 1e-3 * a_free, "acceleration away %.9g vs %.9g",
+        pt_coord_accels(d)[0], a_free);
+  for (int i = 0; i < 200; i++) CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+  CHECK(pt_coords(d)[0] > 0.25, "angle %.9g after 0.2 s pulled away", pt_coords(d)[0]);
+  printf("%s: held at 0.2: max |angle - 0.2| %.3g, |acc| %.3g, |rate| %.3g; released, "
+         "acceleration %.9f (free %.9f)\n",
+         pt_integrator_name(integ), dev, acc, rate, a_free, a_free);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Two links in the horizontal plane (no gravity), both limits hit in the same step.
+static const char *arm2 =
+    "model: arm2\n"
+    "gravity: [0, 0, 0]\n"
+    "bodies:\n"
+    "  - {name: l1, mass: 1.0, inertia: [0.01, 0.1, 0.1], position: [0.5, 0, 0]}\n"
+    "  - {name: l2, mass: 1.0, inertia: [0.01, 0.1, 0.1], position: [1.5, 0, 0]}\n"
+    "joints:\n"
+    "  - {name: j1, type: revolute, body1: ground, body2: l1, point: [0, 0, 0], axis: [0, 0, 1],\n"
+    "     limits: [-0.3, 0.3]}\n"
+    "  - {name: j2, type: revolute, body1: l1, body2: l2, point: [1, 0, 0], axis: [0, 0, 1],\n"
+    "     limits: [-0.4, 0.4]}\n";
+
+static void two_limits(void) {
+  pt_model *m = load_yaml(arm2);
+  pt_data *d = pt_data_new(m);
+  pt_error err = {0};
+  // 0.5 ms from both upper bounds, rates 1 and 2 rad/s into them (the step is 1 ms)
+  pt_assign p[2] = {{0, 0.3 - 0.0005}, {1, 0.4 - 0.0005}}, v[2] = {{0, 1.0}, {1, 1.0}};
+  CHECK(pt_set_state(m, d, p, 2, v, 2, &err) == PT_OK, "%s", err.msg);
+  const double ke0 = pt_energy_kinetic(d);
+  CHECK(pt_step(m, d) == PT_OK, "impact step");
+  pt_counters c;
+  pt_get_counters(d, &c);
+  const double *th = pt_coords(d), *w = pt_coord_rates(d);
+  CHECK(c.limit_impacts >= 1, "no impact");
+  CHECK(th[0] <= 0.3 && th[1] <= 0.4, "beyond a bound: %.17g %.17g", th[0], th[1]);
+  CHECK(w[0] <= 1e-12 && w[1] <= 1e-12, "approaching rates after the impact %.3g %.3g", w[0],
+        w[1]);
+  const double ke1 = pt_energy_kinetic(d);
+  CHECK(ke1 <= ke0, "kinetic energy rose: %.17g -> %.17g", ke0, ke1);
+  // complementarity: a limit that took an impulse ends at rest on its bound
+  int held = 0;
+  for (int j = 0; j < 2; j++) {
+    double pre, post;
+    int s = pt_joint_limit_state(d, j, &pre, &post);
+    held += s != 0;
+    if (s) CHECK(fabs(post) <= 1e-12, "joint %d held with rate %.3g", j, post);
+  }
+  CHECK(held >= 1, "no limit held");
+  double e_prev = pt_energy_kinetic(d), rise = 0, over = 0, res = 0;
+  for (int i = 0; i < 1000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    over = fmax(over, fmax(th[0] - 0.3, th[1] - 0.4));
+    over = fmax(over, fmax(-0.3 - th[0], -0.4 - th[1]));
+    rise = fmax(rise, pt_energy_kinetic(d) - e_prev);
+    e_prev = pt_energy_kinetic(d);
+    res = fmax(res, pt_residual_position(d));
+  }
+  CHECK(over <= 1e-9, "overshoot %.3g", over);
+  CHECK(rise <= 1e-12, "kinetic energy rose by %.3g", rise);
+  CHECK(res <= 1e-10, "position residual %.3g", res);
+  printf("two limits at once: rates after %.3g %.3g, KE %.9f -> %.9f, held %d, then overshoot "
+         "%.3g, energy rise %.3g, residual %.3g\n",
+         w[0], w[1], ke0, ke1, held, over, rise, res);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Seven links released from horizontal, every joint limited to [-0.3, 0.3]: they fall onto
+// their limits and several end held at once. Held limits keep their rates at zero (the
+// coupled complementarity problems solved exactly, not to a sweep count), the energy never
+// rises (putting coordinates back on their bounds would raise it by O(h^2): limits.c takes
+// that out of the kinetic energy), and no bound is passed.
+static void chain(void) {
+  char text[8192];
+  size_t k = (size_t)snprintf(text, sizeof(text), "model: chain\ngravity: [0, 0, -9.81]\nbodies:\n");
+  for (int i = 0; i < 7; i++)
+    k += (size_t)snprintf(text + k, sizeof(text) - k,
+                          "  - {name: l%d, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], "
+                          "position: [%.3f, 0, 0]}\n", i, 0.5 * i + 0.25);
+  k += (size_t)snprintf(text + k, sizeof(text) - k, "joints:\n");
+  for (int i = 0; i < 7; i++) {
+    char parent[16] = "ground";
+    if (i) snprintf(parent, sizeof(parent), "l%d", i - 1);
+    k += (size_t)snprintf(text + k, sizeof(text) - k,
+                          "  - {name: j%d, type: revolute, body1: %s, body2: l%d, point: [%.3f, "
+                          "0, 0], axis: [0, 1, 0], limits: [-0.3, 0.3]}\n", i, parent, i, 0.5 * i);
+  }
+  pt_model *m = load_yaml(text);
+  pt_data *d = pt_data_new(m);
+  // at 0.5 ms RK4's own energy error on this fast chain is below 1e-10 J per step (at 1 ms,
+  // without limits, it reaches 2e-5 J)
+  pt_set_dt(d, 0.0005);
+  double e_prev = energy(d), rise = 0, held_rate = 0, over = 0;
+  int held_max = 0;
+  for (int i = 0; i < 6000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    rise = fmax(rise, energy(d) - e_prev);
+    e_prev = energy(d);
+    int held = 0;
+    for (int j = 0; j < 7; j++) {
+      over = fmax(over, fabs(pt_coords(d)[j]) - 0.3);
+      if (pt_joint_limit_state(d, j, NULL, NULL)) {
+        held++;
+        held_rate = fmax(held_rate, fabs(pt_coord_rates(d)[j]));
+      }
+    }
+    held_max = held > held_max ? held : held_max;
+  }
+  pt_counters c;
+  pt_get_counters(d, &c);
+  CHECK(held_max >= 4, "at most %d limits held at once", held_max);
+  CHECK(held_rate <= 1e-9, "a held limit moves at %.3g", held_rate);
+  CHECK(rise <= 1e-9, "energy rose by %.3g J in a step", rise);
+  CHECK(over <= 0, "a bound passed by %.3g", over);
+  printf("chain of 7: up to %d limits held at once, their rates <= %.2e, energy rise per step "
+         "<= %.2e J, %lld impacts in 3 s\n", held_max, held_rate, rise,
+         (long long)c.limit_impacts);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// A slider falling along -z onto its lower bound, restitution 0.5: rebounds at half the speed,
+// then rests on the bound.
+static void prismatic(void) {
+  const char *text =
+      "model: slider\n"
+      "gravity: [0, 0, -9.81]\n"
+      "simulation: {restitution: 0.5}\n"
+      "bodies:\n"
+      "  - {name: s, mass: 1.0, inertia: [0.1, 0.1, 0.1], position: [0, 0, 0]}\n"
+      "joints:\n"
+      "  - {name: slide, type: prismatic, body1: ground, body2: s, point: [0, 0, 0],\n"
+      "     axis: [0, 0, 1], limits: [-0.1, 0.1]}\n";
+  pt_model *m = load_yaml(text);
+  pt_data *d = pt_data_new(m);
+  double pre = 0, post = 0, low = 0;
+  for (int i = 0; i < 2000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    low = fmin(low, pt_coords(d)[0]);
+    pt_counters c;
+    pt_get_counters(d, &c);
+    if (c.limit_impacts == 1 && pre == 0) pt_joint_limit_state(d, 0, &pre, &post);
+  }
+  CHECK(pre < 0 && fabs(-post / pre - 0.5) <= 1e-9, "slider rebound %.17g / %.17g", post, pre);
+  CHECK(low >= -0.1, "slider below its bound: %.17g", low);
+  // the bounces die out: slower than two steps of free fall, an impact is a landing (e = 0)
+  CHECK(pt_joint_limit_state(d, 0, NULL, NULL) == -1, "slider not resting after 2 s");
+  CHECK(fabs(pt_coords(d)[0] + 0.1) <= 1e-12 && fabs(pt_coord_rates(d)[0]) <= 1e-12,
+        "slider at %.17g, rate %.3g", pt_coords(d)[0], pt_coord_rates(d)[0]);
+  pt_counters c;
+  pt_get_counters(d, &c);
+  printf("prismatic: lowest %.17g, first impact %.12f -> %.12f, %lld impacts before rest\n", low,
+         pre, post, (long long)c.limit_impacts);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// simulation: {joint_limits: off}: kept (check shows them) but not enforced.
+static void off(void) {
+  pt_model *m = rod("simulation: {joint_limits: off}\n", "[-0.5, 1.2]", "");
+  double lim[2];
+  CHECK(pt_joint_limits(m, 0, lim) && lim[0] == -0.5 && lim[1] == 1.2, "limits kept");
+  CHECK(!pt_model_limits_enforced(m), "enforced although off");
+  pt_data *d = pt_data_new(m);
+  set_angle(m, d, 1.0, 0);
+  double low = 0;
+  for (int i = 0; i < 1000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    low = fmin(low, pt_coords(d)[0]);
+  }
+  CHECK(low < -0.9, "free pendulum reached only %.9g", low);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+static void refused(const char *sim, const char *limits, const char *type, const char *msg) {
+  char text[4096];
+  snprintf(text, sizeof(text), "%s    limits: %s\n%s", ROD, limits, sim);
+  if (type) {
+    char *t = strstr(text, "type: revolute");
+    memcpy(t + 6, type, strlen(type));  // same length as "revolute"
+  }
+  pt_error err = {0};
+  pt_model *m = load_text(text, &err);
+  CHECK(m == NULL, "accepted: %s", limits);
+  CHECK(strstr(err.msg, msg) != NULL, "message \"%s\", expected \"%s\"", err.msg, msg);
+  printf("refused: %s\n", err.msg);
+  pt_model_free(m);
+}
+
+static void errors(void) {
+  refused("", "[1, 1]", NULL,
+          "test.yaml:15: joints[0] \"hinge\": limits: lower must be less than upper "
+          "(lower = 1, upper = 1)");
+  refused("", "[0.5, -0.5]", NULL, "limits: lower must be less than upper");
+  refused("", "[-.inf, 1]", NULL, "test.yaml:15: joints[0] \"hinge\": limits: non-finite number");
+  refused("", "[-1, 0, 1]", NULL, "limits: [lower, upper] expected, got more values");
+  refused("", "[1]", NULL, "limits: [lower, upper] expected, got 1");
+  refused("", "1.0", NULL, "limits: [lower, upper] expected, got");
+  refused("simulation: {restitution: 1.5}\n", "[-1, 1]", NULL,
+          "test.yaml:16: simulation: restitution: must be in [0, 1], got 1.5");
+  refused("simulation: {restitution: -0.1}\n", "[-1, 1]", NULL, "restitution: must be in [0, 1]");
+  refused("simulation: {joint_limits: maybe}\n", "[-1, 1]", NULL,
+          "joint_limits: invalid value \"maybe\", expected one of on, off");
+  // on a joint type without a single coordinate
+  const char *sph =
+      "model: s\nbodies:\n  - {name: b, mass: 1, inertia: [1, 1, 1], position: [0, 0, -1]}\n"
+      "joints:\n  - {name: ball, type: spherical, body1: ground, body2: b, point: [0, 0, 0],\n"
+      "     limits: [-1, 1]}\n";
+  pt_error err = {0};
+  pt_model *m = load_text(sph, &err);
+  CHECK(m == NULL && strstr(err.msg, "key \"limits\" does not apply to type spherical"),
+        "spherical: %s", err.msg);
+  printf("refused: %s\n", err.msg);
+  pt_model_free(m);
+}
+
+// A closed loop (a four-bar) with a limit: loads, the limit is kept, a warning says it is not
+// enforced.
+static void not_a_tree(void) {
+  const char *text =
+      "model: fourbar\n"
+      "gravity: [0, 0, -9.81]\n"
+      "bodies:\n"
+      "  - {name: crank, mass: 1, inertia: [0.01, 0.01, 0.01], position: [0, 0, 0.5]}\n"
+      "  - {name: coupler, mass: 1, inertia: [0.01, 0.01, 0.01], position: [0.5, 0, 1]}\n"
+      "  - {name: rocker, mass: 1, inertia: [0.01, 0.01, 0.01], position: [1, 0, 0.5]}\n"
+      "joints:\n"
+      "  - {name: a, type: revolute, body1: ground, body2: crank, point: [0, 0, 0],\n"
+      "     axis: [0, 1, 0], limits: [-1, 1]}\n"
+      "  - {name: b, type: revolute, body1: crank, body2: coupler, point: [0, 0, 1],\n"
+      "     axis: [0, 1, 0]}\n"
+      "  - {name: c, type: revolute, body1: coupler, body2: rocker, point: [1, 0, 1],\n"
+      "     axis: [0, 1, 0]}\n"
+      "  - {name: d, type: revolute, body1: rocker, body2: ground, point: [1, 0, 0],\n"
+      "     axis: [0, 1, 0]}\n";
+  pt_error err = {0};
+  pt_model *m = load_text(text, &err);
+  CHECK(m != NULL, "four-bar: %s", err.msg);
+  if (!m) return;
+  const char *w = pt_model_warnings(m);
+  CHECK(strstr(w, "joint limits not enforced (a): limits are enforced on trees of revolute, "
+                  "prismatic and fixed joints without motions") != NULL,
+        "warning: %s", w);
+  CHECK(!pt_model_limits_enforced(m), "enforced on a loop");
+  printf("warned: %s", w);
+  pt_model_free(m);
+}
+
+// URDF <limit lower upper>: a revolute's and a prismatic's become their limits; lower >= upper
+// gives none and a warning; a continuous joint has none.
+static void urdf(void) {
+  static const char xml[] =
+      "<robot name=\"r\"><link name=\"world\"/>\n"
+      "<link name=\"a\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "<link name=\"b\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "<link name=\"c\"><inertial><mass value=\"1\"/><inertia ixx=\"0.1\" iyy=\"0.1\" "
+      "izz=\"0.1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+      "<joint name=\"j1\" type=\"revolute\"><parent link=\"world\"/><child link=\"a\"/>"
+      "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"0.1\" upper=\"1.5\"/></joint>\n"
+      "<joint name=\"j2\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
+      "<axis xyz=\"0 1 0\"/><limit effort=\"5\" lower=\"0.5\" upper=\"0.5\"/></joint>\n"
+      "<joint name=\"j3\" type=\"prismatic\"><parent link=\"b\"/><child link=\"c\"/>"
+      "<axis xyz=\"0 0 1\"/><limit effort=\"5\" upper=\"0.2\"/></joint>\n"
+      "</robot>\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  CHECK(pt_model_load_string(xml, strlen(xml), 2, "r.urdf", NULL, &m, &err) == PT_OK, "%s",
+        err.msg);
+  if (!m) return;
+  double lim[2] = {0, 0};
+  CHECK(pt_joint_limits(m, 0, lim) && lim[0] == 0.1 && lim[1] == 1.5, "j1 [%g, %g]", lim[0],
+        lim[1]);
+  CHECK(!pt_joint_limits(m, 1, lim), "j2 has limits");
+  CHECK(pt_joint_limits(m, 2, lim) && lim[0] == 0 && lim[1] == 0.2, "j3 [%g, %g]", lim[0],
+        lim[1]);
+  const char *w = pt_model_warnings(m);
+  CHECK(strstr(w, "r.urdf:6: joint \"j2\": <limit lower=\"0.5\" upper=\"0.5\">: lower is not "
+                  "below upper; no position limits on this joint\n") != NULL,
+        "warnings: %s", w);
+  CHECK(strstr(w, "joint j1 starts outside its limits [0.1, 1.5] (coordinate 0); where limits "
+                  "are enforced it is put on the nearest bound at the first step\n") != NULL,
+        "warnings: %s", w);
+  CHECK(pt_model_limits_enforced(m), "URDF limits not enforced");
+  pt_data *d = pt_data_new(m);
+  CHECK(pt_step(m, d) == PT_OK && pt_coords(d)[0] == 0.1, "j1 after a step: %.17g",
+        pt_coords(d)[0]);
+  pt_data_free(d);
+  printf("urdf: %s", w);
+  pt_model_free(m);
+}
+
+int main(void) {
+  urdf();
+  stop_at_limit(PT_INT_RK4);
+  stop_at_limit(PT_INT_ABM4);
+  rebound();
+  rest_and_release(PT_INT_RK4);
+  rest_and_release(PT_INT_ABM4);
+  two_limits();
+  chain();
+  prismatic();
+  off();
+  errors();
+  not_a_tree();
+  return finish("test_limits");
+}
