@@ -20,10 +20,13 @@ extern char **environ;
 
 static const char usage[] =
     "usage: partita view MODEL [--http HOST:PORT] [--mode realtime|paused|free|lockstep]\n"
-    "                          [--rate R] [--floating-base] [--package-path DIRS] [--open]\n"
+    "                          [--rate R] [--floating-base] [--balance-inertia]\n"
+    "                          [--no-joint-limits] [--package-path DIRS] [--open]\n"
     "Steps MODEL with the embedded engine and serves the viewer page for it (default\n"
     "http://" DEFAULT_HTTP "/, or a free port when that one is taken); Ctrl-C stops.\n"
     "  --mode M           how the model starts (default realtime, rate 1)\n"
+    "  --rate R           real-time rate, 0.001 to 1000 (default 1)\n"
+    "  --floating-base, --balance-inertia, --no-joint-limits   as for `partita simulate`\n"
     "  --package-path D   ':'-separated directories for package:// meshes (also\n"
     "                     $PARTITA_PACKAGE_PATH)\n"
     "  --open             open the page with xdg-open\n";
@@ -45,7 +48,7 @@ static void open_browser(const char *url) {
 int main(int argc, char **argv) {
   static server srv;
   const char *file = NULL, *package_path = NULL;
-  int mode = MODE_REALTIME, floating = 0, open_it = 0;
+  int mode = MODE_REALTIME, floating = 0, balance = 0, no_limits = 0, open_it = 0;
   double rate = 1.0;
   config_defaults(&srv.cfg);
   srv.cfg.listen[0] = 0;                 // no protocol port: this is not a daemon
@@ -67,13 +70,22 @@ int main(int argc, char **argv) {
       }
       i++;
     } else if (!strcmp(a, "--rate") && v) {
-      rate = strtod(v, NULL);
+      char *end;
+      rate = strtod(v, &end);
+      if (end == v || *end || !(rate >= 0.001 && rate <= 1000)) {
+        fprintf(stderr, "partita view: --rate: a number from 0.001 to 1000, got '%s'\n", v);
+        return 2;
+      }
       i++;
     } else if (!strcmp(a, "--package-path") && v) {
       package_path = v;
       i++;
     } else if (!strcmp(a, "--floating-base")) {
       floating = 1;
+    } else if (!strcmp(a, "--balance-inertia")) {
+      balance = 1;
+    } else if (!strcmp(a, "--no-joint-limits")) {
+      no_limits = 1;
     } else if (!strcmp(a, "--open")) {
       open_it = 1;
     } else if (a[0] != '-' && !file) {
@@ -90,7 +102,8 @@ int main(int argc, char **argv) {
   log_set_level(LOG_ERROR);
   openblas_set_num_threads(1);
   signal(SIGPIPE, SIG_IGN);
-  pt_load_options opt = {.floating_base = floating, .package_path = package_path};
+  pt_load_options opt = {.floating_base = floating, .balance_inertia = balance,
+                         .no_joint_limits = no_limits, .package_path = package_path};
   pt_model *m;
   pt_error err = {0};
   if (pt_model_load_file(file, &opt, &m, &err) < 0) {
@@ -98,8 +111,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   const char *w = pt_model_warnings(m);
-  if (w && *w)
-    fprintf(stderr, "partita view: warning: %s", w);
+  while (w && *w) {   // one line each, as the other commands print them
+    int n = (int)strcspn(w, "\n");
+    fprintf(stderr, "partita view: warning: %.*s\n", n, w);
+    w += n + (w[n] == '\n');
+  }
   srv.loop = uv_default_loop();
   server_init(&srv);
   srv.start_ms = server_now_ms();

@@ -435,3 +435,15 @@ def test_browsers_are_bounded(workdir):
         b.close()
     finally:
         d.check_clean_exit()
+
+
+@pytest.mark.parametrize("rate", ["abc", "0", "1e9", "2x"])
+def test_cli_view_refuses_a_bad_rate(rate):
+    """`partita view --rate` takes 0.001 to 1000, as SetMode does: anything else is refused."""
+    import subprocess
+    from conftest import PARTITA_CLI, ROOT
+    r = subprocess.run([PARTITA_CLI, "view", os.path.join(ROOT, "configs", "models",
+                                                           "pendulum.yaml"), "--rate", rate,
+                        "--http", "127.0.0.1:%d" % free_port()],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and "--rate: a number from 0.001 to 1000" in r.stderr, r
