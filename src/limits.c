@@ -24,7 +24,8 @@
 // Two practical rules keep the discrete version honest: an impact slower than two steps of
 // the free acceleration into the bound is a landing (e = 0), and the potential energy that
 // putting coordinates back on their bounds adds (O(h^2)) is taken out of the kinetic energy,
-// so that no step that restores a bound raises the energy. Everything lives in the data, sized at load (data.c): no allocation.
+// so that no step that restores a bound raises the energy. Everything lives in the data,
+// sized at load (data.c): no allocation.
 #include <stdio.h>
 #include <string.h>
 
