@@ -37,6 +37,8 @@ static const int PT_LIN_EIGEN;
 typedef struct { int code; char msg[1024]; } pt_error;
 typedef struct {
   int floating_base;
+  int balance_inertia;
+  int no_joint_limits;
   double dt;
   int has_integrator;
   int integrator;

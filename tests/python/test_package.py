@@ -161,7 +161,7 @@ print(json.dumps([lin.states, lin.state_names, lin.outputs, lin.output_names,
         arm = os.path.join(MODELS, "arm2r.urdf")
         code = r"""
 import json, sys, numpy as np, partita
-pend, door, four, arm = sys.argv[1:5]
+pend, door, four, arm, panda = sys.argv[1:6]
 m = partita.Model(pend)
 d = m.data()
 d.set_inputs({"tau": 0.25})
@@ -171,9 +171,14 @@ out["door"] = partita.Model(door).inverse(at=1.0)["efforts"]
 a = partita.Model(arm)
 out["hold"] = a.inverse(gravity=True, init={"shoulder": 0.5, "elbow": 0.8})["efforts"]
 out["eq"] = partita.Model(four).equilibrium()["coordinates"]
+for key, opts in (("lim", {}), ("nolim", {"no_joint_limits": True})):
+    pm = partita.Model(panda, **opts)     # its joint 4 starts outside its limits
+    s = pm.data().step(100)
+    out[key] = s.coordinates[pm.coordinate_names.index("panda_joint4")]
 print(json.dumps(out))
 """
-        r = json.loads(self.py(code, pend, door, four, arm))
+        panda = os.path.join(MODELS, "panda.urdf")
+        r = json.loads(self.py(code, pend, door, four, arm, panda))
         sim = self.cli_json("simulate", pend, "--duration", "0.5", "--set", "tau=0.25")
         row, cols = sim["rows"][-1], sim["columns"]
         self.assertEqual(r["t"], row[cols.index("t")])
@@ -183,6 +188,11 @@ print(json.dumps(out))
         self.assertEqual(r["hold"], self.cli_json("inverse", arm, "--gravity", "--init",
                                                   "shoulder=0.5", "--init", "elbow=0.8")
                          ["efforts"])
+        for key, extra in (("lim", []), ("nolim", ["--no-joint-limits"])):
+            sim = self.cli_json("simulate", panda, "--duration", "0.1", *extra)
+            row, cols = sim["rows"][-1], sim["columns"]
+            self.assertEqual(r[key], row[cols.index("panda_joint4")])
+        self.assertNotEqual(r["lim"], r["nolim"])   # the option reached the engine
         eq = self.cli_json("equilibrium", four)["coordinates"]
         self.assertEqual(sorted(r["eq"]), sorted(eq))
         for k in eq:

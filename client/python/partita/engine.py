@@ -180,7 +180,10 @@ class Data:
 class Model:
     """A model file (YAML or URDF) loaded, assembled and compiled by the engine.
 
-    Model(path, floating_base=False, dt=None, integrator=None); Model.from_string(text).
+    Model(path, floating_base=False, dt=None, integrator=None, balance_inertia=False,
+    no_joint_limits=False); Model.from_string(text). The options are the CLI's --floating-base,
+    --dt, --integrator, --balance-inertia (URDF: repair non-physical inertias) and
+    --no-joint-limits (limits kept but not enforced).
     The model keeps one Data of its own (model.default_data) for step(), state, set_inputs()
     and set_state(); data() makes independent ones. The analyses work at a Data's state (by
     default the model's own) on a copy, optionally moved by init / init_rate / set first, as
@@ -188,10 +191,12 @@ class Model:
     """
 
     def __init__(self, path=None, floating_base=False, dt=None, integrator=None, _text=None,
-                 _format=0):
+                 _format=0, balance_inertia=False, no_joint_limits=False):
         _need_engine()
         opt = ffi.new("pt_load_options *")
         opt.floating_base = 1 if floating_base else 0
+        opt.balance_inertia = 1 if balance_inertia else 0
+        opt.no_joint_limits = 1 if no_joint_limits else 0
         if dt is not None:
             if not dt > 0:
                 raise ValueError("dt must be positive")
