@@ -114,7 +114,8 @@ static void ring_push(session *s, const unsigned char *frame, size_t n) {
   viewer *v = s->v;
   if (!s->ring || n + LWS_PRE > s->cap)
     return;
-  if (s->count == s->q) {
+  if (s->count == s->q) {   // the oldest goes: the head moves on
+    s->head = (s->head + 1) % s->q;
     s->count--;
     v->dropped_frames++;
     if (++s->drops_in_row >= v->srv->cfg.viewer.drop_limit && !s->closing) {

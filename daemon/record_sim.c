@@ -53,7 +53,8 @@ void record_tick(sim *s) {
   int st = atomic_load_explicit(&r->state, memory_order_acquire);
   if (st == R_STARTING) {
     put_state(s, r);   // the state the recording starts from
-    atomic_store(&r->state, R_ACTIVE);
+    // only from STARTING: a StopRecording that came meanwhile (STARTING -> STOP) stands
+    atomic_compare_exchange_strong(&r->state, &st, R_ACTIVE);
   } else if (st == R_STOP) {
     atomic_store(&r->state, R_DONE);
   }

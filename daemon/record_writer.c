@@ -133,7 +133,14 @@ void *record_writer_main(void *arg) {
       snprintf(r->error, sizeof(r->error), "%s", rec_writer_error(r->w));
       log_error("model %s: recording %s: %s; recording ended", r->s->name, r->path, r->error);
       failed = 1;
-      atomic_store(&r->state, R_STOP);   // the simulation stops producing
+      // the simulation stops producing: only a live recording becomes STOP (one already DONE,
+      // by an unload or a full input ring, stays DONE, or nobody would end it), and a paused
+      // model's thread is woken to see it
+      int st = atomic_load(&r->state);
+      while ((st == R_STARTING || st == R_ACTIVE) &&
+             !atomic_compare_exchange_weak(&r->state, &st, R_STOP)) {
+      }
+      sem_post(&r->s->wake);
     }
     if (failed) {   // keep the rings empty until the simulation thread lets go
       while (spsc_peek(&r->states))

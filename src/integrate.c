@@ -319,7 +319,7 @@ static int attempt(const pt_model *m, pt_data *d, double t0, double h, int *retr
   int rc = try_step(m, d, t0, h);
   if (!rc) return PT_OK;
   restore_state(m, d, t0);
-  if (!d->dense) return rc;  // a tree's data: no Cartesian partition to retry with
+  if (tree_active(d)) return rc;  // a tree in its joint coordinates: no partition to retry with
   *retried = 1;
   rc = pt_policy_retry(m, d);
   if (!rc) {

@@ -160,8 +160,9 @@ int pt_policy_after_step(const pt_model *m, pt_data *d, int retried) {
       try_back_to_lu(m, d);
     else if (!calm || pt_qr_alpha(m, d) < ALPHA_MIN)
       pt_qr_build(m, d);  // seed step 12: a new tangent here (on failure the old one stays)
-  } else if (!d->dense) {
-    // a tree's data in its joint coordinates: no partition to judge
+  } else if (pt_tree_active(d)) {
+    // a tree in its joint coordinates: no partition to judge (whatever dense work a
+    // Cartesian mode asked for earlier left in the data)
   } else if (d->part_mode == PT_MODE_HYBRID && lu_wants_qr(d, retried)) {
     rc = pt_policy_to_qr(m, d);
     if (rc) rc = lu_rebuild(m, d);
