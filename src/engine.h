@@ -345,6 +345,8 @@ void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates 
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);
 double pt_potential(const pt_model *m, const pt_data *d);
+// Kinetic energy of the bodies at the velocities d->x (output.c).
+double pt_kinetic(const pt_model *m, const pt_data *d);
 void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12], double f,
                           double *qfrc);
 // dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma

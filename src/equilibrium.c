@@ -309,14 +309,7 @@ static int recover(eq_work *e, const double *qprev) {
 
 static double kinetic(const pt_model *m, pt_data *w) {
   pt_kin_bodies(m, w);
-  double ek = 0;
-  for (int k = 0; k < m->nbody; k++) {
-    const double *v = w->x + 6 * k, *om = v + 3;
-    double Iw[3];
-    ptu_mul_mat_vec3(Iw, w->inertia_g + 9 * k, om);
-    ek += 0.5 * m->body_mass[k] * ptu_dot3(v, v) + 0.5 * ptu_dot3(om, Iw);
-  }
-  return ek;
+  return pt_kinetic(m, w);
 }
 
 // Approach 2 (damped dynamics) and 4 (Newton from where it has slowed down). 1 = converged.

@@ -179,20 +179,9 @@ int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate) {
   return npush;
 }
 
-// Kinetic energy of the bodies at the current velocities (as output.c).
-static double kinetic(const pt_model *m, const pt_data *d) {
-  double e = 0;
-  for (int k = 0; k < m->nbody; k++) {
-    const double *v = d->x + 6 * k, *w = v + 3;
-    double Iw[3];
-    ptu_mul_mat_vec3(Iw, d->inertia_g + 9 * k, w);
-    e += 0.5 * m->body_mass[k] * ptu_dot3(v, v) + 0.5 * ptu_dot3(w, Iw);
-  }
-  return e;
-}
 
 static double energy(const pt_model *m, const pt_data *d) {
-  return kinetic(m, d) + pt_potential(m, d);
+  return pt_kinetic(m, d) + pt_potential(m, d);
 }
 
 // (1) at the end of a step: y = (theta, thetadot) of the state held now (tree_y). Clamps,
@@ -269,7 +258,7 @@ int pt_limits_after_step(const pt_model *m, pt_data *d, double *y) {
     pt_tree_velocities(m, d, y + n);
     const double e1 = energy(m, d);
     if (e1 > e0) {
-      const double ek = kinetic(m, d);
+      const double ek = pt_kinetic(m, d);
       const double f = ek > 0 ? sqrt(fmax(0.0, (ek - (e1 - e0)) / ek)) : 0.0;
       for (int i = 0; i < n; i++) y[n + i] *= f;
     }

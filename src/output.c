@@ -4,18 +4,22 @@
 
 // Requires rows evaluated at the current state (pt_eval). Residuals cover every row,
 // including redundant rows removed from the solve, and the normalisation.
-void pt_outputs(const pt_model *m, pt_data *d) {
-  pt_measure_from(m, d, pt_tree_outputs(m, d));
-  for (int i = 0; i < m->ncoord; i++) d->coord_ref[i] = d->coord[i];
-
+double pt_kinetic(const pt_model *m, const pt_data *d) {
   double ek = 0;
-  for (int k = 0; k < m->nbody; k++) {
+  for (int k = 0; k < m->nbody; k++) {   // sum of m v.v / 2 + w.(I w) / 2, I in global axes
     const double *v = d->x + 6 * k, *w = v + 3;
     double Iw[3];
     ptu_mul_mat_vec3(Iw, d->inertia_g + 9 * k, w);
     ek += 0.5 * m->body_mass[k] * ptu_dot3(v, v) + 0.5 * ptu_dot3(w, Iw);
   }
-  d->energy_kin = ek;
+  return ek;
+}
+
+void pt_outputs(const pt_model *m, pt_data *d) {
+  pt_measure_from(m, d, pt_tree_outputs(m, d));
+  for (int i = 0; i < m->ncoord; i++) d->coord_ref[i] = d->coord[i];
+
+  d->energy_kin = pt_kinetic(m, d);
   d->energy_pot = pt_potential(m, d);
 
   double rp = 0, rv = 0;

@@ -86,6 +86,14 @@ static inline void ptu_congruence3(double res[9], const double A[9], const doubl
   ptu_mul_mat3(res, t, At);
 }
 
+// Hamilton product of Euler parameters: A(res) = A(a) A(b).
+static inline void ptu_quat_mul(double res[4], const double a[4], const double b[4]) {
+  res[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  res[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  res[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  res[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
 // Rotation matrix of Euler parameters p = (e0, e): A = (e0^2 - e.e) I + 2 e e^T + 2 e0 e~
 // (Haug, eq. 6.2.x). Global = A * body.
 static inline void ptu_quat2mat(double A[9], const double p[4]) {

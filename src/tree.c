@@ -25,14 +25,6 @@ static void quat_axis(double p[4], const double h[3], double a) {
   for (int k = 0; k < 3; k++) p[1 + k] = s * h[k];
 }
 
-// Hamilton product: A(res) = A(a) A(b)
-static void quat_mul(double res[4], const double a[4], const double b[4]) {
-  res[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-  res[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-  res[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-  res[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-}
-
 static const double ground_q[7] = {0, 0, 0, 1, 0, 0, 0};
 static const double ground_rot[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 static const double ground_x[6] = {0, 0, 0, 0, 0, 0};
@@ -94,7 +86,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
     double rel[4], qa[4];  // Euler parameters of A1^T A2
     if (type == PT_JOINT_REVOLUTE) {
       quat_axis(qa, g + 6, dth);
-      quat_mul(rel, qa, d->tree_pref + 4 * j);
+      ptu_quat_mul(rel, qa, d->tree_pref + 4 * j);
     } else {
       ptu_copy(rel, d->tree_pref + 4 * j, 4);
     }
@@ -103,7 +95,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
     if (ch == 1) {  // child body2: A2 = A1 rel
       const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
       double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2, a[3], b[3];
-      quat_mul(q2 + 3, q1 + 3, rel);
+      ptu_quat_mul(q2 + 3, q1 + 3, rel);
       ptu_quat2mat(A2, q2 + 3);
       if (type == PT_JOINT_REVOLUTE) {
         ptu_mul_mat_vec3(a, A1, g);
@@ -118,7 +110,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
       double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, a[3], b[3], inv[4];
       inv[0] = rel[0];
       for (int k = 1; k < 4; k++) inv[k] = -rel[k];
-      quat_mul(q1 + 3, q2 + 3, inv);
+      ptu_quat_mul(q1 + 3, q2 + 3, inv);
       ptu_quat2mat(A1, q1 + 3);
       if (type == PT_JOINT_REVOLUTE) {
         ptu_mul_mat_vec3(a, A1, g);

@@ -149,13 +149,6 @@ void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt) {
 // ---------------------------------------------------------------------------------------------
 // Shapes into body frames.
 
-static void quat_mul(double r[4], const double a[4], const double b[4]) {
-  r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-  r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-  r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-  r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-}
-
 // Principal moments lam and axes V (columns, body frame) of a symmetric 3x3 inertia I, by
 // cyclic Jacobi rotations (converges in a few sweeps for 3x3).
 static void principal_axes(double lam[3], double V[9], const double I[9]) {
@@ -288,7 +281,7 @@ int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err) {
     ptu_quat2mat(A0, p0);
     ptu_sub3(d, pos, r0);
     ptu_mul_matT_vec3(v->pos, A0, d);
-    quat_mul(v->quat, conj, q);
+    ptu_quat_mul(v->quat, conj, q);
     v->uri = t;
     t += sprintf(t, "%s", sv->uri) + 1;
     v->mesh = t;

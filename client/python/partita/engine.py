@@ -12,6 +12,8 @@ numbers: Model(path).linearize() equals `partita linearize path --json`, inverse
 `partita inverse`, equilibrium() equals `partita equilibrium`.
 """
 
+import math
+
 import numpy as np
 
 from .statespace import StateSpace
@@ -166,8 +168,8 @@ class Data:
         return c
 
     def set_dt(self, dt):
-        if not dt > 0:
-            raise ValueError("dt must be positive")
+        if not (dt > 0 and math.isfinite(dt)):
+            raise ValueError("dt must be positive and finite")
         lib.pt_set_dt(self._d, float(dt))
 
     def set_integrator(self, name):
@@ -198,8 +200,8 @@ class Model:
         opt.balance_inertia = 1 if balance_inertia else 0
         opt.no_joint_limits = 1 if no_joint_limits else 0
         if dt is not None:
-            if not dt > 0:
-                raise ValueError("dt must be positive")
+            if not (dt > 0 and math.isfinite(dt)):
+                raise ValueError("dt must be positive and finite")
             opt.dt = float(dt)
         if integrator is not None:
             it = ffi.new("pt_integrator *")
