@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                           int use_all, double *moved, pt_error *err);
@@ -1061,6 +1062,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   m->dt = s->dt > 0 ? s->dt : 1e-3;
   m->integrator = s->integrator;
   m->switch_back_steps = s->switch_back_steps > 0 ? s->switch_back_steps : 5;
+  m->spin_substeps_max = PT_SPIN_SUBSTEPS_MAX;  // fixed at load: the worst step's cost bound
   m->restitution = s->restitution;
   if (!(s->restitution >= 0 && s->restitution <= 1)) {
     pt_model_free(m);

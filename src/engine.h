@@ -76,6 +76,8 @@ struct pt_model {
   int nlimit;                  // joints with limits
   int limits_on;               // limits enforced (option on; on a tree's data only: limits.c)
   double restitution;          // Newton's coefficient at a limit impact, in [0, 1]
+  int spin_substeps_max;       // cap of an RK4 step's substeps on the tree partition
+                               // (integrate.c, spin_substeps; 1 = never substep)
 
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)

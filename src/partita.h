@@ -245,6 +245,9 @@ typedef struct {
   int method;               // partition active after the last step: 0 LU, 1 QR
   int64_t qr_retakes;       // QR steps retaken as substeps after an energy jump or a failure
   int64_t limit_impacts;    // impulses taken at joint limits (issue 11, item 4)
+  int64_t spin_substeps;    // extra RK4 substeps taken for fast motion on a tree (issue 10,
+                            // item 8): a step taken as k substeps adds k - 1
+  int spin_substeps_last;   // substeps of the last step (1: an ordinary step)
 } pt_counters;
 // A joint limit in the state held now: -1 resting on (held at) the lower bound, +1 on the
 // upper one, 0 free or not enforced; pre and post (may be NULL) get the joint's rate just

@@ -37,4 +37,12 @@
 #define PT_TOL_ASSEMBLE_VEL_BAD 1e-8
 #define PT_TOL_LSQ_RCOND 1e-12
 
+// Fast motion on the tree partition (integrate.c, spin_substeps): an RK4 step whose angle
+// coordinates would turn by more than PT_SPIN_OMEGA_H rad in it, by rate or by acceleration,
+// (omega h with omega = max |thetadot| + sqrt(max |thetadd|)) is taken as ceil(omega h /
+// PT_SPIN_OMEGA_H) equal substeps, at most PT_SPIN_SUBSTEPS_MAX (the worst step then costs
+// that many ordinary ones).
+#define PT_SPIN_OMEGA_H 0.5
+#define PT_SPIN_SUBSTEPS_MAX 8
+
 #endif
