@@ -559,3 +559,9 @@ int pt_set_switch_back(pt_model *m, int steps) {
   m->switch_back_steps = steps;
   return PT_OK;
 }
+
+int pt_set_spin_substeps(pt_model *m, int max) {
+  if (max < 1 || max > 64) return PT_EINVAL;
+  m->spin_substeps_max = max;
+  return PT_OK;
+}

@@ -266,6 +266,9 @@ int pt_partition_method(const pt_data *d);            // active now: 0 LU, 1 QR
 int pt_set_partition_mode(pt_data *d, int mode);      // PT_MODE_*; PT_EINVAL if unknown
 int pt_set_switch_back(pt_model *m, int steps);       // QR -> LU after this many stable steps
                                                       // (default 5, 1..100000); call before use
+// Cap of the substeps an RK4 step on a tree takes when its angles turn fast (default 8,
+// 1..64; 1 = never substep; docs/partitioning.md, "Fast motion"); call before use
+int pt_set_spin_substeps(pt_model *m, int max);
 
 // Analyses: inverse dynamics and equilibrium (issue 5), linearization (issue 6).
 #include "pt_inverse.h"
