@@ -14,7 +14,7 @@
 
 #define PT_GROUND (-1)
 #define PT_MEAS_GEOM 12  // body-fixed vectors of a measure (4 x 3)
-#define PT_JOINT_GEOM 27 // body-fixed vectors of a joint (9 x 3)
+#define PT_JOINT_GEOM 30 // body-fixed vectors of a joint (10 x 3): pt_joint_vec
 
 typedef enum {
   PT_MEAS_ANGLE = 0,  // revolute/cylindrical angle: v0 = h (b1), v1 = f (b1), v2 = f (b2)
@@ -25,11 +25,53 @@ typedef enum {
   PT_MEAS_DISTANCE    // |p2 - p1|: v0 = s1 (b1), v1 = s2 (b2)
 } pt_meas_type;
 
-// A joint class: how many rows and how to fill them (one table, src/joint.c).
+// The body-fixed vectors of a joint (joint_geom, 3 numbers each; compile.c, build_joints): the
+// joint point on each body, the joint frame (h the axis, f, g across it) on each body, and the
+// other body's axis at t = 0 (a universal joint's angles need it).
+typedef enum {
+  PT_JV_S1 = 0,  // point (body1)
+  PT_JV_S2,      // point (body2)
+  PT_JV_H1,      // axis h (body1)
+  PT_JV_F1,      // f (body1)
+  PT_JV_G1,      // g (body1)
+  PT_JV_H2,      // axis h (body2); a universal joint's axis2
+  PT_JV_F2,      // f (body2)
+  PT_JV_G2,      // g (body2)
+  PT_JV_H2_ON1,  // body2's axis at t = 0 (body1)
+  PT_JV_H1_ON2,  // body1's axis at t = 0 (body2)
+  PT_JV_COUNT
+} pt_joint_vec;
+
+// The basic constraints every joint row is one of (joint.c; Haug's spherical, dot-1, dot-2).
+typedef enum {
+  PT_ROW_SPHERICAL = 0,  // (p2 - p1)_k = 0: component k = vec[0]
+  PT_ROW_DOT1,           // a1 . a2 = 0: a1 = vec[0] (body1), a2 = vec[1] (body2)
+  PT_ROW_DOT2            // a1 . (p2 - p1) = 0: a1 = vec[0] (body1)
+} pt_row_kind;
+
+typedef struct {
+  unsigned char kind;    // pt_row_kind
+  unsigned char vec[2];  // component or pt_joint_vec indices
+} pt_row_def;
+
+// A joint coordinate: the measure (measure.c) and the joint vectors it reads as v0, v1, v2.
+typedef struct {
+  const char *suffix;    // name = joint name "." suffix, or the joint's name when ""
+  unsigned char meas;    // pt_meas_type
+  unsigned char vec[3];  // pt_joint_vec indices
+} pt_coord_def;
+
+// A joint class (one table, src/joint.c): its rows and its coordinates. The model copies the
+// rows into row_kind / row_vec and the coordinates into the measures at compile, so that
+// nothing after compile (rows, partitions, assembly, inverse dynamics, linearization) switches
+// on the joint type.
 typedef struct {
   const char *name;
   int nrow;
   int ncoord;
+  pt_row_def row[6];       // (nrow)
+  pt_coord_def coord[3];   // (ncoord)
+  int damp_rotation;       // damping acts on the relative angular velocity (no coordinate)
 } pt_joint_class;
 extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 
@@ -70,6 +112,9 @@ struct pt_model {
   double *joint_damping;       // (njoint)
   double *joint_friction;      // (njoint x 2) Coulomb force F, velocity scale v (force.c)
   int *joint_row_adr;          // (njoint) first row in the all-rows numbering
+  int *joint_nrow;             // (njoint) rows of the joint (its class's)
+  int *joint_ncoord;           // (njoint) coordinates of the joint (its class's)
+  int *joint_damp_rotation;    // (njoint) damping on the relative angular velocity (class)
   int *joint_coord_adr;        // (njoint) first joint coordinate (measure), -1 if none
   int *joint_limited;          // (njoint) 1 if the joint's coordinate has limits
   double *joint_limit;         // (njoint x 2) lower, upper (rad or m)
@@ -79,6 +124,9 @@ struct pt_model {
 
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)
+  int *row_joint;              // (nrow_joint) owning joint
+  int *row_kind;               // (nrow_joint) pt_row_kind, from the joint's class
+  int *row_vec;                // (nrow_joint x 2) the kind's component or pt_joint_vec indices
   int *row_active;             // (nrow) index in the active numbering, or -1 if removed
   int *con_row;                // (ncon) all-rows index of each active row
 

@@ -46,7 +46,7 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int slot = b2 != PT_GROUND ? 1 : 0;  // ground side: the other body, then negate
     const int body = slot ? b2 : b1;
-    const int r0 = m->joint_row_adr[j], nr = pt_joint_classes[m->joint_type[j]].nrow;
+    const int r0 = m->joint_row_adr[j], nr = m->joint_nrow[j];
 
     double f[6] = {0, 0, 0, 0, 0, 0};
     for (int r = r0; r < r0 + nr; r++) {
