@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
@@ -115,7 +116,7 @@ static int find_coord(const pt_model *m, const char *name) {
 
 static int unit(double out[3], const double v[3]) {
   double n = ptu_norm3(v);
-  if (!(n > 1e-12) || !isfinite(n)) return -1;
+  if (!(n > PT_TOL_LENGTH) || !isfinite(n)) return -1;
   ptu_scl3(out, v, 1 / n);
   return 0;
 }
@@ -165,7 +166,7 @@ static int build_bodies(pt_model *m, const pt_spec *s, pt_error *err) {
     m->body_mass[i] = b->mass;
     double p[4];
     double n = sqrt(b->quat[0] * b->quat[0] + ptu_dot3(b->quat + 1, b->quat + 1));
-    if (!(n > 1e-12))
+    if (!(n > PT_TOL_LENGTH))
       return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name,
                   "orientation quaternion has zero length");
     for (int c = 0; c < 4; c++) p[c] = b->quat[c] / n;
@@ -289,7 +290,7 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
       if (unit(h1, sj->axis1) || unit(h2, sj->axis2))
         return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                     "axis1/axis2 must have non-zero length");
-      if (fabs(ptu_dot3(h1, h2)) > 1e-6)
+      if (fabs(ptu_dot3(h1, h2)) > PT_TOL_PERPENDICULAR)
         return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                     "axis1 and axis2 must be perpendicular at t=0");
       ptu_copy(h, h1, 3);
@@ -305,7 +306,7 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
       f[0] = 1, f[1] = 0, f[2] = 0, g[0] = 0, g[1] = 1, g[2] = 0;
     } else if (planar_x) {  // the planar joint's x direction, given
       unit(f, sj->axis1);
-      if (fabs(ptu_dot3(f, h)) > 1e-6)
+      if (fabs(ptu_dot3(f, h)) > PT_TOL_PERPENDICULAR)
         return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                     "axis1 (the x direction) must be perpendicular to axis (the plane's normal)");
       ptu_scl3(g, h, ptu_dot3(f, h));  // exactly in the plane
@@ -759,8 +760,8 @@ static void set_active(pt_model *m, const int *keep) {
 // Whether rows `rows` of J (x space) are independent by the body-block structure, in
 // O(nbody): with the bodies in breadth-first order from the ground, each row belongs to the
 // later of its two bodies; J is then block lower triangular (rows of a body x its 6 columns),
-// and regular diagonal blocks (complete pivoting finds each pivot above 1e-6 of the largest
-// row norm) make every row independent. 1 when that holds (a tree with sound joints), 0 when
+// and regular diagonal blocks (complete pivoting finds each pivot above PT_TOL_BLOCK_PIVOT of
+// the largest row norm) make every row independent. 1 when that holds (a tree with sound joints), 0 when
 // the blocks cannot tell (closed loops, a body with more than 6 rows, small pivots) and the
 // dense rank decision must decide. -1 on allocation failure.
 static int rows_independent_by_blocks(const pt_model *m, const pt_data *d, const int *rows,
@@ -819,7 +820,7 @@ static int rows_independent_by_blocks(const pt_model *m, const pt_data *d, const
       for (int i = r; i < nr; i++)
         for (int j = r; j < 6; j++)
           if (fabs(G[6 * i + colperm[j]]) > best) best = fabs(G[6 * i + colperm[j]]), pi = i, pj = j;
-      if (!(best > 1e-6 * rmax)) {
+      if (!(best > PT_TOL_BLOCK_PIVOT * rmax)) {
         ok = 0;
         break;
       }
@@ -875,7 +876,7 @@ static int rank_rows(const pt_model *m, const pt_data *d, const int *rows, int n
     const int kmax = n < nv ? n : nv;
     double r0 = fabs(Jt[0]);
     for (int k = 0; k < kmax; k++)
-      if (fabs(Jt[(size_t)k * n + k]) > 1e-9 * r0 && r0 > 0) rank++;
+      if (fabs(Jt[(size_t)k * n + k]) > PT_TOL_RANK_ROWS * r0 && r0 > 0) rank++;
     for (int i = 0; i < n; i++) keep[rows[i]] = 0;
     for (int k = 0; k < rank; k++) keep[rows[jpvt[k] - 1]] = 1;
   }
@@ -917,7 +918,7 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
     pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
     goto done;
   }
-  if (moved > 1e-9)
+  if (moved > PT_TOL_ASSEMBLY_MOVED)
     warn(m, "assembly moved the initial positions by up to %.3g (max |dq|)", moved);
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);

@@ -11,6 +11,7 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 static void skew(double M[9], const double v[3]) {
   M[0] = 0, M[1] = -v[2], M[2] = v[1];
@@ -81,7 +82,7 @@ static void tsda(const pt_model *m, const pt_data *d, double *Qq, double *Qu, in
   pt_body_point(d, b[1], par + 7, p2, s2);
   ptu_sub3(dv, p2, p1);
   double l = ptu_norm3(dv);
-  if (l < 1e-12) return;  // force.c applies nothing there
+  if (l < PT_TOL_COINCIDENT) return;  // force.c applies nothing there
   ptu_scl3(u, dv, 1 / l);
   ptu_scl3(J, u, -1);
   ptu_cross3(J + 3, s1, u);

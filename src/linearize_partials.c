@@ -17,6 +17,7 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 #define FD_H_POS 1e-5   // position / rotation step (m, rad) for the local differences
 #define FD_H_VEL 1e-3   // velocity step: gamma and Jdot x are quadratic in u, so exact
@@ -95,7 +96,7 @@ static void deriv_angle(double D[144], const double h[3], int hb) {
 void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
                         const double dv[3]) {
   const double l = ptu_norm3(dv);
-  if (l < 1e-12) return;  // the engine takes the Jacobian as zero there
+  if (l < PT_TOL_COINCIDENT) return;  // the engine takes the Jacobian as zero there
   double u[3], P[9], S1[9], S2[9], U[9], Du[4][9], T[9];
   ptu_scl3(u, dv, 1 / l);
   for (int i = 0; i < 3; i++)

@@ -316,7 +316,7 @@ void pt_qr_coords(const pt_model *m, const pt_data *d, double *z, double *zd, do
 double pt_qr_alpha(const pt_model *m, const pt_data *d) {
   const int nq = m->nq;
   double qq = dotn(d->qd, d->qd, nq), zz = 0;
-  if (m->ndof == 0 || !(qq > 1e-20)) return 1;
+  if (m->ndof == 0 || !(qq > PT_TOL_AT_REST_QD2)) return 1;
   for (int k = 0; k < m->ndof; k++) {
     double b = dotn(d->qr_q2 + (size_t)k * nq, d->qd, nq);
     zz += b * b;
