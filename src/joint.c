@@ -48,6 +48,7 @@ typedef struct {
   double v[8][3];     // joint_geom directions PT_JV_H1..PT_JV_G2 in global axes
   double w1[3], w2[3];
   double s1[3], s2[3], d[3], dd[3];
+  double c1[3], c2[3];  // w1 x (w1 x s1), w2 x (w2 x s2)
 } jctx;
 
 static void world_vec(const pt_data *d, int body, const double *vbar, double out[3]) {
@@ -55,6 +56,13 @@ static void world_vec(const pt_data *d, int body, const double *vbar, double out
     ptu_copy(out, vbar, 3);
   else
     ptu_mul_mat_vec3(out, d->rot + 9 * body, vbar);
+}
+
+// w x (w x a)
+static void centripetal(double out[3], const double w[3], const double a[3]) {
+  double t[3];
+  ptu_cross3(t, w, a);
+  ptu_cross3(out, w, t);
 }
 
 static void ctx_init(const pt_model *m, const pt_data *d, int j, jctx *c) {
@@ -73,20 +81,13 @@ static void ctx_init(const pt_model *m, const pt_data *d, int j, jctx *c) {
   ptu_cross3(t1, c->w1, c->s1);
   ptu_cross3(t2, c->w2, c->s2);
   for (int k = 0; k < 3; k++) c->dd[k] = v2[k] + t2[k] - v1[k] - t1[k];
-}
-
-// w x (w x a)
-static void centripetal(double out[3], const double w[3], const double a[3]) {
-  double t[3];
-  ptu_cross3(t, w, a);
-  ptu_cross3(out, w, t);
+  centripetal(c->c1, c->w1, c->s1);
+  centripetal(c->c2, c->w2, c->s2);
 }
 
 // Spherical joint: component k of p2 - p1 = 0.
 static void row_spherical(const jctx *c, int k, double *phi, double *J, double *gamma) {
-  double c1[3], c2[3], e[3] = {0, 0, 0}, t[3];
-  centripetal(c1, c->w1, c->s1);
-  centripetal(c2, c->w2, c->s2);
+  double e[3] = {0, 0, 0}, t[3];
   e[k] = 1;
   ptu_zero(J, 12);
   J[k] = -1;
@@ -95,7 +96,7 @@ static void row_spherical(const jctx *c, int k, double *phi, double *J, double *
   J[6 + k] = 1;
   ptu_cross3(J + 9, c->s2, e);
   *phi = c->d[k];
-  *gamma = -(c2[k] - c1[k]);
+  *gamma = -(c->c2[k] - c->c1[k]);
 }
 
 // Dot-1: a1 . a2 = 0, a1 fixed in body1, a2 fixed in body2.
