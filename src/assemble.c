@@ -137,8 +137,7 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
   free(A), free(b), free(sv), free(q0);
   if (rc) {
     if (worst >= 0 && worst < m->nrow_joint) {
-      int j = 0;
-      while (j + 1 < m->njoint && m->joint_row_adr[j + 1] <= worst) j++;
+      const int j = m->row_joint[worst];
       return pt_error_set(err, PT_EASSEMBLY,
                           "assembly did not converge: residual %.3g at joint \"%s\" "
                           "(inconsistent constraints or values out of reach)",

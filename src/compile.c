@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 #include "tolerances.h"
 
@@ -116,7 +117,7 @@ static int find_coord(const pt_model *m, const char *name) {
 
 static int unit(double out[3], const double v[3]) {
   double n = ptu_norm3(v);
-  if (!(n > 1e-12) || !isfinite(n)) return -1;
+  if (!(n > PT_TOL_LENGTH) || !isfinite(n)) return -1;
   ptu_scl3(out, v, 1 / n);
   return 0;
 }
@@ -166,7 +167,7 @@ static int build_bodies(pt_model *m, const pt_spec *s, pt_error *err) {
     m->body_mass[i] = b->mass;
     double p[4];
     double n = sqrt(b->quat[0] * b->quat[0] + ptu_dot3(b->quat + 1, b->quat + 1));
-    if (!(n > 1e-12))
+    if (!(n > PT_TOL_LENGTH))
       return fail(err, PT_EMODEL, s, b->line, "bodies", i, b->name,
                   "orientation quaternion has zero length");
     for (int c = 0; c < 4; c++) p[c] = b->quat[c] / n;
@@ -268,12 +269,21 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
                     sj->limits[0], sj->limits[1]);
       m->nlimit++;
     }
+    // the joint's rows and coordinates from its class (joint.c)
+    const pt_joint_class *cls = &pt_joint_classes[sj->type];
     m->joint_row_adr[j] = row;
-    for (int r = 0; r < pt_joint_classes[sj->type].nrow; r++) {
+    m->joint_nrow[j] = cls->nrow;
+    m->joint_ncoord[j] = cls->ncoord;
+    m->joint_damp_rotation[j] = cls->damp_rotation;
+    for (int r = 0; r < cls->nrow; r++) {
       m->row_body[2 * (row + r)] = b1;
       m->row_body[2 * (row + r) + 1] = b2;
+      m->row_joint[row + r] = j;
+      m->row_kind[row + r] = cls->row[r].kind;
+      m->row_vec[2 * (row + r)] = cls->row[r].vec[0];
+      m->row_vec[2 * (row + r) + 1] = cls->row[r].vec[1];
     }
-    row += pt_joint_classes[sj->type].nrow;
+    row += cls->nrow;
 
     double h[3], f[3], g[3], h1[3] = {0, 0, 1}, h2[3] = {0, 0, 1};
     double *G = m->joint_geom + PT_JOINT_GEOM * j;
@@ -281,7 +291,7 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
       if (unit(h1, sj->axis1) || unit(h2, sj->axis2))
         return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                     "axis1/axis2 must have non-zero length");
-      if (fabs(ptu_dot3(h1, h2)) > 1e-6)
+      if (fabs(ptu_dot3(h1, h2)) > PT_TOL_PERPENDICULAR)
         return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                     "axis1 and axis2 must be perpendicular at t=0");
       ptu_copy(h, h1, 3);
@@ -297,7 +307,7 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
       f[0] = 1, f[1] = 0, f[2] = 0, g[0] = 0, g[1] = 1, g[2] = 0;
     } else if (planar_x) {  // the planar joint's x direction, given
       unit(f, sj->axis1);
-      if (fabs(ptu_dot3(f, h)) > 1e-6)
+      if (fabs(ptu_dot3(f, h)) > PT_TOL_PERPENDICULAR)
         return fail(err, PT_EMODEL, s, sj->line, "joints", j, sj->name,
                     "axis1 (the x direction) must be perpendicular to axis (the plane's normal)");
       ptu_scl3(g, h, ptu_dot3(f, h));  // exactly in the plane
@@ -307,65 +317,30 @@ static int build_joints(pt_model *m, const pt_spec *s, pt_error *err) {
     } else {
       ptu_perp_frame(f, g, h);
     }
-    to_body_point(m, b1, sj->point, G);
-    to_body_point(m, b2, sj->point, G + 3);
-    to_body(m, b1, h, G + 6);
-    to_body(m, b1, f, G + 9);
-    to_body(m, b1, g, G + 12);
-    to_body(m, b2, sj->type == PT_JOINT_UNIVERSAL ? h2 : h, G + 15);
-    to_body(m, b2, f, G + 18);
-    to_body(m, b2, g, G + 21);
+    const double *hb2 = sj->type == PT_JOINT_UNIVERSAL ? h2 : h;  // body2's axis
+    to_body_point(m, b1, sj->point, G + 3 * PT_JV_S1);
+    to_body_point(m, b2, sj->point, G + 3 * PT_JV_S2);
+    to_body(m, b1, h, G + 3 * PT_JV_H1);
+    to_body(m, b1, f, G + 3 * PT_JV_F1);
+    to_body(m, b1, g, G + 3 * PT_JV_G1);
+    to_body(m, b2, hb2, G + 3 * PT_JV_H2);
+    to_body(m, b2, f, G + 3 * PT_JV_F2);
+    to_body(m, b2, g, G + 3 * PT_JV_G2);
+    to_body(m, b1, hb2, G + 3 * PT_JV_H2_ON1);
+    to_body(m, b2, h, G + 3 * PT_JV_H1_ON2);
 
-    // joint coordinates (zero at t=0)
-    char name[PT_COORD_NAME_MAX];
-    m->joint_coord_adr[j] = pt_joint_classes[sj->type].ncoord ? m->ncoord : -1;
-    const int cyl = sj->type == PT_JOINT_CYLINDRICAL;
-    if (sj->type == PT_JOINT_REVOLUTE || cyl) {
-      snprintf(name, sizeof(name), cyl ? "%s.angle" : "%s", sj->name);
-      add_coord(m, name, PT_MEAS_ANGLE, b1, b2, j);
+    // joint coordinates (zero at t=0): the class's measures on the joint's vectors
+    m->joint_coord_adr[j] = cls->ncoord ? m->ncoord : -1;
+    for (int k = 0; k < cls->ncoord; k++) {
+      const pt_coord_def *cd = &cls->coord[k];
+      char name[PT_COORD_NAME_MAX];
+      if (cd->suffix[0])
+        snprintf(name, sizeof(name), "%s.%s", sj->name, cd->suffix);
+      else
+        snprintf(name, sizeof(name), "%s", sj->name);
+      add_coord(m, name, (pt_meas_type)cd->meas, b1, b2, j);
       double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
-      ptu_copy(mg, G + 6, 3);
-      ptu_copy(mg + 3, G + 9, 3);
-      ptu_copy(mg + 6, G + 18, 3);
-    }
-    if (sj->type == PT_JOINT_PRISMATIC || cyl) {
-      snprintf(name, sizeof(name), cyl ? "%s.slide" : "%s", sj->name);
-      add_coord(m, name, PT_MEAS_SLIDE, b1, b2, j);
-      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
-      ptu_copy(mg, G + 6, 3);
-      ptu_copy(mg + 3, G, 3);
-      ptu_copy(mg + 6, G + 3, 3);
-    }
-    if (sj->type == PT_JOINT_PLANAR) {  // x, y along f, g (body1), angle about h
-      static const char *const sfx[2] = {"x", "y"};
-      for (int k = 0; k < 2; k++) {
-        snprintf(name, sizeof(name), "%s.%s", sj->name, sfx[k]);
-        add_coord(m, name, PT_MEAS_SLIDE, b1, b2, j);
-        double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
-        ptu_copy(mg, G + 9 + 3 * k, 3);
-        ptu_copy(mg + 3, G, 3);
-        ptu_copy(mg + 6, G + 3, 3);
-      }
-      snprintf(name, sizeof(name), "%s.angle", sj->name);
-      add_coord(m, name, PT_MEAS_ANGLE, b1, b2, j);
-      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
-      ptu_copy(mg, G + 6, 3);
-      ptu_copy(mg + 3, G + 9, 3);
-      ptu_copy(mg + 6, G + 18, 3);
-    }
-    if (sj->type == PT_JOINT_UNIVERSAL) {
-      snprintf(name, sizeof(name), "%s.angle1", sj->name);
-      add_coord(m, name, PT_MEAS_UANGLE1, b1, b2, j);
-      double *mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
-      ptu_copy(mg, G + 6, 3);      // h1 on body1
-      to_body(m, b1, h2, mg + 3);  // axis2 copy on body1
-      ptu_copy(mg + 6, G + 15, 3); // h2 on body2
-      snprintf(name, sizeof(name), "%s.angle2", sj->name);
-      add_coord(m, name, PT_MEAS_UANGLE2, b1, b2, j);
-      mg = m->meas_geom + PT_MEAS_GEOM * (m->ncoord - 1);
-      ptu_copy(mg, G + 15, 3);     // h2 on body2
-      ptu_copy(mg + 3, G + 6, 3);  // h1 on body1
-      to_body(m, b2, h1, mg + 6);  // axis1 copy on body2
+      for (int v = 0; v < 3; v++) ptu_copy(mg + 3 * v, G + 3 * cd->vec[v], 3);
     }
   }
   m->nrow_joint = row;
@@ -403,30 +378,20 @@ static int build_user_coords(pt_model *m, const pt_spec *s, pt_error *err) {
   return PT_OK;
 }
 
-// Measure index of a joint's coordinate for a motion/actuator/spring: `which` = "" (the only
-// one, or the first of the requested kind) or a suffix. kind: 0 angle, 1 slide, 2 any.
+// Measure index of a joint's coordinate for a motion/actuator/spring: `which` = "" (the
+// joint's only coordinate of the requested kind) or a coordinate's suffix (of that kind).
+// kind: 0 angle, 1 slide, 2 any.
 static int joint_coord(const pt_model *m, int j, const char *which, int kind) {
   const int adr = m->joint_coord_adr[j];
   if (adr < 0) return -1;
-  const int t = m->joint_type[j];
-  if (t == PT_JOINT_REVOLUTE) return (which[0] == 0 && kind != 1) ? adr : -1;
-  if (t == PT_JOINT_PRISMATIC) return (which[0] == 0 && kind != 0) ? adr : -1;
-  if (t == PT_JOINT_CYLINDRICAL) {
-    if (strcmp(which, "angle") == 0 || (which[0] == 0 && kind == 0)) return adr;
-    if (strcmp(which, "slide") == 0 || (which[0] == 0 && kind == 1)) return adr + 1;
-    return -1;
+  const pt_joint_class *cls = &pt_joint_classes[m->joint_type[j]];
+  int found = -1, nfound = 0;
+  for (int k = 0; k < cls->ncoord; k++) {
+    const int slide = cls->coord[k].meas == PT_MEAS_SLIDE;
+    if (kind != 2 && slide != (kind == 1)) continue;
+    if (which[0] ? strcmp(which, cls->coord[k].suffix) == 0 : 1) found = adr + k, nfound++;
   }
-  if (t == PT_JOINT_PLANAR) {
-    if (strcmp(which, "angle") == 0 || (which[0] == 0 && kind == 0)) return kind != 1 ? adr + 2 : -1;
-    if (strcmp(which, "x") == 0) return kind != 0 ? adr : -1;
-    if (strcmp(which, "y") == 0) return kind != 0 ? adr + 1 : -1;
-    return -1;
-  }
-  if (t == PT_JOINT_UNIVERSAL && kind != 1) {
-    if (strcmp(which, "angle1") == 0) return adr;
-    if (strcmp(which, "angle2") == 0) return adr + 1;
-  }
-  return -1;
+  return nfound == 1 ? found : -1;
 }
 
 // Natural cubic spline second derivatives for (t_i, v_i) (tridiagonal solve).
@@ -796,8 +761,8 @@ static void set_active(pt_model *m, const int *keep) {
 // Whether rows `rows` of J (x space) are independent by the body-block structure, in
 // O(nbody): with the bodies in breadth-first order from the ground, each row belongs to the
 // later of its two bodies; J is then block lower triangular (rows of a body x its 6 columns),
-// and regular diagonal blocks (complete pivoting finds each pivot above 1e-6 of the largest
-// row norm) make every row independent. 1 when that holds (a tree with sound joints), 0 when
+// and regular diagonal blocks (complete pivoting finds each pivot above PT_TOL_BLOCK_PIVOT of
+// the largest row norm) make every row independent. 1 when that holds (a tree with sound joints), 0 when
 // the blocks cannot tell (closed loops, a body with more than 6 rows, small pivots) and the
 // dense rank decision must decide. -1 on allocation failure.
 static int rows_independent_by_blocks(const pt_model *m, const pt_data *d, const int *rows,
@@ -856,7 +821,7 @@ static int rows_independent_by_blocks(const pt_model *m, const pt_data *d, const
       for (int i = r; i < nr; i++)
         for (int j = r; j < 6; j++)
           if (fabs(G[6 * i + colperm[j]]) > best) best = fabs(G[6 * i + colperm[j]]), pi = i, pj = j;
-      if (!(best > 1e-6 * rmax)) {
+      if (!(best > PT_TOL_BLOCK_PIVOT * rmax)) {
         ok = 0;
         break;
       }
@@ -912,7 +877,7 @@ static int rank_rows(const pt_model *m, const pt_data *d, const int *rows, int n
     const int kmax = n < nv ? n : nv;
     double r0 = fabs(Jt[0]);
     for (int k = 0; k < kmax; k++)
-      if (fabs(Jt[(size_t)k * n + k]) > 1e-9 * r0 && r0 > 0) rank++;
+      if (fabs(Jt[(size_t)k * n + k]) > PT_TOL_RANK_ROWS * r0 && r0 > 0) rank++;
     for (int i = 0; i < n; i++) keep[rows[i]] = 0;
     for (int k = 0; k < rank; k++) keep[rows[jpvt[k] - 1]] = 1;
   }
@@ -954,7 +919,7 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
     pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
     goto done;
   }
-  if (moved > 1e-9)
+  if (moved > PT_TOL_ASSEMBLY_MOVED)
     warn(m, "assembly moved the initial positions by up to %.3g (max |dq|)", moved);
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
@@ -1097,6 +1062,9 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
        ALLOC_ARR(joint_body, 2 * nj) && ALLOC_ARR(joint_geom, PT_JOINT_GEOM * nj) &&
        ALLOC_ARR(joint_damping, nj) && ALLOC_ARR(joint_friction, 2 * nj) &&
        ALLOC_ARR(joint_row_adr, nj) && ALLOC_ARR(joint_limited, nj) &&
+       ALLOC_ARR(joint_nrow, nj) && ALLOC_ARR(joint_ncoord, nj) &&
+       ALLOC_ARR(joint_damp_rotation, nj) && ALLOC_ARR(row_joint, nrow) &&
+       ALLOC_ARR(row_kind, nrow) && ALLOC_ARR(row_vec, 2 * nrow) &&
        ALLOC_ARR(joint_limit, 2 * nj) && ALLOC_ARR(joint_coord_adr, nj);
   ok = ok && ALLOC_ARR(row_body, 2 * m->nrow) && ALLOC_ARR(row_active, m->nrow) &&
        ALLOC_ARR(con_row, m->nrow);

@@ -1,5 +1,6 @@
-// data.c: pt_data, one buffer sized at load and split into arrays by a layout table that runs
-// twice (measure, then place), plus the state accessors of partita.h.
+// data.c: pt_data, one buffer sized at load and split into arrays by the tables of engine.h
+// (PT_DATA_ARRAYS, PT_DATA_DENSE), laid out twice (measure, then place), plus the state
+// accessors of partita.h.
 #include <stdlib.h>
 
 #include "engine.h"
@@ -17,125 +18,28 @@ static void *take(arena *a, size_t n) {
   return a->base ? a->base + o : NULL;
 }
 
-#define TAKE_D(a, n) ((double *)take(a, sizeof(double) * (size_t)(n)))
-#define TAKE_I(a, n) ((int *)take(a, sizeof(int) * (size_t)(n)))
-
+// The buffer's arrays at their offsets (a->base != NULL) or its size (a->base == NULL), from
+// the tables of engine.h; the counts below are the names their sizes are written in.
 static void layout(const pt_model *m, pt_data *d, arena *a) {
-  const int nq = m->nq, nv = m->nv, nb = m->nbody, n2 = 2 * (m->ndof > 0 ? m->ndof : 0);
-  const int ncq = m->ncq, nrow = m->nrow, ncon = m->ncon, nc = m->ncoord;
-  int lu_max = 0;
-  for (int k = 0; k < nb; k++) lu_max += 7 * (m->body_row_adr[k + 1] - m->body_row_adr[k] + 1);
-  d->q = TAKE_D(a, nq);
-  d->qd = TAKE_D(a, nq);
-  d->qdd = TAKE_D(a, nq);
-  d->x = TAKE_D(a, nv);
-  d->xdd = TAKE_D(a, nv);
-  d->rot = TAKE_D(a, 9 * nb);
-  d->inertia_g = TAKE_D(a, 9 * nb);
-  d->inertia_ginv = TAKE_D(a, 9 * nb);
-  d->input = TAKE_D(a, m->ninput);
-  d->qfrc = TAKE_D(a, nv);
-  d->row_phi = TAKE_D(a, nrow);
-  d->row_jac = TAKE_D(a, 12 * nrow);
-  d->row_gamma = TAKE_D(a, nrow);
-  d->row_nu = TAKE_D(a, nrow);
-  d->lambda = TAKE_D(a, ncon);
-  d->w_val = TAKE_D(a, m->w_nnz);
-  d->mjt = TAKE_D(a, 12 * ncon);
-  d->ldl_Lx = TAKE_D(a, m->ldl_nnz);
-  d->ldl_Li = TAKE_I(a, m->ldl_nnz);
-  d->ldl_D = TAKE_D(a, ncon);
-  d->ldl_Y = TAKE_D(a, ncon);
-  d->ldl_pattern = TAKE_I(a, ncon);
-  d->ldl_flag = TAKE_I(a, ncon);
-  d->ldl_rowptr = TAKE_I(a, ncon + 1);
-  d->ldl_rowpat = TAKE_I(a, m->ldl_nnz);
-  d->ldl_rhs = TAKE_D(a, ncon);
-  d->wrk6 = TAKE_D(a, nv);
-  d->coord = TAKE_D(a, nc);
-  d->coord_rate = TAKE_D(a, nc);
-  d->coord_acc = TAKE_D(a, nc);
-  d->coord_ref = TAKE_D(a, nc);
-  d->q_dep = TAKE_I(a, nq);
-  d->indep = TAKE_I(a, nq);
-  d->dep = TAKE_I(a, nq);
-  d->jq = TAKE_D(a, 14 * ncq);
-  d->phiF = TAKE_D(a, ncq);
-  d->piv_built = TAKE_D(a, ncq);
-  d->rhs = TAKE_D(a, nq);
-  d->lu_colptr = TAKE_I(a, ncq + 1);
-  d->lu_rowind = TAKE_I(a, lu_max);
-  d->lu_src = TAKE_I(a, lu_max);
-  d->lu_val = TAKE_D(a, lu_max);
-  const size_t ntri = (size_t)ncq * (size_t)(ncq > 0 ? ncq - 1 : 0) / 2;
-  d->lu_prow = TAKE_I(a, ncq);
-  d->lu_pinv = TAKE_I(a, ncq);
-  d->lu_Lp = TAKE_I(a, ncq + 1);
-  d->lu_Up = TAKE_I(a, ncq + 1);
-  d->lu_Ud = TAKE_D(a, ncq);
-  d->lu_x = TAKE_D(a, ncq);
-  d->lu_y = TAKE_D(a, ncq);
-  d->lu_mark = TAKE_I(a, ncq);
-  d->lu_stack = TAKE_I(a, 2 * ncq);
-  d->tree_joint = TAKE_I(a, m->njoint);
-  d->tree_child = TAKE_I(a, m->njoint);
-  d->tree_dof = TAKE_I(a, m->njoint);
-  d->tree_coord = TAKE_I(a, n2 / 2);
-  d->tree_body_joint = TAKE_I(a, m->nbody);
-  d->tree_pref = TAKE_D(a, 4 * m->njoint);
-  d->tree_tref = TAKE_D(a, 3 * m->njoint);
-  d->tree_theta_ref = TAKE_D(a, m->njoint);
-  d->tree_y = TAKE_D(a, n2);
-  d->tree_y_save = TAKE_D(a, n2);
-  const int nl = m->nlimit, nd = n2 / 2;
-  d->lim_joint = TAKE_I(a, nl);
-  d->lim_dof = TAKE_I(a, nl);
-  d->lim_state = TAKE_I(a, nl);
-  d->lim_set = TAKE_I(a, nl);
-  d->lim_pre = TAKE_D(a, nl);
-  d->lim_post = TAKE_D(a, nl);
-  d->lim_minv = TAKE_D(a, (size_t)nl * nd);
-  d->lim_w = TAKE_D(a, (size_t)nl * nl);
-  d->lim_l = TAKE_D(a, (size_t)nl * nl);
-  d->lim_in = TAKE_I(a, nl);
-  d->lim_b = TAKE_D(a, nl);
-  d->lim_x = TAKE_D(a, nl);
-  d->lim_u = TAKE_D(a, nl);
-  d->lim_acc = TAKE_D(a, nd);
-  d->lim_qfrc = TAKE_D(a, nv);
-  d->iwork = TAKE_I(a, 2 * nq);
-  d->y = TAKE_D(a, n2);
-  d->ystage = TAKE_D(a, n2);
-  d->k = TAKE_D(a, 8 * n2);
-  d->ysum = TAKE_D(a, n2);
-  d->q_save = TAKE_D(a, nq);
-  d->qd_save = TAKE_D(a, nq);
-  d->qr_ref = TAKE_D(a, nq);
-  d->qr_vec = TAKE_D(a, nq);
-  d->qr_lwork = TAKE_D(a, 64 * (size_t)nq + 64);
-  d->qr_ipiv = TAKE_I(a, nq);
-  d->fb_jpvt = TAKE_I(a, nv);
-  // The dense work of the Cartesian partitions, last so that the arrays above keep their
-  // offsets whether it is there or not (pt_data_dense grows a data by one copy): the LU of
-  // Phi_u at its dense worst case, the QR partition's and the fallback's (nq x nq, nv x nv).
-  // A tree integrated in its joint coordinates needs none of it (sizes grow as n^2).
-  if (!d->dense) {
-    d->lu_Li = d->lu_Ui = NULL;
-    d->lu_Lx = d->lu_Ux = d->qr_work = d->qr_q2 = d->qr_b = d->qr_n = d->qr_nx = NULL;
-    d->fb_a = d->fb_b = NULL;
-    return;
+  const size_t nq = (size_t)m->nq, nv = (size_t)m->nv, nbody = (size_t)m->nbody;
+  const size_t ninput = (size_t)m->ninput, nrow = (size_t)m->nrow, ncon = (size_t)m->ncon;
+  const size_t w_nnz = (size_t)m->w_nnz, ldl_nnz = (size_t)m->ldl_nnz;
+  const size_t ncoord = (size_t)m->ncoord, ncq = (size_t)m->ncq, njoint = (size_t)m->njoint;
+  const size_t ndof = (size_t)(m->ndof > 0 ? m->ndof : 0), nlimit = (size_t)m->nlimit;
+  const size_t ntri = ncq * (ncq > 0 ? ncq - 1 : 0) / 2;
+  size_t lu_max = 0;
+  for (int k = 0; k < m->nbody; k++)
+    lu_max += 7 * (size_t)(m->body_row_adr[k + 1] - m->body_row_adr[k] + 1);
+#define TAKE(type, name, size, stage) d->name = (type *)take(a, sizeof(type) * (size));
+#define NONE(type, name, size, stage) d->name = NULL;
+  PT_DATA_ARRAYS(TAKE)
+  if (d->dense) {
+    PT_DATA_DENSE(TAKE)
+  } else {
+    PT_DATA_DENSE(NONE)
   }
-  d->lu_Li = TAKE_I(a, ntri);
-  d->lu_Lx = TAKE_D(a, ntri);
-  d->lu_Ui = TAKE_I(a, ntri);
-  d->lu_Ux = TAKE_D(a, ntri);
-  d->qr_work = TAKE_D(a, (size_t)nq * nq);
-  d->qr_q2 = TAKE_D(a, (size_t)nq * (n2 / 2));
-  d->qr_b = TAKE_D(a, (size_t)nq * nq);
-  d->qr_n = TAKE_D(a, (size_t)nq * (n2 / 2));
-  d->qr_nx = TAKE_D(a, (size_t)nv * (n2 / 2));
-  d->fb_a = TAKE_D(a, (size_t)nv * nv);
-  d->fb_b = TAKE_D(a, (size_t)nv * nv);
+#undef TAKE
+#undef NONE
 }
 
 // Bytes of d's layout (its dense flag decides), before alignment of the buffer.

@@ -21,9 +21,9 @@
 #include "qr_partition.h"
 
 // W is called near singular (the integrator then prefers the QR partition, issue 7) when its
-// smallest LDL pivot falls below this fraction of the largest; below PT_TOL_PIVOT_W it is
-// singular and the accelerations come from the rank-revealing dense solve (qr_partition.c).
-#define W_NEAR_SINGULAR 1e-9
+// smallest LDL pivot falls below PT_TOL_W_NEAR_SINGULAR of the largest; below PT_TOL_PIVOT_W
+// it is singular and the accelerations come from the rank-revealing dense solve
+// (qr_partition.c).
 
 // y = M_k^-1 v for body k (6-vectors).
 static void minv_body(const pt_model *m, const pt_data *d, int k, const double *v, double *y) {
@@ -144,7 +144,7 @@ int pt_w_factor(const pt_model *m, pt_data *d) {
   }
   d->w_ratio = dmax > 0 ? dmin / dmax : 0;
   if (d->w_ratio < d->w_ratio_step) d->w_ratio_step = d->w_ratio;
-  if (!(dmin > W_NEAR_SINGULAR * dmax)) d->w_singular = 1;
+  if (!(dmin > PT_TOL_W_NEAR_SINGULAR * dmax)) d->w_singular = 1;
   if (!(dmin > PT_TOL_PIVOT_W * dmax)) return PT_ESINGULAR;
   return PT_OK;
 }

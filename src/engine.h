@@ -14,7 +14,7 @@
 
 #define PT_GROUND (-1)
 #define PT_MEAS_GEOM 12  // body-fixed vectors of a measure (4 x 3)
-#define PT_JOINT_GEOM 27 // body-fixed vectors of a joint (9 x 3)
+#define PT_JOINT_GEOM 30 // body-fixed vectors of a joint (10 x 3): pt_joint_vec
 
 typedef enum {
   PT_MEAS_ANGLE = 0,  // revolute/cylindrical angle: v0 = h (b1), v1 = f (b1), v2 = f (b2)
@@ -25,11 +25,53 @@ typedef enum {
   PT_MEAS_DISTANCE    // |p2 - p1|: v0 = s1 (b1), v1 = s2 (b2)
 } pt_meas_type;
 
-// A joint class: how many rows and how to fill them (one table, src/joint.c).
+// The body-fixed vectors of a joint (joint_geom, 3 numbers each; compile.c, build_joints): the
+// joint point on each body, the joint frame (h the axis, f, g across it) on each body, and the
+// other body's axis at t = 0 (a universal joint's angles need it).
+typedef enum {
+  PT_JV_S1 = 0,  // point (body1)
+  PT_JV_S2,      // point (body2)
+  PT_JV_H1,      // axis h (body1)
+  PT_JV_F1,      // f (body1)
+  PT_JV_G1,      // g (body1)
+  PT_JV_H2,      // axis h (body2); a universal joint's axis2
+  PT_JV_F2,      // f (body2)
+  PT_JV_G2,      // g (body2)
+  PT_JV_H2_ON1,  // body2's axis at t = 0 (body1)
+  PT_JV_H1_ON2,  // body1's axis at t = 0 (body2)
+  PT_JV_COUNT
+} pt_joint_vec;
+
+// The basic constraints every joint row is one of (joint.c; Haug's spherical, dot-1, dot-2).
+typedef enum {
+  PT_ROW_SPHERICAL = 0,  // (p2 - p1)_k = 0: component k = vec[0]
+  PT_ROW_DOT1,           // a1 . a2 = 0: a1 = vec[0] (body1), a2 = vec[1] (body2)
+  PT_ROW_DOT2            // a1 . (p2 - p1) = 0: a1 = vec[0] (body1)
+} pt_row_kind;
+
+typedef struct {
+  unsigned char kind;    // pt_row_kind
+  unsigned char vec[2];  // component or pt_joint_vec indices
+} pt_row_def;
+
+// A joint coordinate: the measure (measure.c) and the joint vectors it reads as v0, v1, v2.
+typedef struct {
+  const char *suffix;    // name = joint name "." suffix, or the joint's name when ""
+  unsigned char meas;    // pt_meas_type
+  unsigned char vec[3];  // pt_joint_vec indices
+} pt_coord_def;
+
+// A joint class (one table, src/joint.c): its rows and its coordinates. The model copies the
+// rows into row_kind / row_vec and the coordinates into the measures at compile, so that
+// nothing after compile (rows, partitions, assembly, inverse dynamics, linearization) switches
+// on the joint type.
 typedef struct {
   const char *name;
   int nrow;
   int ncoord;
+  pt_row_def row[6];       // (nrow)
+  pt_coord_def coord[3];   // (ncoord)
+  int damp_rotation;       // damping acts on the relative angular velocity (no coordinate)
 } pt_joint_class;
 extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 
@@ -70,6 +112,9 @@ struct pt_model {
   double *joint_damping;       // (njoint)
   double *joint_friction;      // (njoint x 2) Coulomb force F, velocity scale v (force.c)
   int *joint_row_adr;          // (njoint) first row in the all-rows numbering
+  int *joint_nrow;             // (njoint) rows of the joint (its class's)
+  int *joint_ncoord;           // (njoint) coordinates of the joint (its class's)
+  int *joint_damp_rotation;    // (njoint) damping on the relative angular velocity (class)
   int *joint_coord_adr;        // (njoint) first joint coordinate (measure), -1 if none
   int *joint_limited;          // (njoint) 1 if the joint's coordinate has limits
   double *joint_limit;         // (njoint x 2) lower, upper (rad or m)
@@ -81,6 +126,9 @@ struct pt_model {
 
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)
+  int *row_joint;              // (nrow_joint) owning joint
+  int *row_kind;               // (nrow_joint) pt_row_kind, from the joint's class
+  int *row_vec;                // (nrow_joint x 2) the kind's component or pt_joint_vec indices
   int *row_active;             // (nrow) index in the active numbering, or -1 if removed
   int *con_row;                // (ncon) all-rows index of each active row
 
@@ -147,7 +195,136 @@ struct pt_model {
 
 typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
 
+// ---- pt_data's arrays: one table, X(type, name, size, stage) ---------------------------------
+// Every array of pt_data, in the order it takes in the one buffer (data.c lays the buffer out
+// from these tables, each array 64-byte aligned; a copy is the header and one memcpy). The
+// size is the array's shape, an expression in the model's counts (nq, nv, nbody, ninput,
+// nrow, ncon, w_nnz, ldl_nnz, ncoord, ncq, njoint, ndof, nlimit) and in two of the sparse LU
+// (lu_max: Phi_u's nonzeros at most, 7 x (rows + 1) per body; ntri: ncq (ncq - 1) / 2, a
+// dense triangle). A matrix (a x b) is row-major unless marked column-major. stage says what
+// fills it: state, kin (kinematics.c), rows (joint.c, motion.c), w (dynamics.c), coord
+// (measure.c), lu (partition.c), tree (tree.c), limits (limits.c), integ (integrate.c), qr
+// (qr_partition.c), fallback (the dense solve for a singular W, qr_partition.c).
+#define PT_DATA_ARRAYS(X)                                                                          \
+  X(double, q, nq, state)                   /* r, p per body */                                    \
+  X(double, qd, nq, state)                                                                         \
+  X(double, qdd, nq, state)                                                                        \
+  X(double, x, nv, state)                   /* rdot, omega per body */                             \
+  X(double, xdd, nv, state)                 /* rddot, omegadot per body */                         \
+  X(double, rot, 9 * nbody, kin)            /* rotation matrices */                                \
+  X(double, inertia_g, 9 * nbody, kin)      /* inertia in global axes */                           \
+  X(double, inertia_ginv, 9 * nbody, kin)                                                          \
+  X(double, input, ninput, state)           /* clipped inputs */                                   \
+  /* applied generalized forces (force, torque global) */                                          \
+  X(double, qfrc, nv, state)                                                                       \
+  X(double, row_phi, nrow, rows)                                                                   \
+  X(double, row_jac, 12 * nrow, rows)                                                              \
+  X(double, row_gamma, nrow, rows)          /* acceleration right-hand side */                     \
+  X(double, row_nu, nrow, rows)             /* velocity right-hand side (-Phi_t) */                \
+  /* multipliers of the active rows; at a tree's step end computed when asked (pt_lambda) */       \
+  X(double, lambda, ncon, rows)                                                                    \
+  X(double, w_val, w_nnz, w)                                                                       \
+  X(double, mjt, 12 * ncon, w)              /* M^-1 J^T by row blocks (body1, body2) */            \
+  X(double, ldl_Lx, ldl_nnz, w)                                                                    \
+  X(int, ldl_Li, ldl_nnz, w)                                                                       \
+  X(double, ldl_D, ncon, w)                                                                        \
+  X(double, ldl_Y, ncon, w)                 /* work */                                             \
+  X(int, ldl_pattern, ncon, w)              /* work */                                             \
+  X(int, ldl_flag, ncon, w)                 /* work */                                             \
+  X(int, ldl_rowptr, ncon + 1, w)           /* row patterns of L (pt_ldl_pattern) */               \
+  X(int, ldl_rowpat, ldl_nnz, w)            /* columns of each row of L, in topological order */   \
+  X(double, ldl_rhs, ncon, w)               /* work */                                             \
+  X(double, wrk6, nv, w)                    /* work */                                             \
+  X(double, coord, ncoord, coord)                                                                  \
+  X(double, coord_rate, ncoord, coord)                                                             \
+  X(double, coord_acc, ncoord, coord)                                                              \
+  X(double, coord_ref, ncoord, coord)       /* unwrap reference of angles */                       \
+  X(int, q_dep, nq, lu)                     /* 1 if dependent */                                   \
+  X(int, indep, nq, lu)                     /* independent q indices (the first ndof) */           \
+  X(int, dep, nq, lu)                       /* dependent q indices (the first ncq) */              \
+  X(double, jq, 14 * ncq, lu)               /* Phi_q rows by body blocks (r 3, p 4) x 2 */         \
+  X(double, phiF, ncq, lu)                  /* Phi with normalisation */                           \
+  X(double, piv_built, ncq, lu)             /* |pivots of Phi_u| when the partition was built */   \
+  X(double, rhs, nq, lu)                    /* work (the first ncq) */                             \
+  X(int, lu_colptr, ncq + 1, lu)            /* Phi_u CSC */                                        \
+  X(int, lu_rowind, lu_max, lu)                                                                    \
+  X(int, lu_src, lu_max, lu)                /* index into jq */                                    \
+  X(double, lu_val, lu_max, lu)                                                                    \
+  X(int, lu_prow, ncq, lu)                  /* row of Phi_u chosen as pivot k */                   \
+  X(int, lu_pinv, ncq, lu)                  /* pivot index of each row (build) */                  \
+  X(int, lu_Lp, ncq + 1, lu)                /* columns of L in lu_Li / lu_Lx */                    \
+  X(int, lu_Up, ncq + 1, lu)                /* columns of U in lu_Ui / lu_Ux, diagonal apart */    \
+  X(double, lu_Ud, ncq, lu)                 /* diagonal of U (the pivots) */                       \
+  X(double, lu_x, ncq, lu)                  /* dense work, all zero between uses */                \
+  X(double, lu_y, ncq, lu)                  /* solve work */                                       \
+  X(int, lu_mark, ncq, lu)                  /* depth-first search marks (build) */                 \
+  X(int, lu_stack, 2 * ncq, lu)             /* search stack and reach (build) */                   \
+  X(int, tree_joint, njoint, tree)          /* joints in parent-first order */                     \
+  /* slot of the child body of each joint (0 body1, 1 body2) */                                    \
+  X(int, tree_child, njoint, tree)                                                                 \
+  /* independent coordinate of each joint, -1 if fixed */                                          \
+  X(int, tree_dof, njoint, tree)                                                                   \
+  /* joint coordinate (measure) of each independent one */                                         \
+  X(int, tree_coord, ndof, tree)                                                                   \
+  X(int, tree_body_joint, nbody, tree)      /* the joint whose child each body is */               \
+  X(double, tree_pref, 4 * njoint, tree)    /* Euler parameters of A1^T A2 at the reference */     \
+  X(double, tree_tref, 3 * njoint, tree)    /* A1^T (r2 - r1) at the reference */                  \
+  X(double, tree_theta_ref, njoint, tree)   /* joint coordinate at the reference */                \
+  /* theta, thetadot of the state held now (integrated) */                                         \
+  X(double, tree_y, 2 * ndof, tree)                                                                \
+  X(double, tree_y_save, 2 * ndof, tree)    /* at the step start */                                \
+  X(int, lim_joint, nlimit, limits)         /* joint of each limit */                              \
+  X(int, lim_dof, nlimit, limits)           /* its independent coordinate (tree_y index) */        \
+  X(int, lim_state, nlimit, limits)         /* -1 held at lower, +1 held at upper, 0 free */       \
+  X(int, lim_set, nlimit, limits)           /* work: limits in the current problem */              \
+  X(double, lim_pre, nlimit, limits)        /* rate before the last impulse */                     \
+  X(double, lim_post, nlimit, limits)       /* rate after the last impulse */                      \
+  X(double, lim_minv, nlimit * ndof, limits)/* columns H^-1 e_i of the current problem */          \
+  X(double, lim_w, nlimit * nlimit, limits) /* local-dynamics matrix W */                          \
+  X(double, lim_l, nlimit * nlimit, limits) /* Cholesky factor of W's pushing block */             \
+  X(int, lim_in, nlimit, limits)            /* 1 for the limits in the pushing set */              \
+  X(double, lim_b, nlimit, limits)          /* LCP right-hand side */                              \
+  X(double, lim_x, nlimit, limits)          /* LCP solution */                                     \
+  X(double, lim_u, nlimit, limits)          /* approaching rates before the impulses */            \
+  X(double, lim_acc, ndof, limits)          /* free accelerations */                               \
+  X(double, lim_qfrc, nv, limits)           /* applied forces saved during the columns */          \
+  X(int, iwork, 2 * nq, integ)                                                                     \
+  X(double, y, 2 * ndof, integ)             /* v, vdot at step start */                            \
+  X(double, ystage, 2 * ndof, integ)                                                               \
+  X(double, k, 16 * ndof, integ)            /* RK4 stages k1..k4, ABM history f_n..f_n-3 */        \
+  X(double, ysum, 2 * ndof, integ)                                                                 \
+  X(double, q_save, nq, integ)              /* state at step start */                              \
+  X(double, qd_save, nq, integ)                                                                    \
+  X(double, qr_ref, nq, qr)                 /* q at the QR build: z = Q2^T (q - qr_ref) */         \
+  X(double, qr_vec, nq, qr)                 /* work */                                             \
+  X(double, qr_lwork, 64 * nq + 64, qr)     /* LAPACK work */                                      \
+  X(int, qr_ipiv, nq, qr)                   /* pivots of B */                                      \
+  X(int, fb_jpvt, nv, fallback)
+
+// The dense work of the Cartesian partitions, last in the buffer so that the arrays above keep
+// their offsets whether it is there or not: a tree integrated in its joint coordinates has none
+// until a Cartesian partition is asked for (pt_data_dense; these sizes grow as n^2).
+#define PT_DATA_DENSE(X)                                                                           \
+  X(int, lu_Li, ntri, lu)                   /* rows of L below the diagonal (row numbering) */     \
+  X(double, lu_Lx, ntri, lu)                /* values of L */                                      \
+  X(int, lu_Ui, ntri, lu)                   /* pivot indices j < k, in elimination order */        \
+  X(double, lu_Ux, ntri, lu)                /* values of U */                                      \
+  /* partition rebuilds: full-pivoting elimination, QR of Phi^T */                                 \
+  X(double, qr_work, nq * nq, qr)                                                                  \
+  X(double, qr_q2, nq * ndof, qr)           /* orthonormal tangent basis Q2, column-major */       \
+  /* LU of B = [Phi^F_q; Q2^T], column-major; build work */                                        \
+  X(double, qr_b, nq * nq, qr)                                                                     \
+  X(double, qr_n, nq * ndof, qr)            /* Q2bar = B^-1 [0; I], the updated null space */      \
+  X(double, qr_nx, nv * ndof, qr)           /* Q2bar in velocities x, then M Q2bar */              \
+  X(double, fb_a, nv * nv, fallback)        /* dense fallback for a singular W: J^T, then Q */     \
+  X(double, fb_b, nv * nv, fallback)        /* M Q2, then Q2^T M Q2 */
+
+#define PT_DATA_POINTER(type, name, size, stage) type *name;
+
 struct pt_data {
+  PT_DATA_ARRAYS(PT_DATA_POINTER)  // the arrays, in one buffer (the tables above)
+  PT_DATA_DENSE(PT_DATA_POINTER)
+
   const pt_model *model;
   double time;
   int64_t nstep;
@@ -156,77 +333,14 @@ struct pt_data {
   double dt;
   pt_integrator integrator;
 
-  double *q;                   // (nq) r, p per body
-  double *qd;                  // (nq)
-  double *qdd;                 // (nq)
-  double *x;                   // (nv) rdot, omega per body
-  double *xdd;                 // (nv) rddot, omegadot per body
-  double *rot;                 // (nbody x 9) rotation matrices
-  double *inertia_g;           // (nbody x 9) inertia in global axes
-  double *inertia_ginv;        // (nbody x 9)
-  double *input;               // (ninput) clipped inputs
-  double *qfrc;                // (nv) applied generalized forces (force, torque global)
-
-  // rows (all-rows numbering)
-  double *row_phi;             // (nrow)
-  double *row_jac;             // (nrow x 12)
-  double *row_gamma;           // (nrow) acceleration right-hand side
-  double *row_nu;              // (nrow) velocity right-hand side (-Phi_t)
-  double *lambda;              // (ncon) multipliers of the active rows; on a tree's step end
-                               // not computed until asked for: pt_lambda (lambda_stale)
-
-  // W and its LDL factor
-  double *w_val;               // (w_nnz)
-  double *mjt;                 // (ncon x 12) M^-1 J^T by row blocks (body1, body2)
-  double *ldl_Lx;              // (ldl_nnz)
-  int *ldl_Li;                 // (ldl_nnz)
-  double *ldl_D;               // (ncon)
-  double *ldl_Y;               // (ncon) work
-  int *ldl_pattern;            // (ncon) work
-  int *ldl_flag;               // (ncon) work
-  int *ldl_rowptr;             // (ncon + 1) row patterns of L (pt_ldl_pattern)
-  int *ldl_rowpat;             // (ldl_nnz) columns of each row of L, in topological order
-  double *ldl_rhs;             // (ncon) work
-  double *wrk6;                // (nv) work
-
-  // measures
-  double *coord;               // (ncoord)
-  double *coord_rate;          // (ncoord)
-  double *coord_acc;           // (ncoord)
-  double *coord_ref;           // (ncoord) unwrap reference of angles
-
   // partition
   int part_valid;
   pt_part_method part_method;
-  int *q_dep;                  // (nq) 1 if dependent
-  int *indep;                  // (ndof) independent q indices
-  int *dep;                    // (ncq) dependent q indices
-  double *jq;                  // (ncq x 14) Phi_q rows by body blocks (r 3, p 4) x 2
-  double *phiF;                // (ncq) Phi with normalisation
-  double *rhs;                 // (ncq) work
-  int *lu_colptr;              // (ncq + 1) Phi_u CSC
-  int *lu_rowind;              // (max nnz)
-  int *lu_src;                 // (max nnz) index into jq
-  double *lu_val;              // (max nnz)
   int lu_nnz;
   // sparse LU of Phi_u, P Phi_u = L U (rows pivoted, columns in dependent order), on storage
   // sized at load for the dense worst case: a rebuild or a copy never allocates (issue 10)
-  int lu_ready;                // the arrays below hold a factorization (pattern and pivots)
-  int *lu_prow;                // (ncq) row of Phi_u chosen as pivot k
-  int *lu_pinv;                // (ncq) pivot index of each row (build)
-  int *lu_Lp;                  // (ncq + 1) columns of L in lu_Li / lu_Lx
-  int *lu_Li;                  // (ncq (ncq - 1) / 2) rows of L below the diagonal (row numbering)
-  double *lu_Lx;               // (ncq (ncq - 1) / 2)
-  int *lu_Up;                  // (ncq + 1) columns of U in lu_Ui / lu_Ux, diagonal apart
-  int *lu_Ui;                  // (ncq (ncq - 1) / 2) pivot indices j < k, in elimination order
-  double *lu_Ux;               // (ncq (ncq - 1) / 2)
-  double *lu_Ud;               // (ncq) diagonal of U (the pivots)
-  double *lu_x;                // (ncq) dense work, all zero between uses
-  double *lu_y;                // (ncq) solve work
-  int *lu_mark;                // (ncq) depth-first search marks (build)
-  int *lu_stack;               // (2 ncq) search stack and reach (build)
+  int lu_ready;                // the lu_* arrays hold a factorization (pattern and pivots)
   double rcond_built;          // rcond of Phi_u when the partition was built
-  double *piv_built;           // (ncq) |pivots of Phi_u| when the partition was built
   double piv_ratio;            // min |pivot| / |pivot at build| at the last factorisation
   double rcond;                // at the last factorisation
   int newton_last;             // Newton iterations at the last solve
@@ -238,50 +352,17 @@ struct pt_data {
   int tree_ok;                 // the model qualifies and the self-check passed
   int tree_y_valid;            // tree_y is the state held now
   int tree_kin_held;           // rot, x and inertia_g are tree_y's (no failed stage since)
-  int *tree_joint;             // (njoint) joints in parent-first order
-  int *tree_child;             // (njoint) slot of the child body of each joint (0 body1, 1 body2)
-  int *tree_dof;               // (njoint) independent coordinate of each joint, -1 if fixed
-  int *tree_coord;             // (ndof) joint coordinate (measure) of each independent one
-  double *tree_pref;           // (njoint x 4) Euler parameters of A1^T A2 at the reference
-  double *tree_tref;           // (njoint x 3) A1^T (r2 - r1) at the reference
-  double *tree_theta_ref;      // (njoint) joint coordinate at the reference
-  double *tree_y;              // (2 ndof) theta, thetadot of the state held now (integrated)
-  double *tree_y_save;         // (2 ndof) at the step start
   int tree_aba;                // intermediate stages by the articulated-body algorithm
   int tree_fast;               // this stage: ABA only (no rows, no W, no multipliers)
   int tree_coords_first;       // tree_coord is a permutation of the coordinates 0..ndof-1
-  int *tree_body_joint;        // (nbody) the joint whose child each body is
   int lambda_stale;            // lambda is not the multipliers of the state held now (tree)
 
   // joint limits on the tree partition (limits.c, issue 11 item 4)
   int lim_on;                  // enforced on this data (model option on, tree partition)
   int lim_n;                   // limited joints with a coordinate in the tree
   int lim_nactive;             // limits held now (lim_state != 0)
-  int *lim_joint;              // (nlimit) joint of each limit
-  int *lim_dof;                // (nlimit) its independent coordinate (tree_y index)
-  int *lim_state;              // (nlimit) -1 held at lower, +1 held at upper, 0 free
-  int *lim_set;                // (nlimit) work: limits in the current problem
-  double *lim_pre, *lim_post;  // (nlimit) rate before / after the last impulse
-  double *lim_minv;            // (nlimit x ndof) columns H^-1 e_i of the current problem
-  double *lim_w;               // (nlimit x nlimit) local-dynamics matrix W
-  double *lim_l;               // (nlimit x nlimit) Cholesky factor of W's pushing block
-  int *lim_in;                 // (nlimit) 1 for the limits in the pushing set
-  double *lim_b, *lim_x;       // (nlimit) LCP right-hand side and solution
-  double *lim_u;               // (nlimit) approaching rates before the impulses
-  double *lim_acc;             // (ndof) free accelerations
-  double *lim_qfrc;            // (nv) applied forces saved during the columns
-
-  // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
-  double *qr_work;
-  int *iwork;                  // (2 nq)
 
   // integrator state
-  double *y;                   // (2 ndof) v, vdot at step start
-  double *ystage;              // (2 ndof)
-  double *k;                   // (8 x 2 ndof) RK4 stages k1..k4, ABM history f_n..f_n-3
-  double *ysum;                // (2 ndof)
-  double *q_save;              // (nq) state at step start
-  double *qd_save;             // (nq)
   int abm_count;               // valid history entries
   int acc_valid;               // qdd/xdd valid for the current state and inputs
 
@@ -295,14 +376,6 @@ struct pt_data {
 
   // hybrid LU/QR partitioning (issue 7, src/qr_partition.c, seed hybrid eq. 4-9)
   int part_mode;               // PT_MODE_HYBRID, PT_MODE_LU, PT_MODE_QR (partita.h)
-  double *qr_ref;              // (nq) q at the QR build: z = Q2^T (q - qr_ref)
-  double *qr_q2;               // (nq x ndof) orthonormal tangent basis Q2, column-major
-  double *qr_b;                // (nq x nq) LU of B = [Phi^F_q; Q2^T], column-major; build work
-  double *qr_n;                // (nq x ndof) Q2bar = B^-1 [0; I], the updated null space
-  double *qr_nx;               // (nv x ndof) Q2bar in velocities x, then M Q2bar
-  double *qr_vec;              // (nq) work
-  double *qr_lwork;            // (64 nq + 64) LAPACK work
-  int *qr_ipiv;                // (nq) pivots of B
   int qr_b_valid;              // qr_b holds the factor at the current q
   int qr_b_chord;              // qr_b holds a factor of B near q (chord Newton steps)
   double qr_rcond;             // rcond(B) estimate (pivot spread) at the last velocity solve
@@ -317,9 +390,6 @@ struct pt_data {
   double rcond_healthy;        // best rcond(Phi_u) of an LU build so far: the model's scale
   int qr_backoff;              // stable QR steps needed = switch_back_steps * this (1..64)
   int64_t lu_back_step;        // step of the last switch back to LU
-  double *fb_a;                // (nv x nv) dense fallback for a singular W: J^T, then Q
-  double *fb_b;                // (nv x nv) M Q2, then Q2^T M Q2
-  int *fb_jpvt;                // (nv)
 };
 
 // ---- stages (each file's header comment says which equations it implements) ---------------

@@ -23,10 +23,10 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "ptu.h"
 
 #define EQ_MAXIT 50
-#define EQ_TOL 1e-11
 #define EQ_DAMPED_STEPS 200000
 #define EQ_ROT_STEP 0.5        // largest rotation of a body in one Newton step (rad)
 #define EQ_FD_STEP 1e-6        // central-difference step (m, rad)
@@ -170,7 +170,7 @@ static double merit(const eq_work *e, const double *R) {
 }
 
 static int converged(const eq_work *e, double r1, double r2) {
-  return r1 <= e->tol * e->fscale && r2 <= 1e-12 * e->pscale;
+  return r1 <= e->tol * e->fscale && r2 <= PT_TOL_EQ_POS * e->pscale;
 }
 
 // Approach 1: Newton with a line search from w's positions; lambda in e->lam. 1 = converged.
@@ -196,7 +196,7 @@ static int newton(eq_work *e, int maxit) {
       // rotation): the minimum-norm least-squares step leaves those directions alone
       lapack_int rank;
       for (int i = 0; i < n; i++) dx[i] = -e->R[i];
-      if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, n, n, 1, e->A2, n, dx, n, e->sv, 1e-10, &rank) != 0)
+      if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, n, n, 1, e->A2, n, dx, n, e->sv, PT_TOL_EQ_LSQ_RCOND, &rank) != 0)
         return 0;
       rot = 0;
       for (int k = 0; k < m->nbody; k++) rot = fmax(rot, ptu_norm3(dx + 6 * k + 3));
@@ -215,7 +215,7 @@ static int newton(eq_work *e, int maxit) {
     }
     if (!ok) {  // no decrease: at the rounding floor, or stuck at a minimum of |R|
       ptu_copy(w->q, e->qsave, m->nq);
-      return r1 <= 1e-8 * e->fscale && r2 <= 1e-10 * e->pscale;
+      return r1 <= PT_TOL_EQ_FORCE_STUCK * e->fscale && r2 <= PT_TOL_EQ_POS_STUCK * e->pscale;
     }
     ptu_copy(e->lam, e->lam_try, m->ncon);
     track_coords(m, w);
@@ -267,7 +267,7 @@ static int unstable(eq_work *e) {
       amax = fmax(amax, fabs(v));
     }
   if (LAPACKE_dsytrf(LAPACK_COL_MAJOR, 'L', n, e->A, n, e->piv) < 0) return 0;
-  const double thr = 1e-9 * amax;
+  const double thr = PT_TOL_EQ_STABILITY * amax;
   int neg = 0;
   for (int k = 0; k < n; k++) {
     const double a = e->A[(size_t)k * n + k];
@@ -459,7 +459,7 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   pt_equilibrium_options o = {0, 0, 0, 0, 0};
   if (opt) o = *opt;
   if (o.max_iterations <= 0) o.max_iterations = EQ_MAXIT;
-  if (!(o.tolerance > 0 && isfinite(o.tolerance))) o.tolerance = EQ_TOL;
+  if (!(o.tolerance > 0 && isfinite(o.tolerance))) o.tolerance = PT_TOL_EQ_FORCE;
   if (o.max_damped_steps <= 0) o.max_damped_steps = EQ_DAMPED_STEPS;
   eq_work e;
   int rc = work_alloc(m, d, &e);

@@ -138,7 +138,7 @@ static void joint_damping(const pt_model *m, pt_data *d, int j, double *qfrc) {
   const double c = m->joint_damping[j];
   const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
   if (c == 0) return;
-  if (m->joint_type[j] == PT_JOINT_SPHERICAL) {  // -c (w2 - w1) on body2, reaction on body1
+  if (m->joint_damp_rotation[j]) {  // -c (w2 - w1) on body2, reaction on body1
     double w1[3], w2[3], T[3];
     pt_body_omega(d, b1, w1);
     pt_body_omega(d, b2, w2);
@@ -150,7 +150,7 @@ static void joint_damping(const pt_model *m, pt_data *d, int j, double *qfrc) {
     return;
   }
   const int adr = m->joint_coord_adr[j];
-  for (int k = 0; k < pt_joint_classes[m->joint_type[j]].ncoord; k++) {
+  for (int k = 0; k < m->joint_ncoord[j]; k++) {
     double val, jac[12], jdx;
     pt_measure(m, d, adr + k, &val, jac, &jdx);
     double rate = pt_jac_dot_x(d, m->meas_body + 2 * (adr + k), jac);
@@ -164,7 +164,7 @@ static void joint_friction(const pt_model *m, pt_data *d, int j, double *qfrc) {
   if (F == 0) return;
   const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
   const int adr = m->joint_coord_adr[j];
-  for (int k = 0; k < pt_joint_classes[m->joint_type[j]].ncoord; k++) {
+  for (int k = 0; k < m->joint_ncoord[j]; k++) {
     double val, jac[12], jdx;
     pt_measure(m, d, adr + k, &val, jac, &jdx);
     double rate = pt_jac_dot_x(d, m->meas_body + 2 * (adr + k), jac);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "inertia.h"
+#include "tolerances.h"
 
 // Eigen-decomposition: lam ascending, V row-major with the eigenvectors in its columns.
 static int eig3(const double J[6], double lam[3], double V[9]) {
@@ -81,7 +82,7 @@ int pt_inertia_balance(double J[6], double floor) {
     project_face(x, lam, mask);
     int feasible = 1;
     for (int k = 0; k < 3; k++)
-      feasible &= cone[k][0] * x[0] + cone[k][1] * x[1] + cone[k][2] * x[2] >= -1e-14 * scale;
+      feasible &= cone[k][0] * x[0] + cone[k][1] * x[1] + cone[k][2] * x[2] >= -PT_TOL_INERTIA_CONE * scale;
     const double d = (x[0] - lam[0]) * (x[0] - lam[0]) + (x[1] - lam[1]) * (x[1] - lam[1]) +
                      (x[2] - lam[2]) * (x[2] - lam[2]);
     if (feasible && d < bestd) {

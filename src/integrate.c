@@ -5,12 +5,14 @@
 // and udot from Phi_u udot = -Phi_v vdot - Phi_t (eq. 10-16).
 //
 // The integrated variables are v of the cached LU partition, the tangent coordinates z of
-// the QR partition (qr_partition.c, eq. 4-9), or a tree's joint coordinates (tree.c); when to
-// rebuild a partition or switch between LU and QR is partition_policy.c's decision.
+// the QR partition (qr_partition.c, eq. 4-9), both behind one interface (partition.h), or a
+// tree's joint coordinates (tree.c); when to rebuild a partition or switch between LU and QR
+// is partition_policy.c's decision.
 #include "engine.h"
+#include "partition.h"
 #include "partition_policy.h"
 #include "ptu.h"
-#include "qr_partition.h"
+#include "qr_partition.h"  // pt_qdd_from_xdd
 #include "tolerances.h"
 
 #define NEWTON_MAXIT 12    // Newton iterations for u (LU) or q (QR) before a stage fails
@@ -26,23 +28,29 @@ int pt_eval(const pt_model *m, pt_data *d) {
   return pt_accelerations(m, d);
 }
 
-// QR stage: z, zd -> q (Newton), qd (eq. 6), accelerations (eq. 7-9). f = (zd, zdd).
-static int stage_qr(const pt_model *m, pt_data *d, const double *y, double *f) {
-  const int n = m->ndof;
-  int it = pt_qr_positions(m, d, y, NEWTON_MAXIT);
-  if (it < 0) return it;
-  pt_policy_note_qr_stage(d, it);
-  int rc = pt_qr_velocities(m, d, y + n);
-  if (rc) return rc;
+// Evaluation at a consistent (q, qd, t) with the accelerations of partition p: kinematics,
+// rows, forces, then W (LU, pt_eval) or B (QR, eq. 7-9).
+static int eval_partition(const pt_partition_class *p, const pt_model *m, pt_data *d) {
+  d->lambda_stale = 0;
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
   pt_motion_rows(m, d);
   pt_forces(m, d);
-  d->lambda_stale = 0;
-  rc = pt_qr_accelerations(m, d);
+  return p->accelerations(m, d);
+}
+
+// Stage of a Cartesian partition: y = (v, vd) or (z, zd) -> q (Newton), qd (eq. 10-11 or
+// hybrid eq. 6), accelerations. f = (yd, ydd).
+static int stage_partition(const pt_model *m, pt_data *d, const double *y, double *f) {
+  const pt_partition_class *p = pt_partition_of(d);
+  const int n = m->ndof;
+  const int it = p->recover(m, d, y, NEWTON_MAXIT);
+  if (it < 0) return it;
+  pt_policy_note_stage(d, it);
+  const int rc = eval_partition(p, m, d);
   if (rc) return rc;
-  pt_qr_coords(m, d, f, f + n, f + n);  // f = (z, zdd): z is overwritten next
   ptu_copy(f, y + n, n);
+  p->coords(m, d, NULL, NULL, f + n);
   return PT_OK;
 }
 
@@ -118,40 +126,17 @@ static int stage(const pt_model *m, pt_data *d, double t, const double *y, doubl
   if (tree_active(d)) {
     int rc = stage_tree(m, d, y, f);
     if (rc) return rc;
-  } else if (d->part_method == PT_PART_QR) {
-    // the same Taylor start as on the LU side below, for all of q (Newton then fixes z)
+  } else {
+    // Newton starts from q predicted by its Taylor expansion (q + tau q' + tau^2 q''/2 at the
+    // state held now): an O(tau^3) guess instead of O(tau), a stage half a step away on a fast
+    // arm then converges in one or two iterations instead of five. (The LU partition then
+    // sets v from y; the QR partition's Newton fixes z.)
     if (tau != 0) {
       const double t2 = d->acc_valid ? 0.5 * tau * tau : 0;
       for (int k = 0; k < m->nq; k++) d->q[k] += tau * d->qd[k] + t2 * d->qdd[k];
     }
-    int rc = stage_qr(m, d, y, f);
+    int rc = stage_partition(m, d, y, f);
     if (rc) return rc;
-  } else {
-    // Newton starts from u predicted by its Taylor expansion (u + tau u' + tau^2 u''/2 at the
-    // state held now): an O(tau^3) guess instead of O(tau), a stage half a step away on a fast
-    // arm then converges in one or two iterations instead of five.
-    if (tau != 0) {
-      const double t2 = d->acc_valid ? 0.5 * tau * tau : 0;
-      for (int i = 0; i < m->ncq; i++) {
-        const int k = d->dep[i];
-        d->q[k] += tau * d->qd[k] + t2 * d->qdd[k];
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      d->q[d->indep[i]] = y[i];
-      d->qd[d->indep[i]] = y[n + i];
-    }
-    int it = pt_solve_positions(m, d, NEWTON_MAXIT);
-    if (it < 0) return it;
-    int rc = pt_solve_velocities(m, d);
-    if (rc) return rc;
-    pt_policy_note_lu_stage(d, it);
-    rc = pt_eval(m, d);
-    if (rc) return rc;
-    for (int i = 0; i < n; i++) {
-      f[i] = d->qd[d->indep[i]];
-      f[n + i] = d->qdd[d->indep[i]];
-    }
   }
   for (int i = 0; i < 2 * n; i++)
     if (!isfinite(f[i])) return PT_EDIVERGED;
@@ -173,14 +158,7 @@ static void current_y(const pt_model *m, const pt_data *d, double *y) {
       pt_tree_coords(m, d, y, y + n, NULL);
     return;
   }
-  if (d->part_method == PT_PART_QR) {
-    pt_qr_coords(m, d, y, y + n, NULL);
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    y[i] = d->q[d->indep[i]];
-    y[n + i] = d->qd[d->indep[i]];
-  }
+  pt_partition_of(d)->coords(m, d, y, y + n, NULL);
 }
 
 // f at the step start: reuse the accelerations of the last evaluation when still valid.
@@ -192,14 +170,7 @@ static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
       pt_tree_coords(m, d, NULL, NULL, f + n);
       return PT_OK;
     }
-    if (d->part_method == PT_PART_QR) {
-      pt_qr_coords(m, d, f + n, f, f + n);  // zd, then zdd over the z slot we do not need
-      return PT_OK;
-    }
-    for (int i = 0; i < n; i++) {
-      f[i] = d->qd[d->indep[i]];
-      f[n + i] = d->qdd[d->indep[i]];
-    }
+    pt_partition_of(d)->coords(m, d, NULL, f, f + n);
     return PT_OK;
   }
   return stage(m, d, d->time, y0, f);
@@ -505,24 +476,14 @@ int pt_forward(const pt_model *m, pt_data *d) {
     d->tree_y_valid = 1;
     rc = pt_eval(m, d);  // rot, x, inertias at tree_y
     d->tree_kin_held = rc == PT_OK;
-  } else if (d->part_method == PT_PART_QR) {
-    double *z = d->ystage, *zd = z + m->ndof;
-    pt_qr_coords(m, d, z, zd, NULL);
-    int it = pt_qr_positions(m, d, z, NEWTON_MAXIT);
-    if (it < 0) return it;
-    rc = pt_qr_velocities(m, d, zd);
-    if (rc) return rc;
-    pt_kin_bodies(m, d);
-    pt_joint_rows(m, d);
-    pt_motion_rows(m, d);
-    pt_forces(m, d);
-    d->lambda_stale = 0;
-    rc = pt_qr_accelerations(m, d);
   } else {
-    int it = pt_solve_positions(m, d, NEWTON_MAXIT);
+    // the independent coordinates measured in the state held now, the rest recovered
+    const pt_partition_class *p = pt_partition_of(d);
+    double *y = d->ystage;
+    p->coords(m, d, y, y + m->ndof, NULL);
+    const int it = p->recover(m, d, y, NEWTON_MAXIT);
     if (it < 0) return it;
-    rc = pt_solve_velocities(m, d);
-    if (!rc) rc = pt_eval(m, d);
+    rc = eval_partition(p, m, d);
   }
   if (rc) return rc;
   d->acc_valid = 1;

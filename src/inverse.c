@@ -23,10 +23,10 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "tolerances.h"
 #include "inverse_internal.h"
 #include "ptu.h"
 
-#define SCHUR_PIVOT_MIN 1e-10   // S pivot / J_c M^-1 J_c^T below this: coordinate is fixed
 
 void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, double *out);
 
@@ -46,7 +46,7 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int slot = b2 != PT_GROUND ? 1 : 0;  // ground side: the other body, then negate
     const int body = slot ? b2 : b1;
-    const int r0 = m->joint_row_adr[j], nr = pt_joint_classes[m->joint_type[j]].nrow;
+    const int r0 = m->joint_row_adr[j], nr = m->joint_nrow[j];
 
     double f[6] = {0, 0, 0, 0, 0, 0};
     for (int r = r0; r < r0 + nr; r++) {
@@ -241,7 +241,7 @@ static int three_steps(const pt_model *m, pt_data *w, pt_inverse_result *res, do
   int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, n, n, J, n, piv);
   double umin = INFINITY;
   for (int i = 0; i < n && info == 0; i++) umin = fmin(umin, fabs(J[i * n + i]));
-  if (info != 0 || !(umin > 1e-12 * jmax))
+  if (info != 0 || !(umin > PT_TOL_KINEMATIC_PIVOT * jmax))
     return pt_error_set(err, PT_ESINGULAR,
                         "kinematic inverse dynamics: the constraint Jacobian is singular at "
                         "t = %.17g (a lock-up or dead-centre position)", w->time);
@@ -525,7 +525,7 @@ int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int 
     const double ckk = pair_minv_pair(m, d, bk, Jc + 12 * k, bk, Jc + 12 * k);
     double dk = S[k * nr + k];
     for (int l = 0; l < k; l++) dk -= S[k * nr + l] * S[k * nr + l];
-    if (!(dk > SCHUR_PIVOT_MIN * ckk))
+    if (!(dk > PT_TOL_SCHUR_PIVOT * ckk))
       return pt_error_set(err, PT_EINVAL,
                           "torque request: the constraints fix coordinate \"%s\"%s; its "
                           "acceleration cannot be chosen", m->coord_name[acc[k].coord],

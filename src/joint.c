@@ -3,25 +3,52 @@
 // Every row gives Phi, its Jacobian in (delta r, delta pi) per body (12 numbers, body1 then
 // body2) and gamma, the acceleration right-hand side: Phi_q qddot = gamma, i.e. minus the
 // quadratic velocity terms of Phi'' (seed gcp eq. 12; hybrid seed eq. 3). Joint geometry is
-// stored body-fixed (joint_geom): v0 s1, v1 s2, v2 h1, v3 f1, v4 g1, v5 h2, v6 f2, v7 g2.
+// stored body-fixed (joint_geom, pt_joint_vec in engine.h): v0 s1, v1 s2, v2 h1, v3 f1, v4 g1,
+// v5 h2, v6 f2, v7 g2, then the other body's axis on each body (v8, v9).
+//
+// The class table below is the only place that says which basic constraints and which
+// coordinates a joint type is made of: compile.c copies the rows into the model (row_kind,
+// row_vec) and the coordinates into its measures; the rows here, the partitions, assembly,
+// inverse dynamics and linearization read those.
 #include "engine.h"
 #include "ptu.h"
 
+#define SPH {PT_ROW_SPHERICAL, {0, 0}}, {PT_ROW_SPHERICAL, {1, 0}}, {PT_ROW_SPHERICAL, {2, 0}}
+#define DOT1(a, b) {PT_ROW_DOT1, {PT_JV_##a, PT_JV_##b}}
+#define DOT2(a) {PT_ROW_DOT2, {PT_JV_##a, 0}}
+#define ANGLE(sfx) {sfx, PT_MEAS_ANGLE, {PT_JV_H1, PT_JV_F1, PT_JV_F2}}        // about h1, f1 -> f2
+#define SLIDE(sfx, a) {sfx, PT_MEAS_SLIDE, {PT_JV_##a, PT_JV_S1, PT_JV_S2}}   // (p2 - p1) . a
+
 const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES] = {
-    [PT_JOINT_REVOLUTE] = {"revolute", 5, 1},
-    [PT_JOINT_PRISMATIC] = {"prismatic", 5, 1},
-    [PT_JOINT_CYLINDRICAL] = {"cylindrical", 4, 2},
-    [PT_JOINT_SPHERICAL] = {"spherical", 3, 0},
-    [PT_JOINT_UNIVERSAL] = {"universal", 4, 2},
-    [PT_JOINT_FIXED] = {"fixed", 6, 0},
-    [PT_JOINT_PLANAR] = {"planar", 3, 3},
+    // spherical joint + f1.h2 = g1.h2 = 0
+    [PT_JOINT_REVOLUTE] = {"revolute", 5, 1, {SPH, DOT1(F1, H2), DOT1(G1, H2)}, {ANGLE("")}, 0},
+    // axes parallel, point on the axis line, no rotation about it (f1.g2 = 0)
+    [PT_JOINT_PRISMATIC] = {"prismatic", 5, 1,
+                            {DOT1(F1, H2), DOT1(G1, H2), DOT2(F1), DOT2(G1), DOT1(F1, G2)},
+                            {SLIDE("", H1)}, 0},
+    // axes parallel, point on the axis line
+    [PT_JOINT_CYLINDRICAL] = {"cylindrical", 4, 2,
+                              {DOT1(F1, H2), DOT1(G1, H2), DOT2(F1), DOT2(G1)},
+                              {ANGLE("angle"), SLIDE("slide", H1)}, 0},
+    [PT_JOINT_SPHERICAL] = {"spherical", 3, 0, {SPH}, {{0}}, 1},
+    // spherical joint + h1.h2 = 0 (axis1 in body1, axis2 in body2)
+    [PT_JOINT_UNIVERSAL] = {"universal", 4, 2, {SPH, DOT1(H1, H2)},
+                            {{"angle1", PT_MEAS_UANGLE1, {PT_JV_H1, PT_JV_H2_ON1, PT_JV_H2}},
+                             {"angle2", PT_MEAS_UANGLE2, {PT_JV_H2, PT_JV_H1, PT_JV_H1_ON2}}},
+                            0},
+    // spherical joint + f1.g2 = f1.h2 = g1.h2 = 0
+    [PT_JOINT_FIXED] = {"fixed", 6, 0, {SPH, DOT1(F1, G2), DOT1(F1, H2), DOT1(G1, H2)}, {{0}}, 0},
+    // normals parallel (f1.h2 = g1.h2 = 0), no motion along them (h1.d = 0); x, y along f1, g1
+    [PT_JOINT_PLANAR] = {"planar", 3, 3, {DOT1(F1, H2), DOT1(G1, H2), DOT2(H1)},
+                         {SLIDE("x", F1), SLIDE("y", G1), ANGLE("angle")}, 0},
 };
 
 // World quantities of one joint at the current state.
 typedef struct {
-  double v[8][3];     // joint_geom vectors rotated to global axes
+  double v[8][3];     // joint_geom directions PT_JV_H1..PT_JV_G2 in global axes
   double w1[3], w2[3];
   double s1[3], s2[3], d[3], dd[3];
+  double c1[3], c2[3];  // w1 x (w1 x s1), w2 x (w2 x s2)
 } jctx;
 
 static void world_vec(const pt_data *d, int body, const double *vbar, double out[3]) {
@@ -31,13 +58,18 @@ static void world_vec(const pt_data *d, int body, const double *vbar, double out
     ptu_mul_mat_vec3(out, d->rot + 9 * body, vbar);
 }
 
+// w x (w x a)
+static void centripetal(double out[3], const double w[3], const double a[3]) {
+  double t[3];
+  ptu_cross3(t, w, a);
+  ptu_cross3(out, w, t);
+}
+
 static void ctx_init(const pt_model *m, const pt_data *d, int j, jctx *c) {
   const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
   const double *g = m->joint_geom + PT_JOINT_GEOM * j;
-  for (int k = 0; k < 8; k++) {
-    int on2 = (k == 1 || k >= 5);
-    world_vec(d, on2 ? b2 : b1, g + 3 * k, c->v[k]);
-  }
+  for (int k = PT_JV_H1; k <= PT_JV_G2; k++)  // the rows' directions (the points come next)
+    world_vec(d, k >= PT_JV_H2 ? b2 : b1, g + 3 * k, c->v[k]);
   double p1[3], p2[3], v1[3], v2[3], t1[3], t2[3];
   pt_body_point(d, b1, g, p1, c->s1);
   pt_body_point(d, b2, g + 3, p2, c->s2);
@@ -49,33 +81,22 @@ static void ctx_init(const pt_model *m, const pt_data *d, int j, jctx *c) {
   ptu_cross3(t1, c->w1, c->s1);
   ptu_cross3(t2, c->w2, c->s2);
   for (int k = 0; k < 3; k++) c->dd[k] = v2[k] + t2[k] - v1[k] - t1[k];
+  centripetal(c->c1, c->w1, c->s1);
+  centripetal(c->c2, c->w2, c->s2);
 }
 
-// w x (w x a)
-static void centripetal(double out[3], const double w[3], const double a[3]) {
-  double t[3];
-  ptu_cross3(t, w, a);
-  ptu_cross3(out, w, t);
-}
-
-// Spherical joint: p2 - p1 = 0, 3 rows.
-static void row_spherical(const jctx *c, double *phi, double *jac, double *gamma) {
-  double c1[3], c2[3];
-  centripetal(c1, c->w1, c->s1);
-  centripetal(c2, c->w2, c->s2);
-  for (int k = 0; k < 3; k++) {
-    double e[3] = {0, 0, 0}, t[3];
-    e[k] = 1;
-    double *J = jac + 12 * k;
-    ptu_zero(J, 12);
-    J[k] = -1;
-    ptu_cross3(t, c->s1, e);
-    ptu_scl3(J + 3, t, -1);
-    J[6 + k] = 1;
-    ptu_cross3(J + 9, c->s2, e);
-    phi[k] = c->d[k];
-    gamma[k] = -(c2[k] - c1[k]);
-  }
+// Spherical joint: component k of p2 - p1 = 0.
+static void row_spherical(const jctx *c, int k, double *phi, double *J, double *gamma) {
+  double e[3] = {0, 0, 0}, t[3];
+  e[k] = 1;
+  ptu_zero(J, 12);
+  J[k] = -1;
+  ptu_cross3(t, c->s1, e);
+  ptu_scl3(J + 3, t, -1);
+  J[6 + k] = 1;
+  ptu_cross3(J + 9, c->s2, e);
+  *phi = c->d[k];
+  *gamma = -(c->c2[k] - c->c1[k]);
 }
 
 // Dot-1: a1 . a2 = 0, a1 fixed in body1, a2 fixed in body2.
@@ -120,55 +141,33 @@ static void row_dot2(const double a1[3], const jctx *c, double *phi, double *jac
   pt_row_dot2(a1, c->w1, c->w2, c->s1, c->s2, c->d, c->dd, phi, jac, gamma);
 }
 
+// Every joint row from its kind and vectors (row_kind, row_vec), the joint's world quantities
+// computed once per joint.
 void pt_joint_rows(const pt_model *m, pt_data *d) {
   for (int j = 0; j < m->njoint; j++) {
-    const int r = m->joint_row_adr[j];
-    // outputs
-    double *phi = d->row_phi + r;
-    double *jac = d->row_jac + 12 * r;
-    double *gamma = d->row_gamma + r;
-    // inputs
+    const int r0 = m->joint_row_adr[j], r1 = r0 + m->joint_nrow[j];
     jctx c;
     ctx_init(m, d, j, &c);
-    const double *h1 = c.v[2], *f1 = c.v[3], *g1 = c.v[4];
-    const double *h2 = c.v[5], *g2 = c.v[7];
+    for (int r = r0; r < r1; r++) {
+      // outputs
+      double *phi = d->row_phi + r;
+      double *jac = d->row_jac + 12 * r;
+      double *gamma = d->row_gamma + r;
+      // inputs
+      const int *v = m->row_vec + 2 * r;
 
-    switch ((pt_joint_type)m->joint_type[j]) {
-    case PT_JOINT_REVOLUTE:  // SJ + f1.h2 = g1.h2 = 0
-      row_spherical(&c, phi, jac, gamma);
-      row_dot1(f1, h2, &c, phi + 3, jac + 36, gamma + 3);
-      row_dot1(g1, h2, &c, phi + 4, jac + 48, gamma + 4);
-      break;
-    case PT_JOINT_CYLINDRICAL:  // axes parallel, point on the axis line
-    case PT_JOINT_PRISMATIC:    // ... and no rotation about it: f1.g2 = 0
-      row_dot1(f1, h2, &c, phi, jac, gamma);
-      row_dot1(g1, h2, &c, phi + 1, jac + 12, gamma + 1);
-      row_dot2(f1, &c, phi + 2, jac + 24, gamma + 2);
-      row_dot2(g1, &c, phi + 3, jac + 36, gamma + 3);
-      if (m->joint_type[j] == PT_JOINT_PRISMATIC)
-        row_dot1(f1, g2, &c, phi + 4, jac + 48, gamma + 4);
-      break;
-    case PT_JOINT_SPHERICAL:
-      row_spherical(&c, phi, jac, gamma);
-      break;
-    case PT_JOINT_UNIVERSAL:  // SJ + h1.h2 = 0 (axis1 in body1, axis2 in body2)
-      row_spherical(&c, phi, jac, gamma);
-      row_dot1(h1, h2, &c, phi + 3, jac + 36, gamma + 3);
-      break;
-    case PT_JOINT_PLANAR:  // normals parallel (f1.h2 = g1.h2 = 0), no motion along it (h1.d = 0)
-      row_dot1(f1, h2, &c, phi, jac, gamma);
-      row_dot1(g1, h2, &c, phi + 1, jac + 12, gamma + 1);
-      row_dot2(h1, &c, phi + 2, jac + 24, gamma + 2);
-      break;
-    case PT_JOINT_FIXED:  // SJ + f1.g2 = f1.h2 = g1.h2 = 0
-      row_spherical(&c, phi, jac, gamma);
-      row_dot1(f1, g2, &c, phi + 3, jac + 36, gamma + 3);
-      row_dot1(f1, h2, &c, phi + 4, jac + 48, gamma + 4);
-      row_dot1(g1, h2, &c, phi + 5, jac + 60, gamma + 5);
-      break;
-    default:
-      break;
+      switch ((pt_row_kind)m->row_kind[r]) {
+      case PT_ROW_SPHERICAL:
+        row_spherical(&c, v[0], phi, jac, gamma);
+        break;
+      case PT_ROW_DOT1:
+        row_dot1(c.v[v[0]], c.v[v[1]], &c, phi, jac, gamma);
+        break;
+      case PT_ROW_DOT2:
+        row_dot2(c.v[v[0]], &c, phi, jac, gamma);
+        break;
+      }
+      d->row_nu[r] = 0;
     }
-    for (int k = 0; k < pt_joint_classes[m->joint_type[j]].nrow; k++) d->row_nu[r + k] = 0;
   }
 }

@@ -11,6 +11,7 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 static void skew(double M[9], const double v[3]) {
   M[0] = 0, M[1] = -v[2], M[2] = v[1];
@@ -81,7 +82,7 @@ static void tsda(const pt_model *m, const pt_data *d, double *Qq, double *Qu, in
   pt_body_point(d, b[1], par + 7, p2, s2);
   ptu_sub3(dv, p2, p1);
   double l = ptu_norm3(dv);
-  if (l < 1e-12) return;  // force.c applies nothing there
+  if (l < PT_TOL_COINCIDENT) return;  // force.c applies nothing there
   ptu_scl3(u, dv, 1 / l);
   ptu_scl3(J, u, -1);
   ptu_cross3(J + 3, s1, u);
@@ -172,7 +173,7 @@ static void joint_damping(const pt_model *m, const pt_data *d, double *Qq, doubl
   const double c = m->joint_damping[j];
   const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1], nv = m->nv;
   if (c == 0) return;
-  if (m->joint_type[j] == PT_JOINT_SPHERICAL) {  // -c (w2 - w1) on body2, reaction on body1
+  if (m->joint_damp_rotation[j]) {  // -c (w2 - w1) on body2, reaction on body1
     const int b[2] = {b1, b2};
     for (int s = 0; s < 2; s++)
       for (int t = 0; t < 2; t++) {
@@ -183,7 +184,7 @@ static void joint_damping(const pt_model *m, const pt_data *d, double *Qq, doubl
     return;
   }
   const int adr = m->joint_coord_adr[j];
-  for (int k = 0; k < pt_joint_classes[m->joint_type[j]].ncoord; k++)
+  for (int k = 0; k < m->joint_ncoord[j]; k++)
     measure_force(m, d, Qq, Qu, adr + k, 0, c, 0, 0);
 }
 
@@ -192,7 +193,7 @@ static void joint_friction(const pt_model *m, const pt_data *d, double *Qq, doub
   const double F = m->joint_friction[2 * j], v = m->joint_friction[2 * j + 1];
   if (F == 0) return;
   const int adr = m->joint_coord_adr[j];
-  for (int k = 0; k < pt_joint_classes[m->joint_type[j]].ncoord; k++) {
+  for (int k = 0; k < m->joint_ncoord[j]; k++) {
     const int c = adr + k;
     double val, J[12], jdx, D[144];
     const int *b = m->meas_body + 2 * c;

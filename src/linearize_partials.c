@@ -17,6 +17,7 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 #define FD_H_POS 1e-5   // position / rotation step (m, rad) for the local differences
 #define FD_H_VEL 1e-3   // velocity step: gamma and Jdot x are quadratic in u, so exact
@@ -95,7 +96,7 @@ static void deriv_angle(double D[144], const double h[3], int hb) {
 void ptd_distance_deriv(double D[144], const double s1[3], const double s2[3],
                         const double dv[3]) {
   const double l = ptu_norm3(dv);
-  if (l < 1e-12) return;  // the engine takes the Jacobian as zero there
+  if (l < PT_TOL_COINCIDENT) return;  // the engine takes the Jacobian as zero there
   double u[3], P[9], S1[9], S2[9], U[9], Du[4][9], T[9];
   ptu_scl3(u, dv, 1 / l);
   for (int i = 0; i < 3; i++)
@@ -167,7 +168,7 @@ void ptd_meas_jac_deriv(const pt_model *m, const pt_data *d, int c, double D[144
   }
 }
 
-// Joint rows follow joint.c's order: the basic constraint each row is, with its vectors.
+// Joint rows by their kind and vectors (row_kind, row_vec from the joint class table, joint.c).
 void ptd_row_jac_deriv(const pt_model *m, const pt_data *d, int a, double D[144]) {
   const int r = m->con_row[a];
   ptu_zero(D, 144);
@@ -175,49 +176,24 @@ void ptd_row_jac_deriv(const pt_model *m, const pt_data *d, int a, double D[144]
     ptd_meas_jac_deriv(m, d, m->motion_coord[r - m->nrow_joint], D);
     return;
   }
-  int j = 0;
-  while (j + 1 < m->njoint && m->joint_row_adr[j + 1] <= r) j++;
-  const int k = r - m->joint_row_adr[j];
+  const int j = m->row_joint[r];
   const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
   const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+  const int *vec = m->row_vec + 2 * r;
   double v[8][3], p1[3], p2[3], s1[3], s2[3], dv[3];
-  for (int i = 2; i < 8; i++) world(d, (i >= 5) ? b2 : b1, g + 3 * i, v[i]);
+  for (int i = PT_JV_H1; i <= PT_JV_G2; i++) world(d, (i >= PT_JV_H2) ? b2 : b1, g + 3 * i, v[i]);
   pt_body_point(d, b1, g, p1, s1);
   pt_body_point(d, b2, g + 3, p2, s2);
   ptu_sub3(dv, p2, p1);
-  const double *h1 = v[2], *f1 = v[3], *g1 = v[4], *h2 = v[5], *g2 = v[7];
-  switch ((pt_joint_type)m->joint_type[j]) {
-  case PT_JOINT_REVOLUTE:
-    if (k < 3) deriv_sph(D, k, s1, s2);
-    else deriv_dot1(D, k == 3 ? f1 : g1, h2);
+  switch ((pt_row_kind)m->row_kind[r]) {
+  case PT_ROW_SPHERICAL:
+    deriv_sph(D, vec[0], s1, s2);
     return;
-  case PT_JOINT_CYLINDRICAL:
-  case PT_JOINT_PRISMATIC:
-    if (k == 0) deriv_dot1(D, f1, h2);
-    else if (k == 1) deriv_dot1(D, g1, h2);
-    else if (k == 2) deriv_dot2(D, f1, s2, dv, s1);
-    else if (k == 3) deriv_dot2(D, g1, s2, dv, s1);
-    else deriv_dot1(D, f1, g2);
+  case PT_ROW_DOT1:
+    deriv_dot1(D, v[vec[0]], v[vec[1]]);
     return;
-  case PT_JOINT_SPHERICAL:
-    deriv_sph(D, k, s1, s2);
-    return;
-  case PT_JOINT_UNIVERSAL:
-    if (k < 3) deriv_sph(D, k, s1, s2);
-    else deriv_dot1(D, h1, h2);
-    return;
-  case PT_JOINT_PLANAR:
-    if (k == 0) deriv_dot1(D, f1, h2);
-    else if (k == 1) deriv_dot1(D, g1, h2);
-    else deriv_dot2(D, h1, s2, dv, s1);
-    return;
-  case PT_JOINT_FIXED:
-    if (k < 3) deriv_sph(D, k, s1, s2);
-    else if (k == 3) deriv_dot1(D, f1, g2);
-    else if (k == 4) deriv_dot1(D, f1, h2);
-    else deriv_dot1(D, g1, h2);
-    return;
-  default:
+  case PT_ROW_DOT2:
+    deriv_dot2(D, v[vec[0]], s2, dv, s1);
     return;
   }
 }
@@ -440,14 +416,12 @@ typedef struct {   // the derivative vectors of the joint last set up (rows come
   dvec v[8];       // joint_geom vectors 2-7 in global axes (2-4 on body 1, 5-7 on body 2)
 } jcache;
 
-// (joint.c's order of the basic constraints in each joint type)
+// (the row's kind and vectors, row_kind and row_vec, as joint.c evaluates them)
 static int gamma_partials(const pt_model *m, const pt_data *dt, int a, jcache *jc,
                           double gq[12], double gu[12]) {
   const int r = m->con_row[a];
   if (r >= m->nrow_joint) return 0;
-  int j = jc->j >= 0 && m->joint_row_adr[jc->j] <= r ? jc->j : 0;
-  while (j + 1 < m->njoint && m->joint_row_adr[j + 1] <= r) j++;
-  const int k = r - m->joint_row_adr[j];
+  const int j = m->row_joint[r];
   if (jc->j != j) {
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const double *geo = m->joint_geom + PT_JOINT_GEOM * j;
@@ -461,38 +435,17 @@ static int gamma_partials(const pt_model *m, const pt_data *dt, int a, jcache *j
   }
   const djctx *c = &jc->c;
   const dvec *v = jc->v;
-  const dvec *h1 = v + 2, *f1 = v + 3, *g1 = v + 4, *h2 = v + 5, *g2 = v + 7;
+  const int *vec = m->row_vec + 2 * r;
   dsca g;
-  switch ((pt_joint_type)m->joint_type[j]) {
-  case PT_JOINT_REVOLUTE:
-    if (k < 3) dgamma_sph(c, k, &g);
-    else dgamma_dot1(c, k == 3 ? f1 : g1, h2, &g);
+  switch ((pt_row_kind)m->row_kind[r]) {
+  case PT_ROW_SPHERICAL:
+    dgamma_sph(c, vec[0], &g);
     break;
-  case PT_JOINT_CYLINDRICAL:
-  case PT_JOINT_PRISMATIC:
-    if (k == 0) dgamma_dot1(c, f1, h2, &g);
-    else if (k == 1) dgamma_dot1(c, g1, h2, &g);
-    else if (k == 2) dgamma_dot2(c, f1, &g);
-    else if (k == 3) dgamma_dot2(c, g1, &g);
-    else dgamma_dot1(c, f1, g2, &g);
+  case PT_ROW_DOT1:
+    dgamma_dot1(c, v + vec[0], v + vec[1], &g);
     break;
-  case PT_JOINT_SPHERICAL:
-    dgamma_sph(c, k, &g);
-    break;
-  case PT_JOINT_UNIVERSAL:
-    if (k < 3) dgamma_sph(c, k, &g);
-    else dgamma_dot1(c, h1, h2, &g);
-    break;
-  case PT_JOINT_PLANAR:
-    if (k == 0) dgamma_dot1(c, f1, h2, &g);
-    else if (k == 1) dgamma_dot1(c, g1, h2, &g);
-    else dgamma_dot2(c, h1, &g);
-    break;
-  case PT_JOINT_FIXED:
-    if (k < 3) dgamma_sph(c, k, &g);
-    else if (k == 3) dgamma_dot1(c, f1, g2, &g);
-    else if (k == 4) dgamma_dot1(c, f1, h2, &g);
-    else dgamma_dot1(c, g1, h2, &g);
+  case PT_ROW_DOT2:
+    dgamma_dot2(c, v + vec[0], &g);
     break;
   default:
     return 0;

@@ -15,8 +15,8 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
-#define PIVOT_TOL 1e-9   // a q-pivot below this fraction of max |J| counts as zero
 
 static const char *const internal_suffix[6] = {"x", "y", "z", "rx", "ry", "rz"};
 
@@ -72,7 +72,7 @@ void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, doub
 
 // Eq. 22 with exactly z candidates: the matrix [C_q; s_q] (nv x nv) is then square, and if it
 // is well conditioned the full pivoting of phase 1 takes every q column (all of its pivots
-// stay far above PIVOT_TOL), so every candidate is kept. That is decided here by a sparse LU
+// stay far above PT_TOL_SELECT_PIVOT), so every candidate is kept. That is decided here by a sparse LU
 // and its condition estimate, in time near linear in bodies; 0 leaves the decision to the
 // dense elimination (a singular or badly conditioned choice), 1 all kept, PT_ENOMEM.
 #define FAST_CONDEST_MAX 1e6
@@ -173,7 +173,7 @@ int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand
   // phase 1: full pivoting over the q columns
   for (;;) {
     int pr = -1, pc = -1;
-    double best = PIVOT_TOL * gmax;
+    double best = PT_TOL_SELECT_PIVOT * gmax;
     for (int i = 0; i < nr; i++) {
       if (done[i]) continue;
       for (int j = 0; j < nv; j++) {
@@ -194,7 +194,7 @@ int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand
         for (int j = nv; j < ncol; j++) smax = fmax(smax, fabs(G[(size_t)i * ncol + j]));
     for (int j = ncol - 1; j >= nv && pc < 0; j--) {
       if (dep[j]) continue;
-      double best = 1e-6 * smax;
+      double best = PT_TOL_SELECT_BLOCK * smax;
       for (int i = 0; i < nr; i++) {
         double v = fabs(G[(size_t)i * ncol + j]);
         if (!done[i] && v > best) best = v, pr = i, pc = j;

@@ -5,6 +5,7 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 void ptd_local12(const int b[2], const double *v, double out[12]) {
   for (int s = 0; s < 2; s++) {
@@ -269,7 +270,7 @@ int ptd_solve_sparse(ptd_csc *A, double *R, int nrhs) {
   }
   klu_numeric *num = klu_factor(A->Ap, A->Ai, A->Ax, A->sym, &c);
   int rc = c.status == KLU_OUT_OF_MEMORY ? PT_ENOMEM : PT_ESINGULAR;
-  if (num && klu_rcond(A->sym, num, &c) && c.rcond > 1e-15 &&
+  if (num && klu_rcond(A->sym, num, &c) && c.rcond > PT_TOL_RCOND_KLU &&
       klu_solve(A->sym, num, N, nrhs, R, &c))
     rc = PT_OK;
   if (num) klu_free_numeric(&num, &c);

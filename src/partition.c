@@ -13,6 +13,7 @@
 #include <float.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "tolerances.h"
 #include "ptu.h"
 
@@ -505,3 +506,35 @@ int pt_solve_velocities(const pt_model *m, pt_data *d) {
   d->counters.last_rcond = d->rcond;
   return PT_OK;
 }
+
+// ---- the LU partition behind the interface of partition.h -----------------------------------
+
+// Eq. (10)-(11): v and vdot from y, then u and udot.
+static int lu_recover(const pt_model *m, pt_data *d, const double *y, int maxit) {
+  const int n = m->ndof;
+  for (int i = 0; i < n; i++) {
+    d->q[d->indep[i]] = y[i];
+    d->qd[d->indep[i]] = y[n + i];
+  }
+  const int it = pt_solve_positions(m, d, maxit);
+  if (it < 0) return it;
+  const int rc = pt_solve_velocities(m, d);
+  return rc ? rc : it;
+}
+
+static void lu_coords(const pt_model *m, const pt_data *d, double *v, double *vd, double *vdd) {
+  for (int i = 0; i < m->ndof; i++) {
+    const int k = d->indep[i];
+    if (v) v[i] = d->q[k];
+    if (vd) vd[i] = d->qd[k];
+    if (vdd) vdd[i] = d->qdd[k];
+  }
+}
+
+const pt_partition_class pt_partition_lu = {
+    .name = "LU",
+    .build = pt_partition_build,
+    .recover = lu_recover,
+    .accelerations = pt_accelerations,
+    .coords = lu_coords,
+};

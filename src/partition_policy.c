@@ -30,15 +30,12 @@
 #define ENERGY_JUMP 50         // |dE| over a step this many times its running mean ...
 #define ENERGY_FLOOR 1e-9      // ... and above this fraction of the energy scale
 
-void pt_policy_note_lu_stage(pt_data *d, int newton_iters) {
+void pt_policy_note_stage(pt_data *d, int newton_iters) {
   if (newton_iters > NEWTON_SUSPECT) d->part_suspect |= SUSPECT_NEWTON;
+  if (d->part_method == PT_PART_QR) return;
   if (newton_iters > NEWTON_STRUGGLE) d->part_suspect |= SUSPECT_STRUGGLE;
   if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < PIVOT_DEGRADED)
     d->part_suspect |= SUSPECT_PIVOT;
-}
-
-void pt_policy_note_qr_stage(pt_data *d, int newton_iters) {
-  if (newton_iters > NEWTON_SUSPECT) d->part_suspect |= SUSPECT_NEWTON;
 }
 
 // An LU build; rcond_healthy keeps the best conditioning seen, the scale against which

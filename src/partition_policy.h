@@ -9,9 +9,9 @@
 // First use (or after pt_set_state / reset / copy): the partition to start with.
 int pt_policy_build_initial(const pt_model *m, pt_data *d);
 
-// What an LU or a QR stage saw: Newton iterations, the conditioning of Phi_u.
-void pt_policy_note_lu_stage(pt_data *d, int newton_iters);
-void pt_policy_note_qr_stage(pt_data *d, int newton_iters);
+// What a stage of the active LU or QR partition saw: Newton iterations, and on LU the
+// conditioning of Phi_u at its last factorisation.
+void pt_policy_note_stage(pt_data *d, int newton_iters);
 
 // A failed attempt at a step: a fresh partition at the step start to retry with (QR again,
 // LU -> QR in hybrid mode, an LU rebuild in LU mode).

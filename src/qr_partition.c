@@ -18,6 +18,7 @@
 #include <lapacke.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "tolerances.h"
 #include "ptu.h"
 #include "qr_partition.h"
@@ -306,8 +307,8 @@ void pt_qr_coords(const pt_model *m, const pt_data *d, double *z, double *zd, do
       b += q2[j] * d->qd[j];
       if (zdd) c += q2[j] * d->qdd[j];
     }
-    z[k] = a;
-    zd[k] = b;
+    if (z) z[k] = a;
+    if (zd) zd[k] = b;
     if (zdd) zdd[k] = c;
   }
 }
@@ -315,7 +316,7 @@ void pt_qr_coords(const pt_model *m, const pt_data *d, double *z, double *zd, do
 double pt_qr_alpha(const pt_model *m, const pt_data *d) {
   const int nq = m->nq;
   double qq = dotn(d->qd, d->qd, nq), zz = 0;
-  if (m->ndof == 0 || !(qq > 1e-20)) return 1;
+  if (m->ndof == 0 || !(qq > PT_TOL_AT_REST_QD2)) return 1;
   for (int k = 0; k < m->ndof; k++) {
     double b = dotn(d->qr_q2 + (size_t)k * nq, d->qd, nq);
     zz += b * b;
@@ -397,3 +398,21 @@ int pt_acc_dense(const pt_model *m, pt_data *d) {
   for (int i = 0; i < rank; i++) d->lambda[jpvt[i] - 1] = y[i];
   return PT_OK;
 }
+
+// ---- the QR partition behind the interface of partition.h -----------------------------------
+
+// q with the tangent coordinates z fixed, then eq. (6) for qd.
+static int qr_recover(const pt_model *m, pt_data *d, const double *y, int maxit) {
+  const int it = pt_qr_positions(m, d, y, maxit);
+  if (it < 0) return it;
+  const int rc = pt_qr_velocities(m, d, y + m->ndof);
+  return rc ? rc : it;
+}
+
+const pt_partition_class pt_partition_qr = {
+    .name = "QR",
+    .build = pt_qr_build,
+    .recover = qr_recover,
+    .accelerations = pt_qr_accelerations,
+    .coords = pt_qr_coords,
+};

@@ -15,7 +15,7 @@ int pt_qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit);
 int pt_qr_velocities(const pt_model *m, pt_data *d, const double *zd);
 // Eq. (7)-(9): xdd, qdd, lambda with B's factor (rows and forces evaluated at the state).
 int pt_qr_accelerations(const pt_model *m, pt_data *d);
-// Tangent coordinates of the current state: z, zd, and zdd (from qdd) when zdd != NULL.
+// Tangent coordinates of the current state: z, zd, zdd (from qdd); each may be NULL.
 void pt_qr_coords(const pt_model *m, const pt_data *d, double *z, double *zd, double *zdd);
 // Share of the velocity in the reference tangent space, |Q2^T qd|^2 / |qd|^2 (seed step 12);
 // 1 at rest.

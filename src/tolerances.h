@@ -25,8 +25,60 @@
 #define PT_TOL_TREE_POS 1e-10
 #define PT_TOL_TREE_VEL 1e-9
 
-// Two points closer than this (m) define no direction (distance coordinates, point springs).
+// Two points closer than this (m) define no direction (distance coordinates, point springs,
+// and their derivatives in the linearization).
 #define PT_TOL_COINCIDENT 1e-12
+
+// W = J M^-1 J^T near singular (dynamics.c; the integrator then prefers the QR partition):
+// its smallest LDL pivot below this fraction of the largest (PT_TOL_PIVOT_W: singular).
+#define PT_TOL_W_NEAR_SINGULAR 1e-9
+
+// Squared velocity norm (|qd|^2) below which a state counts as at rest (QR tangent share).
+#define PT_TOL_AT_REST_QD2 1e-20
+
+// Model compilation (compile.c): an axis, a direction or an orientation quaternion shorter
+// than PT_TOL_LENGTH has none; two axes meant perpendicular are when |a . b| (unit vectors)
+// is below PT_TOL_PERPENDICULAR; a joint row is redundant when its pivot in the rank-revealing
+// QR of J^T falls below PT_TOL_RANK_ROWS of the first (below PT_TOL_BLOCK_PIVOT of the largest
+// row norm the body-block test leaves the decision to that QR); initial positions moved by
+// assembly more than PT_TOL_ASSEMBLY_MOVED (m, or Euler-parameter units) are reported.
+#define PT_TOL_LENGTH 1e-12
+#define PT_TOL_PERPENDICULAR 1e-6
+#define PT_TOL_RANK_ROWS 1e-9
+#define PT_TOL_BLOCK_PIVOT 1e-6
+#define PT_TOL_ASSEMBLY_MOVED 1e-9
+
+// Equilibrium (equilibrium.c): converged when the force residual is below PT_TOL_EQ_FORCE of
+// the force scale and the rows below PT_TOL_EQ_POS of the position scale; a Newton that can
+// no longer decrease its merit accepts PT_TOL_EQ_FORCE_STUCK / PT_TOL_EQ_POS_STUCK. Singular
+// values below PT_TOL_EQ_LSQ_RCOND of the largest are dropped by its least-squares steps; a
+// pivot of the stiffness matrix below PT_TOL_EQ_STABILITY of its largest entry counts as
+// zero when the negative eigenvalues are counted (stability).
+#define PT_TOL_EQ_FORCE 1e-11
+#define PT_TOL_EQ_POS 1e-12
+#define PT_TOL_EQ_FORCE_STUCK 1e-8
+#define PT_TOL_EQ_POS_STUCK 1e-10
+#define PT_TOL_EQ_LSQ_RCOND 1e-10
+#define PT_TOL_EQ_STABILITY 1e-9
+
+// Inverse dynamics (inverse.c): a Schur-complement pivot below PT_TOL_SCHUR_PIVOT of the
+// diagonal J_c M^-1 J_c^T means the coordinate is fixed by the constraints; a kinematically
+// driven system's Jacobian is singular when its smallest LU pivot falls below
+// PT_TOL_KINEMATIC_PIVOT of its largest entry.
+#define PT_TOL_SCHUR_PIVOT 1e-10
+#define PT_TOL_KINEMATIC_PIVOT 1e-12
+
+// Linearization: a coordinate's pivot below PT_TOL_SELECT_PIVOT of max |J| counts as zero
+// when the states are chosen, below PT_TOL_SELECT_BLOCK of the largest remaining entry when
+// the internal coordinates are (linearize_select.c); a sparse solve is refused when KLU's
+// rcond estimate is below PT_TOL_RCOND_KLU (linearize_system.c).
+#define PT_TOL_SELECT_PIVOT 1e-9
+#define PT_TOL_SELECT_BLOCK 1e-6
+#define PT_TOL_RCOND_KLU 1e-15
+
+// Inertia balancing (inertia.c): a point is inside the cone of physical inertias up to this
+// fraction of the largest principal moment (rounding).
+#define PT_TOL_INERTIA_CONE 1e-14
 
 // Assembly (assemble.c): positions done below PT_TOL_ASSEMBLE_DONE of the position scale,
 // accepted below PT_TOL_ASSEMBLE; velocities done below PT_TOL_ASSEMBLE_VEL of the velocity

@@ -31,8 +31,6 @@ const pt_visual *pt_model_visual(const pt_model *m, int i) {
 // body1 (6..8) and body2 (15..17) frames (compile.c, build_joints).
 const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
                             double axis[3]) {
-  static const char *const names[PT_JOINT_NTYPES] = {"revolute",  "prismatic", "cylindrical",
-                                                     "spherical", "universal", "fixed"};
   if (j < 0 || j >= m->njoint) return NULL;
   const double *G = m->joint_geom + PT_JOINT_GEOM * j;
   int b2 = m->joint_body[2 * j + 1];
@@ -40,7 +38,7 @@ const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3]
   ptu_copy(point, b2 >= 0 ? G + 3 : G, 3);
   ptu_copy(axis, b2 >= 0 ? G + 15 : G + 6, 3);
   int t = m->joint_type[j];
-  return t >= 0 && t < PT_JOINT_NTYPES ? names[t] : "unknown";
+  return t >= 0 && t < PT_JOINT_NTYPES ? pt_joint_classes[t].name : "unknown";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+// partition.h: the Cartesian partitions behind one interface (issue 10, "Restructure").
+//
+// The integrator (integrate.c) integrates ndof independent coordinates y and their rates; a
+// partition says what they are and how the dependent part of the state follows from them:
+//   LU (partition.c, seed gcp eq. 4-16): y = v, the independent subset of q; u by Newton on
+//      Phi(u, v, t) = 0 with the cached LU of Phi_u, udot from Phi_u udot = nu - Phi_v vdot,
+//      accelerations from W = J M^-1 J^T (dynamics.c);
+//   QR (qr_partition.c, seed hybrid eq. 4-9): y = z = Q2^T (q - q_ref), the tangent
+//      coordinates; q by Newton on [Phi^F; Q2^T (q - q_ref) - z], qd from B qd = [nu; zd],
+//      accelerations from the same B.
+// Which partition is active, and when it is rebuilt or switched, is partition_policy.c's
+// decision (d->part_method). A tree in its joint coordinates (tree.c) is not one of these:
+// forward kinematics replaces Newton there.
+#ifndef PT_PARTITION_H
+#define PT_PARTITION_H
+
+#include "engine.h"
+
+typedef struct {
+  const char *name;  // "LU", "QR"
+  // A new partition at the current (consistent) q; makes it the active method. Allocates
+  // nothing (but a tree's dense work, once). Counted by the caller.
+  int (*build)(const pt_model *m, pt_data *d);
+  // y = (ndof coordinates, ndof rates) -> q, qd: Newton for the positions (from the q held
+  // now, at most maxit iterations), then the velocities. Returns Newton's iterations, or < 0.
+  int (*recover)(const pt_model *m, pt_data *d, const double *y, int maxit);
+  // Accelerations (xdd, qdd) and multipliers at a state whose kinematics, rows and forces
+  // are evaluated. Returns PT_OK or < 0.
+  int (*accelerations)(const pt_model *m, pt_data *d);
+  // The independent coordinates of the state held now: y, yd, ydd (each may be NULL; ydd
+  // from qdd).
+  void (*coords)(const pt_model *m, const pt_data *d, double *y, double *yd, double *ydd);
+} pt_partition_class;
+
+extern const pt_partition_class pt_partition_lu;  // partition.c
+extern const pt_partition_class pt_partition_qr;  // qr_partition.c
+
+// The active Cartesian partition.
+static inline const pt_partition_class *pt_partition_of(const pt_data *d) {
+  return d->part_method == PT_PART_QR ? &pt_partition_qr : &pt_partition_lu;
+}
+
+#endif
