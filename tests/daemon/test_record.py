@@ -25,7 +25,7 @@ def status(c, model):
     return c.recording(model)
 
 
-def stop_and_wait(c, model, timeout=20.0):
+def stop_and_wait(c, model, timeout=60.0):
     return c.stop_recording(model, wait=True, timeout=timeout)
 
 
@@ -52,10 +52,14 @@ def rdaemon(workdir, recdir):
 
 @pytest.mark.parametrize("model", ["pendulum.yaml", "panda.urdf"])
 def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir, model):
-    """2 s of a model in real time driven by a 200 Hz UDP input stream (the pendulum; the
-    Panda from URDF, on the joint-coordinate tree path, 7 inputs): every recorded state is
-    reproduced bit for bit by `partita replay`, and every input applied is in the file (the
-    model's own count of applied UDP inputs)."""
+    """About 2 s of a model in real time driven by a 200 Hz UDP input stream (the pendulum;
+    the Panda from URDF, on the joint-coordinate tree path, 7 inputs): every state recorded is
+    reproduced bit for bit by `partita replay`, every step gave a frame or a counted drop, and
+    every input applied is in the file (the model's own count of applied UDP inputs).
+
+    Nothing here depends on how fast the machine is: a loaded machine steps less, applies
+    fewer inputs and its writer may drop state frames (counted); the invariants hold all the
+    same."""
     name = unique("rt")
     with rdaemon.client() as c:
         info = c.load_model_file(os.path.join(ROOT, "configs", "models", model), name=name,
@@ -72,27 +76,47 @@ def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir, model):
             sender.send([saw * (1 + 0.1 * i) for i in range(ni)])
             k += 1
             time.sleep(0.005)
-        time.sleep(0.05)   # the last datagram applied
+        # Synchronise on the model, not on a sleep: once the state says the last datagram
+        # sent was applied, every one before it was applied or lost (the sequence numbers
+        # only increase); a lost last one (loopback under load) is sent again, numbered anew.
+        deadline = time.monotonic() + 60
+        last = sender.send([0.05 * (i + 1) for i in range(ni)])
+        resend = time.monotonic() + 5
+        while True:
+            s = c.get_state(name)
+            if s.input_session == sender.session and s.input_sequence == last:
+                break
+            assert time.monotonic() < deadline, "the last UDP input was never applied"
+            if time.monotonic() > resend:
+                last = sender.send([0.05 * (i + 1) for i in range(ni)])
+                resend = time.monotonic() + 5
+            time.sleep(0.01)
         c.set_mode(name, "paused")
         applied = c.stats(name).models[0].udp_inputs
-        end = stop_and_wait(c, name)
+        end = stop_and_wait(c, name, timeout=60)
         steps = c.get_state(name).step
-    assert applied > 100
-    assert end.dropped_frames == 0 and not end.error
+    assert applied > 0 and steps > 0
+    assert not end.error
     assert end.inputs == applied                  # every input applied, none dropped
-    assert end.state_frames == steps + 1          # the initial state and one per step
+    # the initial state and one per step: written or counted as dropped
+    assert end.state_frames + end.dropped_frames == steps + 1
+    assert end.state_frames > 0
     out = json.loads(cli("replay", end.path, "--json").stdout)
     assert out["bit_identical"], out
-    assert out["states"] == steps + 1 and out["inputs"] == applied
+    assert out["states"] == end.state_frames and out["inputs"] == applied
     info = json.loads(cli("info", end.path, "--json").stdout)
     assert info["complete"] and info["time_base"] == "wall"
-    assert info["dropped_frames"] == 0
-    # the Python reader: the inputs as the sender numbered them, every state of every step
+    assert info["dropped_frames"] == end.dropped_frames
+    # the Python reader: the inputs as the sender numbered them, the states of the steps in
+    # order (those the writer kept)
     rec = read_recording(end.path)
-    assert rec.complete and list(rec.step) == list(range(steps + 1))
+    assert rec.complete and len(rec.step) == end.state_frames
+    assert rec.step[0] == 0 and all(b > a for a, b in zip(rec.step, rec.step[1:]))
+    assert rec.step[-1] <= steps
     assert len(rec.input_sequence) == applied
     assert set(rec.input_session.tolist()) == {sender.session}
     assert all(b > a for a, b in zip(rec.input_sequence, rec.input_sequence[1:]))
+    assert rec.input_sequence[-1] == last
     assert (rec.wall_time_ns[1:] >= rec.wall_time_ns[:-1]).all()
 
 
@@ -106,7 +130,7 @@ def test_fourbar_through_partition_switches_replays_bit_for_bit(rdaemon):
                           name=name, mode="paused")
         record(c, name, name + ".mcap", every_k=2)
         c.set_mode(name, "realtime", rate=4.0)       # 4 s of its motion in about 1 s
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 300          # a bound for a hang, not a speed
         while c.get_state(name).step < 4000:
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -121,7 +145,9 @@ def test_fourbar_through_partition_switches_replays_bit_for_bit(rdaemon):
 
 
 def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
-    """A writer 2 ms per frame behind a lockstep model that steps as fast as it can: state
+    """A writer 2 ms per frame behind a lockstep model that steps as fast as it can (each
+    request 50 steps at once against a queue of 32 frames: drops whatever the machine's
+    speed, as 50 steps take far less than the 36 ms the writer needs for 18 frames): state
     frames are dropped and counted, every input change is written, every step produced a
     frame or a counted drop (the simulation never waited for room), and what was written
     still replays bit for bit."""
@@ -134,10 +160,10 @@ def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
             record(c, name, name + ".mcap")
             n_in = 200
             for k in range(n_in):
-                c.step_with_inputs(name, by_index=[0.1 * (k % 7), -0.05 * (k % 5)], n=10)
+                c.step_with_inputs(name, by_index=[0.1 * (k % 7), -0.05 * (k % 5)], n=50)
             steps = c.get_state(name).step
             end = stop_and_wait(c, name, timeout=60)
-        assert steps == n_in * 10
+        assert steps == n_in * 50
         assert end.inputs == n_in
         assert end.dropped_frames > 0
         assert end.state_frames + end.dropped_frames == steps + 1
@@ -254,8 +280,8 @@ def test_recording_allocates_nothing_on_the_sim_thread(workdir, recdir):
             time.sleep(0.3)
             c.set_mode(name, "lockstep")
             after = sim_allocations(d, count_file)
-            end = stop_and_wait(c, name)
-            assert end.state_frames > 1000
+            end = stop_and_wait(c, name, timeout=60)
+            assert end.state_frames + end.dropped_frames > 1000
             assert after == before, "%d allocations on the simulation thread" % (after - before)
     finally:
         d.check_clean_exit()
@@ -283,7 +309,7 @@ def test_daemon_killed_while_recording_leaves_a_readable_file(workdir, recdir):
             c.load_model_file(PENDULUM, name=name, mode="paused")
             record(c, name, name + ".mcap")
             c.set_mode(name, "free")
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 300      # a bound for a hang, not a speed
             while status(c, name).bytes < 400000:   # a few chunks on disk
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
