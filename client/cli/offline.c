@@ -20,12 +20,6 @@ typedef struct {
   double value;
 } assign_arg;
 
-// An option that is not one of the command's: say which and how to get help.
-static int unknown_option(const char *cmd, const char *arg) {
-  cli_error(cmd, "unknown option '%s' (see partita %s --help)", arg, cmd);
-  return CLI_EXIT_USAGE;
-}
-
 static int load_model(const char *cmd, const char *path, const pt_load_options *opt,
                       pt_model **out) {
   pt_error err = {0, {0}};
@@ -238,13 +232,8 @@ int cli_check_main(int argc, char **argv) {
       lopt.balance_inertia = 1;
     } else if (cli_is_flag(a, "--no-joint-limits")) {
       lopt.no_joint_limits = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return unknown_option(cmd, a);
-    } else if (path) {
-      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", path, a);
+    } else if (cli_positional(cmd, a, "MODEL file", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else {
-      path = a;
     }
   }
   if (!path) {
@@ -379,14 +368,8 @@ static int sim_parse(int argc, char **argv, sim_options *o) {
           cli_parse_assign(cmd, "--init-rate", v, s->name, sizeof(s->name), &s->value) < 0) {
         return -1;
       }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      unknown_option(cmd, a);
+    } else if (cli_positional(cmd, a, "MODEL file", &o->path) < 0) {
       return -1;
-    } else if (o->path) {
-      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", o->path, a);
-      return -1;
-    } else {
-      o->path = a;
     }
   }
   if (!o->path) {

@@ -20,14 +20,8 @@ int cli_info_main(int argc, char **argv) {
       return CLI_EXIT_OK;
     } else if (cli_is_flag(argv[i], "--json")) {
       json = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita info --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (path) {
-      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      path = argv[i];
     }
   }
   if (!path) {
@@ -179,14 +173,8 @@ int cli_export_main(int argc, char **argv) {
       return CLI_EXIT_OK;
     } else if (cli_is_flag(argv[i], "--csv")) {
       csv = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita export --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (path) {
-      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      path = argv[i];
     }
   }
   if (!path || !csv) {

@@ -171,14 +171,8 @@ int cli_record_remote_main(int argc, char **argv) {
         cli_error(cmd, "--timeout: seconds in (0, 86400]");
         return CLI_EXIT_USAGE;
       }
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita record --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "model name", &model) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (model) {
-      cli_error(cmd, "one model name expected, got '%s' and '%s'", model, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      model = argv[i];
     }
   }
   if (!model || !out) {
