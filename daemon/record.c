@@ -233,33 +233,6 @@ static int text_format(const char *path, const char *text) {
   return *text == '<' ? 2 : 1;
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *s = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n == cap) {
-      cap = cap ? 2 * cap : 16384;
-      char *t = realloc(s, cap + 1);
-      if (!t)
-        break;
-      s = t;
-    }
-    size_t k = fread(s + n, 1, cap - n, f);
-    n += k;
-    if (k == 0)
-      break;
-  }
-  fclose(f);
-  if (s) {
-    s[n] = '\0';
-    *len = n;
-  }
-  return s;
-}
-
 void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
   rec_source *src = calloc(1, sizeof(*src));
   if (!src)
@@ -271,15 +244,13 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
       src->text[o->src_len] = '\0';
       src->len = o->src_len;
     }
-  } else if (o->src_file) {
-    src->text = read_file(o->src_file, &src->len);
   }
   if (!src->text) {
     free(src);
     log_warn("model %s: its text is not available: it cannot be recorded", s->name);
     return;
   }
-  const char *name = o->src_name ? o->src_name : o->src_file ? o->src_file : "<LoadModel>";
+  const char *name = o->src_name ? o->src_name : "<LoadModel>";
   snprintf(src->source, sizeof(src->source), "%s", name);
   src->format = o->src_format ? o->src_format : text_format(name, src->text);
   src->floating_base = o->floating_base;

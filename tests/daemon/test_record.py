@@ -324,3 +324,31 @@ def test_daemon_killed_while_recording_leaves_a_readable_file(workdir, recdir):
     assert info["states"] > 1000
     out = json.loads(cli("replay", path, "--json").stdout)
     assert out["bit_identical"] and out["states"] == info["states"]
+
+
+def test_config_model_recorded_as_loaded_not_as_the_file_is_now(workdir, recdir):
+    """A model from the config file is recorded with the bytes its load read (the file is read
+    once, by the load, within its size bound): changed on disk after the start, the recording
+    still holds the model that runs, and replays bit for bit. (The second read this replaced
+    came right after the load, so this guards the behaviour rather than catching that race.)"""
+    model = os.path.join(workdir, unique("cfgmodel") + ".yaml")
+    with open(PENDULUM) as f:
+        original = f.read()
+    with open(model, "w") as f:
+        f.write(original)
+    cfg = "models:\n  - file: %s\n    name: cfgp\n    mode: lockstep\n" % model
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        with open(model, "w") as f:   # another model under the same name, after the load
+            f.write(original.replace("mass: ", "mass: 3"))
+        name = unique("cfgrec")
+        with d.client() as c:
+            record(c, "cfgp", name + ".mcap")
+            c.step_with_inputs("cfgp", by_index=[0.2], n=200)
+            end = stop_and_wait(c, "cfgp")
+    finally:
+        d.check_clean_exit()
+    out = json.loads(cli("replay", end.path, "--json").stdout)
+    assert out["bit_identical"] and out["states"] == 201, out
+    rec = read_recording(end.path)
+    assert rec.model_text == original
