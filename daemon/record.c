@@ -15,7 +15,7 @@
 
 typedef struct {
   char path[PATH_MAX];
-  uint64_t nstate, ndropped, ninput, nevent, bytes;
+  uint64_t nstate, ndropped, ninput, nevent, ndropped_events, bytes;
   uint32_t every_k, fields;
   char error[400];
 } rec_last;
@@ -47,6 +47,7 @@ static void keep_last(sim *s, recorder *r) {
   l->ndropped = atomic_load(&r->ndropped);
   l->ninput = atomic_load(&r->ninput);
   l->nevent = atomic_load(&r->nevent);
+  l->ndropped_events = atomic_load(&r->ndropped_events);
   l->bytes = atomic_load(&r->bytes);
   l->every_k = r->every_k;
   l->fields = r->fields;
@@ -65,11 +66,12 @@ static void finish(sim *s, recorder *r) {
   pthread_join(r->writer, NULL);
   keep_last(s, r);
   log_info("model %s: recording %s ended: %llu state frames (%llu dropped), %llu inputs, "
-           "%llu events, %llu bytes", s->name, r->path,
+           "%llu events (%llu dropped), %llu bytes", s->name, r->path,
            (unsigned long long)atomic_load(&r->nstate),
            (unsigned long long)atomic_load(&r->ndropped),
            (unsigned long long)atomic_load(&r->ninput),
            (unsigned long long)atomic_load(&r->nevent),
+           (unsigned long long)atomic_load(&r->ndropped_events),
            (unsigned long long)atomic_load(&r->bytes));
   atomic_store(&s->rec, NULL);
   uv_timer_stop(&r->timer);
@@ -174,9 +176,10 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
   r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + 1);
   size_t nstates = cfg->record.queue_frames > 0 ? (size_t)cfg->record.queue_frames : 4096;
   size_t ninputs = cfg->record.queue_inputs > 0 ? (size_t)cfg->record.queue_inputs : 65536;
+  size_t nevents = cfg->record.queue_events > 0 ? (size_t)cfg->record.queue_events : 256;
   if (spsc_init(&r->states, r->state_size, nstates) ||
       spsc_init(&r->inputs, r->input_size, ninputs) ||
-      spsc_init(&r->events, sizeof(rec_ev), 256)) {
+      spsc_init(&r->events, sizeof(rec_ev), nevents)) {
     free_recorder(r);
     snprintf(err, errlen, "out of memory for the recording's rings");
     return STATUS(RESOURCE_EXHAUSTED);
@@ -319,6 +322,7 @@ static void reply_record(conn *c, uint64_t id, sim *s) {
     st.dropped_frames = atomic_load(&r->ndropped);
     st.inputs = atomic_load(&r->ninput);
     st.events = atomic_load(&r->nevent);
+    st.dropped_events = atomic_load(&r->ndropped_events);
     st.bytes = atomic_load(&r->bytes);
     st.every_k = r->every_k;
     st.fields = r->fields;
@@ -328,6 +332,7 @@ static void reply_record(conn *c, uint64_t id, sim *s) {
     st.dropped_frames = l->ndropped;
     st.inputs = l->ninput;
     st.events = l->nevent;
+    st.dropped_events = l->ndropped_events;
     st.bytes = l->bytes;
     st.every_k = l->every_k;
     st.fields = l->fields;

@@ -46,6 +46,7 @@ struct recorder {
   atomic_int overflow;              // the input ring was full: the recording ended there
   uint32_t seq;                     // simulation thread: the next sequence number
   atomic_uint_fast64_t nstate, ndropped, ninput, nevent, bytes;
+  atomic_uint_fast64_t ndropped_events;   // events that found their ring full
   char error[400];                  // the writer's, set before writer_done
   pthread_t writer;
   int writer_started;

@@ -100,6 +100,8 @@ static void print_status(const Partita__V1__RecordStatus *st, int json) {
     cli_json_int(&j, (long long)st->inputs);
     cli_json_key(&j, "events");
     cli_json_int(&j, (long long)st->events);
+    cli_json_key(&j, "dropped_events");
+    cli_json_int(&j, (long long)st->dropped_events);
     cli_json_key(&j, "bytes");
     cli_json_int(&j, (long long)st->bytes);
     cli_json_key(&j, "every_k");
@@ -113,10 +115,11 @@ static void print_status(const Partita__V1__RecordStatus *st, int json) {
     return;
   }
   printf("recorded   %s\nmodel      %s\nstates     %llu (every %u steps), %llu dropped\n"
-         "inputs     %llu\nevents     %llu\nbytes      %llu\n", st->path, st->model,
-         (unsigned long long)st->state_frames, st->every_k,
+         "inputs     %llu\nevents     %llu, %llu dropped\nbytes      %llu\n", st->path,
+         st->model, (unsigned long long)st->state_frames, st->every_k,
          (unsigned long long)st->dropped_frames, (unsigned long long)st->inputs,
-         (unsigned long long)st->events, (unsigned long long)st->bytes);
+         (unsigned long long)st->events, (unsigned long long)st->dropped_events,
+         (unsigned long long)st->bytes);
   if (st->error[0])
     printf("error      %s\n", st->error);
 }

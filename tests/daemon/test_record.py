@@ -4,6 +4,7 @@ the simulation thread's allocations with a recording on."""
 
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -352,3 +353,45 @@ def test_config_model_recorded_as_loaded_not_as_the_file_is_now(workdir, recdir)
     assert out["bit_identical"] and out["states"] == 201, out
     rec = read_recording(end.path)
     assert rec.model_text == original
+
+
+def test_events_dropped_from_a_full_ring_are_counted(workdir, recdir):
+    """The parallelogram four-bar switches partition (LU <-> QR, one event each) through its
+    singular positions, with other events (about 110 in 4000 steps); with an event ring of 2
+    behind a writer 20 ms per state frame (32 queued: events wait 0.6 s for their turn, as the
+    file is in sequence order), events find it full whatever the machine's speed: each one is
+    written or counted as dropped, in RecordStatus, the file's end record (`partita info`) and
+    `partita record`'s own report."""
+    cfg = "record:\n  test_slow_us: 20000\n  queue_frames: 32\n  queue_events: 2\n"
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        name = unique("evdrop")
+        with d.client() as c:
+            c.load_model_file(os.path.join(ROOT, "configs", "models",
+                                           "fourbar_parallelogram.yaml"),
+                              name=name, mode="lockstep")
+            record(c, name, name + ".mcap")
+            c.step(name, 4000)
+            switches = c.stats(name).models[0].qr_switches
+            end = stop_and_wait(c, name, timeout=60)
+        assert switches >= 3, switches
+        assert end.dropped_events > 0, end
+        # every switch to QR and back is an event: written or counted
+        assert end.events + end.dropped_events >= 2 * switches - 1, (end, switches)
+        info = json.loads(cli("info", end.path, "--json").stdout)
+        assert info["events"] == end.events
+        assert info["dropped_events"] == end.dropped_events
+        assert info["dropped_frames"] == end.dropped_frames
+        # a dropped record of either kind is a gap in the sequence numbers
+        assert 0 < info["sequence_gaps"] <= end.dropped_frames + end.dropped_events
+        out = json.loads(cli("replay", end.path, "--json").stdout)
+        assert out["bit_identical"] and out["states"] == end.state_frames
+        # `partita record` prints the count (its text and its JSON)
+        p = cli("--connect", d.tcp, "record", name, "--out", name + "-2.mcap", "--duration",
+                "0.2", "--json")
+        assert "dropped_events" in json.loads(p.stdout)
+        p = cli("--connect", d.tcp, "record", name, "--out", name + "-3.mcap", "--duration",
+                "0.2")
+        assert re.search(r"^events +\d+, \d+ dropped$", p.stdout, re.M), p.stdout
+    finally:
+        d.check_clean_exit()
