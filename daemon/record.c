@@ -75,6 +75,12 @@ static void finish(sim *s, recorder *r) {
            (unsigned long long)atomic_load(&r->bytes));
   atomic_store(&s->rec, NULL);
   uv_timer_stop(&r->timer);
+  conn *c = r->unload_conn;
+  if (c) {   // an UnloadModel waiting for the file to be complete
+    if (!c->closing)
+      reply_status(c, r->unload_id, STATUS(OK), "%s", "");
+    conn_request_done(c);
+  }
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
   sim_unref(s);
 }
@@ -283,13 +289,28 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
   }
 }
 
-void record_on_unload(sim *s) {
+int record_on_unload(sim *s, conn *c, uint64_t id) {
+  recorder *r = record_current(s);
+  if (!r)
+    return 0;
+  // the model's thread is gone: nothing more comes; the writer drains the rings, ends the
+  // file and sets writer_done, which on_timer (every POLL_MS) sees and finishes
+  atomic_store(&r->state, R_DONE);
+  r->stopping = 1;
+  if (!c || r->unload_conn)
+    return 0;
+  r->unload_conn = c;
+  r->unload_id = id;
+  c->inflight++;   // the connection stays allocated until the answer
+  return 1;
+}
+
+void record_on_unload_wait(sim *s) {
   recorder *r = record_current(s);
   if (!r)
     return;
-  // the model's thread is gone: nothing more comes; let the writer finish and wait for it
   atomic_store(&r->state, R_DONE);
-  while (!atomic_load(&r->writer_done)) {
+  while (!atomic_load(&r->writer_done)) {   // the thread never ran: a header and one frame
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }

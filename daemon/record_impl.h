@@ -54,6 +54,8 @@ struct recorder {
   uv_timer_t timer;
   uint64_t stop_at_ms;              // 0: no duration
   int stopping;
+  struct conn *unload_conn;         // an UnloadModel answered once the file is complete
+  uint64_t unload_id;
 };
 
 // The last recording of a model, kept for GetRecording after it ended.

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import PARTITA_CLI, Daemon, double_pendulum_yaml, unique
+import partita
+from conftest import PARTITA_CLI, WAIT, Daemon, double_pendulum_yaml, unique
 from partita import UdpInputSender, pb, read_recording
 from test_sim_alloc import SHIM, sim_allocations
 
@@ -393,5 +394,41 @@ def test_events_dropped_from_a_full_ring_are_counted(workdir, recdir):
         p = cli("--connect", d.tcp, "record", name, "--out", name + "-3.mcap", "--duration",
                 "0.2")
         assert re.search(r"^events +\d+, \d+ dropped$", p.stdout, re.M), p.stdout
+    finally:
+        d.check_clean_exit()
+
+
+def test_unload_while_the_writer_drains_does_not_hold_up_the_daemon(workdir, recdir):
+    """UnloadModel with 5 s of writing still queued (250 frames, a writer slowed to 20 ms a
+    frame): the daemon goes on answering other clients while the writer finishes the file
+    (the model is gone from ListModels while the UnloadModel has no answer yet), and the
+    answer comes once the file is complete."""
+    cfg = "record:\n  test_slow_us: 20000\n  queue_frames: 256\n"
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        name = unique("unl")
+        with d.client() as a, d.client() as b:
+            a.load_model_file(PENDULUM, name=name, mode="lockstep")
+            record(a, name, name + ".mcap")
+            a.step(name, 250)
+            rid = a._next_id
+            a._next_id += 1
+            req = pb.Request(id=rid)
+            req.unload_model.CopyFrom(pb.UnloadModel(model=name))
+            a._send(req)
+            # another client: answered while the file is still being written
+            deadline = time.monotonic() + WAIT
+            while any(m.name == name for m in b.list_models()):
+                assert time.monotonic() < deadline
+            a._read_some(time.monotonic() + 0.01)
+            assert rid not in a._responses, "UnloadModel answered before its file was complete"
+            assert b.hello().protocol_version == partita.PROTOCOL_VERSION
+            # the answer, once the writer is done
+            while rid not in a._responses:
+                assert time.monotonic() < deadline, "no answer to UnloadModel"
+                a._read_some(deadline)
+            assert a._responses[rid].status.code == pb.Status.OK
+            info = json.loads(cli("info", os.path.join(recdir, name + ".mcap"), "--json").stdout)
+            assert info["complete"] and info["states"] == 251 and info["dropped_frames"] == 0
     finally:
         d.check_clean_exit()
