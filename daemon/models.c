@@ -51,6 +51,7 @@ int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts 
     return STATUS(RESOURCE_EXHAUSTED);
   }
   s->server = srv;
+  s->serial = ++srv->model_serial;
   s->on_async = subs_on_async;
   record_on_load(s, o, srv->loop);   // keeps the text; the config may record from the start
   if (sim_start(s, srv->loop, o)) {

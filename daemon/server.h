@@ -93,6 +93,7 @@ struct server {
   int nclients;
   sim **models;               // (cfg.limits.max_models)
   int nmodels;
+  uint64_t model_serial;      // the last sim.serial given
   int loading;                // LoadModel jobs in the work pool
   uint64_t bytes_in, bytes_out, requests;
   uint64_t disconnects_slow, disconnects_protocol, refused_clients, disconnects_idle;

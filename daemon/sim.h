@@ -143,6 +143,7 @@ struct rec_source;
 
 struct sim {
   char name[SIM_NAME];
+  uint64_t serial;            // unique per load (a reload under the same name differs)
   pt_model *m;
   pt_data *d;                       // simulation thread only
   const config *cfg;

@@ -14,7 +14,8 @@ import urllib.request
 
 import pytest
 
-from conftest import WAIT, Daemon, free_port, pendulum_yaml, unique, wait_until
+from conftest import (WAIT, Daemon, double_pendulum_yaml, free_port, pendulum_yaml, unique,
+                      wait_until)
 
 websocket = pytest.importorskip("websocket", reason="python3-websocket is not installed")
 
@@ -448,3 +449,44 @@ def test_cli_view_refuses_a_bad_rate(rate):
                         "--http", "127.0.0.1:%d" % free_port()],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--rate: a number from 0.001 to 1000" in r.stderr, r
+
+
+def test_a_model_reloaded_under_the_same_name_is_switched_to(workdir):
+    """A page watches "rl" (a pendulum: 1 body); "rl" is unloaded and a double pendulum
+    (2 bodies) loaded under the same name between two frame ticks (fps 1). The page is given
+    the new model's info, then frames of its layout; never frames of the new model under the
+    old model's info. (Were the two a tick apart, the page would be told "unloaded" instead.)"""
+    port = free_port()
+    d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port],
+               config="viewer:\n  fps: 1\n")
+    try:
+        with d.client() as c:
+            c.load_model(pendulum_yaml("rl"), name="rl", format=partita.pb.YAML,
+                         mode="lockstep")
+            ws, _ = open_ws(port)
+            ws.send(json.dumps({"watch": "rl"}))
+            info = recv_json(ws, "info")["info"]
+            bodies = info["bodies"]
+            assert bodies == 1
+            assert len(next_frame(ws)["bodies"]) == 1
+            c.unload_model("rl")
+            c.load_model(double_pendulum_yaml("rl"), name="rl", format=partita.pb.YAML,
+                         mode="lockstep")
+            frames_after, ended = 0, False
+            deadline = time.monotonic() + WAIT
+            while frames_after < 2 and not ended:
+                assert time.monotonic() < deadline
+                op, data = ws.recv_data()
+                if op == websocket.ABNF.OPCODE_TEXT:
+                    m = json.loads(data)
+                    if "info" in m:
+                        bodies = m["info"]["bodies"]
+                    ended = "unloaded" in m
+                elif op == websocket.ABNF.OPCODE_BINARY:
+                    f = decode(data)
+                    assert len(f["bodies"]) == bodies, (len(f["bodies"]), bodies)
+                    frames_after += bodies == 2
+            assert ended or bodies == 2
+            ws.close()
+    finally:
+        d.check_clean_exit()
