@@ -270,6 +270,10 @@ static int load_record(walk *w, config *c, yaml_node_t *map) {
       if (get_num(w, v, 2, 1 << 24, &x))
         return -1;
       c->record.queue_inputs = (int)x;
+    } else if (!strcmp(k, "queue_events")) {
+      if (get_num(w, v, 2, 1 << 20, &x))
+        return -1;
+      c->record.queue_events = (int)x;
     } else if (!strcmp(k, "test_slow_us")) {
       if (get_num(w, v, 0, 1e6, &x))
         return -1;

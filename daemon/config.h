@@ -81,6 +81,7 @@ typedef struct {
     int fsync;                  // fsync after each chunk (power loss)
     int queue_frames;           // state frames the writer may fall behind by (then dropped)
     int queue_inputs;           // input changes it may fall behind by (then it ends)
+    int queue_events;           // model events it may fall behind by (then dropped, counted)
     int test_slow_us;           // testing: the writer sleeps this long per state frame
   } record;
 } config;

@@ -179,8 +179,8 @@ static void h_load(conn *c, pb_request *q, sim *s) {
 }
 
 static void h_unload(conn *c, pb_request *q, sim *s) {
-  server_unload(c->srv, s);
-  reply_status(c, q->id, STATUS(OK), "%s", "");
+  if (!server_unload(c->srv, s, c, q->id))
+    reply_status(c, q->id, STATUS(OK), "%s", "");
 }
 
 static void h_list(conn *c, pb_request *q, sim *s) {

@@ -56,6 +56,7 @@ typedef struct session {
   ptc_frame_decoder dec;           // the answers in c->obuf
   int dec_init;
   char watch[SIM_NAME];            // the model whose poses are streamed ("" none)
+  uint64_t watch_serial;           // which load of it (sim.serial)
   // pose frames: a ring of q slots of cap bytes each (LWS_PRE before each frame)
   unsigned char *ring;
   size_t cap, *len;
@@ -275,10 +276,13 @@ static void watch(session *s, const char *name) {
     return;
   }
   if (ring_alloc(s, frame_bytes(m), s->v->srv->cfg.viewer.queue_frames)) {
+    s->watch[0] = 0;   // watching nothing rather than a stale layout
     text_error(s, "out of memory");
     return;
   }
-  snprintf(s->watch, sizeof(s->watch), "%s", name);
+  if (s->watch != name)
+    snprintf(s->watch, sizeof(s->watch), "%s", name);
+  s->watch_serial = m->serial;
   s->drops_in_row = 0;
   json_object *j = info_json(m);
   if (j)
@@ -317,6 +321,20 @@ static void on_tick(uv_timer_t *t) {
   server *srv = v->srv;
   for (session *s = v->sessions; s; s = s->next)
     drain_conn(s);
+  // A watched model unloaded: the page is told; unloaded and loaded again under the same
+  // name (within a tick): the page gets the new model's info and frames of the new layout.
+  for (session *s = v->sessions; s; s = s->next) {
+    if (!s->watch[0] || s->closing)
+      continue;
+    sim *m = server_find_model(srv, s->watch);
+    if (!m) {
+      s->watch[0] = 0;
+      ring_free(s);
+      text_push_obj(s, "unloaded", json_object_new_boolean(1));
+    } else if (m->serial != s->watch_serial) {
+      watch(s, s->watch);
+    }
+  }
   for (int i = 0; i < srv->nmodels; i++) {
     sim *m = srv->models[i];
     size_t n = 0;
@@ -329,12 +347,6 @@ static void on_tick(uv_timer_t *t) {
       v->frames++;
     }
   }
-  for (session *s = v->sessions; s; s = s->next)   // a watched model unloaded
-    if (s->watch[0] && !server_find_model(srv, s->watch)) {
-      s->watch[0] = 0;
-      ring_free(s);
-      text_push_obj(s, "unloaded", json_object_new_boolean(1));
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -108,7 +108,10 @@ static int preload(server *srv) {
                            .no_joint_limits = cm->no_joint_limits};
     pt_model *m;
     pt_error err = {0};
-    if (pt_model_load_file(cm->file, &opt, &m, &err) < 0) {
+    char *text;   // the file as loaded, for recordings: read once, within the load's bound
+    size_t len;
+    int format;
+    if (pt_model_load_file_text(cm->file, &opt, &m, &text, &len, &format, &err) < 0) {
       log_error("model %s: %s", cm->file, err.msg);
       return -1;
     }
@@ -121,11 +124,16 @@ static int preload(server *srv) {
                   .rate = cm->rate,
                   .input_timeout_ms = cm->input_timeout_ms,
                   .input_hold = cm->input_hold,
-                  .src_file = cm->file,   // kept for recordings (record.c)
+                  .src_text = text,   // copied for recordings (record.c)
+                  .src_len = len,
+                  .src_name = cm->file,
+                  .src_format = format,
                   .floating_base = cm->floating_base,
                   .balance_inertia = cm->balance_inertia,
                   .no_joint_limits = cm->no_joint_limits};
-    if (server_add_model(srv, name, m, &o, NULL, msg, sizeof(msg)) != 0) {
+    int added = server_add_model(srv, name, m, &o, NULL, msg, sizeof(msg));
+    free(text);
+    if (added != 0) {
       pt_model_free(m);
       log_error("model %s: %s", cm->file, msg);
       return -1;

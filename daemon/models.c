@@ -51,10 +51,11 @@ int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts 
     return STATUS(RESOURCE_EXHAUSTED);
   }
   s->server = srv;
+  s->serial = ++srv->model_serial;
   s->on_async = subs_on_async;
   record_on_load(s, o, srv->loop);   // keeps the text; the config may record from the start
   if (sim_start(s, srv->loop, o)) {
-    record_on_unload(s);
+    record_on_unload_wait(s);
     s->m = NULL;
     sim_free(s);
     snprintf(err, errlen, "could not start the thread of model '%s'", name);
@@ -70,19 +71,22 @@ int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts 
 
 static void on_async_closed(uv_handle_t *h) { sim_unref(h->data); }
 
-void server_unload(server *srv, sim *s) {
+int server_unload(server *srv, sim *s, conn *c, uint64_t id) {
   int i = 0;
   while (i < srv->nmodels && srv->models[i] != s)
     i++;
   if (i == srv->nmodels)
-    return;
+    return 0;
   memmove(&srv->models[i], &srv->models[i + 1], sizeof(sim *) * (size_t)(srv->nmodels - i - 1));
   srv->nmodels--;
   subs_drop_model(s);
   sim_stop(s);   // answers queued commands with "unloaded"
-  record_on_unload(s);   // an active recording ends with the model's last step
+  // an active recording ends with the model's last step; its writer finishes the file
+  // without holding up the loop (the answer to c, if any, waits for it)
+  int deferred = record_on_unload(s, c, id);
   log_info("model %s unloaded", s->name);
   uv_close((uv_handle_t *)&s->async, on_async_closed);
+  return deferred;
 }
 
 // Names to coordinate indices, refusing unknown names and non-finite values.

@@ -15,7 +15,7 @@
 
 typedef struct {
   char path[PATH_MAX];
-  uint64_t nstate, ndropped, ninput, nevent, bytes;
+  uint64_t nstate, ndropped, ninput, nevent, ndropped_events, bytes;
   uint32_t every_k, fields;
   char error[400];
 } rec_last;
@@ -47,6 +47,7 @@ static void keep_last(sim *s, recorder *r) {
   l->ndropped = atomic_load(&r->ndropped);
   l->ninput = atomic_load(&r->ninput);
   l->nevent = atomic_load(&r->nevent);
+  l->ndropped_events = atomic_load(&r->ndropped_events);
   l->bytes = atomic_load(&r->bytes);
   l->every_k = r->every_k;
   l->fields = r->fields;
@@ -65,14 +66,21 @@ static void finish(sim *s, recorder *r) {
   pthread_join(r->writer, NULL);
   keep_last(s, r);
   log_info("model %s: recording %s ended: %llu state frames (%llu dropped), %llu inputs, "
-           "%llu events, %llu bytes", s->name, r->path,
+           "%llu events (%llu dropped), %llu bytes", s->name, r->path,
            (unsigned long long)atomic_load(&r->nstate),
            (unsigned long long)atomic_load(&r->ndropped),
            (unsigned long long)atomic_load(&r->ninput),
            (unsigned long long)atomic_load(&r->nevent),
+           (unsigned long long)atomic_load(&r->ndropped_events),
            (unsigned long long)atomic_load(&r->bytes));
   atomic_store(&s->rec, NULL);
   uv_timer_stop(&r->timer);
+  conn *c = r->unload_conn;
+  if (c) {   // an UnloadModel waiting for the file to be complete
+    if (!c->closing)
+      reply_status(c, r->unload_id, STATUS(OK), "%s", "");
+    conn_request_done(c);
+  }
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
   sim_unref(s);
 }
@@ -174,9 +182,10 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
   r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + 1);
   size_t nstates = cfg->record.queue_frames > 0 ? (size_t)cfg->record.queue_frames : 4096;
   size_t ninputs = cfg->record.queue_inputs > 0 ? (size_t)cfg->record.queue_inputs : 65536;
+  size_t nevents = cfg->record.queue_events > 0 ? (size_t)cfg->record.queue_events : 256;
   if (spsc_init(&r->states, r->state_size, nstates) ||
       spsc_init(&r->inputs, r->input_size, ninputs) ||
-      spsc_init(&r->events, sizeof(rec_ev), 256)) {
+      spsc_init(&r->events, sizeof(rec_ev), nevents)) {
     free_recorder(r);
     snprintf(err, errlen, "out of memory for the recording's rings");
     return STATUS(RESOURCE_EXHAUSTED);
@@ -233,33 +242,6 @@ static int text_format(const char *path, const char *text) {
   return *text == '<' ? 2 : 1;
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *s = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n == cap) {
-      cap = cap ? 2 * cap : 16384;
-      char *t = realloc(s, cap + 1);
-      if (!t)
-        break;
-      s = t;
-    }
-    size_t k = fread(s + n, 1, cap - n, f);
-    n += k;
-    if (k == 0)
-      break;
-  }
-  fclose(f);
-  if (s) {
-    s[n] = '\0';
-    *len = n;
-  }
-  return s;
-}
-
 void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
   rec_source *src = calloc(1, sizeof(*src));
   if (!src)
@@ -271,15 +253,13 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
       src->text[o->src_len] = '\0';
       src->len = o->src_len;
     }
-  } else if (o->src_file) {
-    src->text = read_file(o->src_file, &src->len);
   }
   if (!src->text) {
     free(src);
     log_warn("model %s: its text is not available: it cannot be recorded", s->name);
     return;
   }
-  const char *name = o->src_name ? o->src_name : o->src_file ? o->src_file : "<LoadModel>";
+  const char *name = o->src_name ? o->src_name : "<LoadModel>";
   snprintf(src->source, sizeof(src->source), "%s", name);
   src->format = o->src_format ? o->src_format : text_format(name, src->text);
   src->floating_base = o->floating_base;
@@ -309,13 +289,28 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
   }
 }
 
-void record_on_unload(sim *s) {
+int record_on_unload(sim *s, conn *c, uint64_t id) {
+  recorder *r = record_current(s);
+  if (!r)
+    return 0;
+  // the model's thread is gone: nothing more comes; the writer drains the rings, ends the
+  // file and sets writer_done, which on_timer (every POLL_MS) sees and finishes
+  atomic_store(&r->state, R_DONE);
+  r->stopping = 1;
+  if (!c || r->unload_conn)
+    return 0;
+  r->unload_conn = c;
+  r->unload_id = id;
+  c->inflight++;   // the connection stays allocated until the answer
+  return 1;
+}
+
+void record_on_unload_wait(sim *s) {
   recorder *r = record_current(s);
   if (!r)
     return;
-  // the model's thread is gone: nothing more comes; let the writer finish and wait for it
   atomic_store(&r->state, R_DONE);
-  while (!atomic_load(&r->writer_done)) {
+  while (!atomic_load(&r->writer_done)) {   // the thread never ran: a header and one frame
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
@@ -348,6 +343,7 @@ static void reply_record(conn *c, uint64_t id, sim *s) {
     st.dropped_frames = atomic_load(&r->ndropped);
     st.inputs = atomic_load(&r->ninput);
     st.events = atomic_load(&r->nevent);
+    st.dropped_events = atomic_load(&r->ndropped_events);
     st.bytes = atomic_load(&r->bytes);
     st.every_k = r->every_k;
     st.fields = r->fields;
@@ -357,6 +353,7 @@ static void reply_record(conn *c, uint64_t id, sim *s) {
     st.dropped_frames = l->ndropped;
     st.inputs = l->ninput;
     st.events = l->nevent;
+    st.dropped_events = l->ndropped_events;
     st.bytes = l->bytes;
     st.every_k = l->every_k;
     st.fields = l->fields;

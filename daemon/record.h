@@ -41,9 +41,14 @@ typedef struct rec_source {
 // starts a recording when the config asks for every model from its load. Called after
 // sim_new, before sim_start, so such a recording holds the model's first step.
 void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop);
-// Loop thread, at unload (after the model's thread has stopped): ends an active recording,
-// waiting for its writer, and frees what the model kept.
-void record_on_unload(sim *s);
+// Loop thread, at unload (after the model's thread has stopped): an active recording ends with
+// the model's last step. The loop does not wait for the writer: the recording's timer sees it
+// done, keeps its counts and lets the model go. With c, the UnloadModel request id of c is
+// answered then, once the file is complete, and 1 is returned; 0: nothing to wait for (no
+// recording, or c NULL), the caller answers.
+int record_on_unload(sim *s, struct conn *c, uint64_t id);
+// The same, waiting for the writer: a model whose thread never started (a failed load).
+void record_on_unload_wait(sim *s);
 void record_free(sim *s);    // sim_free: what record_on_load kept
 // The Record, StopRecording and GetRecording operations.
 void record_request(struct conn *c, Partita__V1__Request *q, sim *s);

@@ -46,6 +46,7 @@ struct recorder {
   atomic_int overflow;              // the input ring was full: the recording ended there
   uint32_t seq;                     // simulation thread: the next sequence number
   atomic_uint_fast64_t nstate, ndropped, ninput, nevent, bytes;
+  atomic_uint_fast64_t ndropped_events;   // events that found their ring full
   char error[400];                  // the writer's, set before writer_done
   pthread_t writer;
   int writer_started;
@@ -53,6 +54,8 @@ struct recorder {
   uv_timer_t timer;
   uint64_t stop_at_ms;              // 0: no duration
   int stopping;
+  struct conn *unload_conn;         // an UnloadModel answered once the file is complete
+  uint64_t unload_id;
 };
 
 // The last recording of a model, kept for GetRecording after it ended.

@@ -120,8 +120,10 @@ void record_event(sim *s, const sim_event *ev) {
     return;
   rec_ev *e = spsc_claim(&r->events);
   uint64_t seq = r->seq++;
-  if (!e)
-    return;   // events are reported to subscribers and logged too; a full ring skips one here
+  if (!e) {   // reported to subscribers and logged too: a full ring skips one here, counted
+    atomic_fetch_add_explicit(&r->ndropped_events, 1, memory_order_relaxed);
+    return;
+  }
   e->seq = seq;
   e->ev = *ev;
   spsc_publish(&r->events);

@@ -167,21 +167,22 @@ void *record_writer_main(void *arg) {
       nanosleep(&ts, NULL);
     }
   }
-  char ns[24], nd[24], ni[24], ne[24], err[300];
+  char ns[24], nd[24], ni[24], ne[24], nde[24], err[300];
   snprintf(ns, sizeof(ns), "%llu", (unsigned long long)atomic_load(&r->nstate));
   snprintf(nd, sizeof(nd), "%llu", (unsigned long long)atomic_load(&r->ndropped));
   snprintf(ni, sizeof(ni), "%llu", (unsigned long long)atomic_load(&r->ninput));
   snprintf(ne, sizeof(ne), "%llu", (unsigned long long)atomic_load(&r->nevent));
+  snprintf(nde, sizeof(nde), "%llu", (unsigned long long)atomic_load(&r->ndropped_events));
   const char *result = failed ? "write error"
                        : atomic_load(&r->overflow)
                            ? "ended: the input ring was full (the writer could not keep up)"
                            : "completed";
   const char *kv[] = {"state_frames", ns, "dropped_frames", nd, "inputs", ni,
-                      "events", ne, "result", result};
+                      "events", ne, "dropped_events", nde, "result", result};
   uint64_t bytes = rec_writer_bytes(r->w);
   if (failed) {
     rec_writer_abandon(r->w);
-  } else if (rec_writer_close(r->w, kv, 5, err, sizeof(err)) < 0) {
+  } else if (rec_writer_close(r->w, kv, 6, err, sizeof(err)) < 0) {
     snprintf(r->error, sizeof(r->error), "%.300s", err);
     log_error("model %s: recording %s: %s", r->s->name, r->path, err);
   } else {

@@ -149,7 +149,7 @@ void server_tick(server *srv) {
   }
   if (srv->stopping && srv->conns == NULL && srv->nmodels > 0) {
     while (srv->nmodels > 0)
-      server_unload(srv, srv->models[srv->nmodels - 1]);
+      server_unload(srv, srv->models[srv->nmodels - 1], NULL, 0);
   }
   if (srv->stopping && srv->conns == NULL && srv->nmodels == 0 && srv->loading == 0 &&
       !uv_is_closing((uv_handle_t *)&srv->timer)) {

@@ -93,6 +93,7 @@ struct server {
   int nclients;
   sim **models;               // (cfg.limits.max_models)
   int nmodels;
+  uint64_t model_serial;      // the last sim.serial given
   int loading;                // LoadModel jobs in the work pool
   uint64_t bytes_in, bytes_out, requests;
   uint64_t disconnects_slow, disconnects_protocol, refused_clients, disconnects_idle;
@@ -168,7 +169,9 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq);
 int do_list(conn *c, uint64_t id);
 int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts *o, sim **out,
                      char *err, size_t errlen);
-void server_unload(server *srv, sim *s);
+// Unloads s. With c, the UnloadModel request id of c: returns 1 when its answer will come
+// later (a recording finishing its file), 0 when the caller answers now.
+int server_unload(server *srv, sim *s, conn *c, uint64_t id);
 int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
                   char *err, size_t errlen);
 

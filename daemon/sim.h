@@ -127,10 +127,10 @@ typedef struct {
   double rate;
   unsigned input_timeout_ms;  // real time: the input watchdog (0: off)
   int input_hold;             // on timeout hold the last inputs (default: zero them)
-  // the model's text, kept for recordings (record.c): in memory, or a file to read
+  // the model's text as loaded (a LoadModel's, or the file's bytes the load read), copied
+  // for recordings (record.c)
   const char *src_text;
   size_t src_len;
-  const char *src_file;
   const char *src_name;       // names the text (the attachment)
   int src_format;             // 1 YAML, 2 URDF, 0: by name and content
   int floating_base;
@@ -143,6 +143,7 @@ struct rec_source;
 
 struct sim {
   char name[SIM_NAME];
+  uint64_t serial;            // unique per load (a reload under the same name differs)
   pt_model *m;
   pt_data *d;                       // simulation thread only
   const config *cfg;

@@ -163,4 +163,8 @@ const mcap_schema *mcap_find_schema(const mcap_file *f, uint16_t id);
 // The value of `key` in a metadata record or channel metadata, NULL when absent.
 const char *mcap_meta_get(char *const *kv, int npairs, const char *key);
 
+// The CRC-32 MCAP uses (zlib's crc32) of n bytes, continuing crc (0 to start), for any n
+// (zlib takes a uInt length: longer buffers go in pieces). The writer's and the reader's.
+uint32_t mcap_crc32(uint32_t crc, const void *p, uint64_t n);
+
 #endif

@@ -45,20 +45,19 @@ typedef struct {
   int scap, ccap;              // capacities of f->schemas, f->channels
 } reader_priv;
 
-// zlib's crc32 takes a uInt length: feed long buffers in pieces.
-static uLong crc_bytes(uLong crc, const uint8_t *p, uint64_t n) {
+uint32_t mcap_crc32(uint32_t crc, const void *p, uint64_t n) {
+  const Bytef *b = p;
+  uLong c = crc;
   while (n > 0) {
     uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
-    crc = crc32(crc, p, k);
-    p += k;
+    c = crc32(c, b, k);
+    b += k;
     n -= k;
   }
-  return crc;
+  return (uint32_t)c;
 }
 
-static uLong crc_of(const uint8_t *p, uint64_t n) {
-  return crc_bytes(crc32(0L, Z_NULL, 0), p, n);
-}
+static uint32_t crc_of(const uint8_t *p, uint64_t n) { return mcap_crc32(0, p, n); }
 
 static uint64_t get_uint(cur *c, int bytes) {
   if (c->bad || c->n - c->at < (size_t)bytes) {
@@ -314,7 +313,7 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
   if (sum_start != data_end || (off_start && (off_start < sum_start || off_start > footer_at)))
     return "footer offsets point outside the summary";
   if (sum_crc) {
-    uLong crc = crc_of(f->bytes + sum_start, footer_at + 1 + 8 + 16 - sum_start);
+    uint32_t crc = crc_of(f->bytes + sum_start, footer_at + 1 + 8 + 16 - sum_start);
     if (crc != sum_crc)
       return "summary CRC mismatch";
   }
@@ -417,7 +416,7 @@ static mcap_read_status parse(mcap_file *f) {
   cur c = {f->bytes, f->size, MCAP_MAGIC_LEN, 0};
   int acap = 0, mcap = 0, aocap = 0, mocap = 0;
   int *scap = &pv->scap, *ccap = &pv->ccap;
-  uLong crc = crc_of(f->bytes, MCAP_MAGIC_LEN);
+  uint32_t crc = crc_of(f->bytes, MCAP_MAGIC_LEN);
   int have_header = 0;
   f->valid_end = MCAP_MAGIC_LEN;
   chunk_info *last_chunk = NULL;
@@ -454,7 +453,7 @@ static mcap_read_status parse(mcap_file *f) {
       if (r.bad)
         return stop(f, MCAP_READ_PARTIAL, "malformed Data End at byte %llu",
                     (unsigned long long)at);
-      if (want && want != (uint32_t)crc)
+      if (want && want != crc)
         return stop(f, MCAP_READ_PARTIAL, "data section CRC mismatch (Data End at byte %llu)",
                     (unsigned long long)at);
       f->valid_end = c.at;
@@ -571,7 +570,7 @@ static mcap_read_status parse(mcap_file *f) {
       return stop(f, MCAP_READ_PARTIAL, "footer at byte %llu without Data End",
                   (unsigned long long)at);
     }   // other opcodes (private, future) are skipped
-    crc = crc_bytes(crc, f->bytes + at, c.at - at);
+    crc = mcap_crc32(crc, f->bytes + at, c.at - at);
     f->valid_end = c.at;
   }
 }

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define DEFAULT_CHUNK (256u << 10)
 
@@ -33,7 +32,7 @@ typedef struct {
 struct mcap_writer {
   FILE *f;
   uint64_t pos;                      // bytes written
-  uLong data_crc;                    // of every byte before Data End
+  uint32_t data_crc;                 // of every byte before Data End
   int failed;
   char err[256];
   size_t chunk_size;
@@ -150,7 +149,7 @@ static int emit(mcap_writer *w, const void *p, size_t n, int data_section) {
   if (n && fwrite(p, 1, n, w->f) != n)
     return fail(w, "write failed: %s", strerror(errno));
   if (data_section)
-    w->data_crc = crc32(w->data_crc, p, (uInt)n);
+    w->data_crc = mcap_crc32(w->data_crc, p, n);
   w->pos += n;
   return 0;
 }
@@ -174,7 +173,7 @@ mcap_writer *mcap_writer_open(const char *path, const mcap_writer_opts *o, char 
     free(w);
     return NULL;
   }
-  w->data_crc = crc32(0L, Z_NULL, 0);
+  w->data_crc = 0;
   w->chunk_size = o && o->chunk_size ? o->chunk_size : DEFAULT_CHUNK;
   w->fsync_chunks = o ? o->fsync_chunks : 0;
   mbuf b = {0};
@@ -293,7 +292,7 @@ static int write_chunk(mcap_writer *w) {
   put_u64(&b, w->chunk_start);
   put_u64(&b, w->chunk_end);
   put_u64(&b, w->chunk.n);
-  put_u32(&b, crc32(crc32(0L, Z_NULL, 0), w->chunk.p, (uInt)w->chunk.n));
+  put_u32(&b, mcap_crc32(0, w->chunk.p, w->chunk.n));
   put_str(&b, "");
   put_u64(&b, w->chunk.n);
   put(&b, w->chunk.p, w->chunk.n);
@@ -377,7 +376,7 @@ int mcap_writer_attachment(mcap_writer *w, const char *name, const char *media_t
   put(&b, data, len);
   // CRC-32 of the fields before it (the record's content so far)
   if (!b.oom)
-    put_u32(&b, crc32(crc32(0L, Z_NULL, 0), b.p + 9, (uInt)(b.n - 9)));
+    put_u32(&b, mcap_crc32(0, b.p + 9, b.n - 9));
   rec_end(&b, at);
   uint64_t rec_at = w->pos, rec_len = b.n;
   emit_buf(w, &b, 1);
@@ -450,7 +449,7 @@ int mcap_writer_close(mcap_writer *w, char *err, size_t errlen) {
   emit_buf(w, &b, 0);
   // the summary, grouped by opcode, each group's place remembered for Summary Offset
   uint64_t summary_start = w->pos;
-  uLong crc = crc32(0L, Z_NULL, 0);
+  uint32_t crc = 0;
   b.n = 0;
   struct {
     int op;
@@ -507,7 +506,7 @@ int mcap_writer_close(mcap_writer *w, char *err, size_t errlen) {
   put_u64(&b, summary_start);
   put_u64(&b, offsets_start);
   if (!b.oom)
-    crc = crc32(crc, b.p, (uInt)b.n);
+    crc = mcap_crc32(crc, b.p, b.n);
   put_u32(&b, crc);
   put(&b, MCAP_MAGIC, MCAP_MAGIC_LEN);
   emit_buf(w, &b, 0);

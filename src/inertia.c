@@ -101,3 +101,31 @@ int pt_inertia_balance(double J[6], double floor) {
   J[3] = 0.5 * (M[1] + M[3]), J[4] = 0.5 * (M[2] + M[6]), J[5] = 0.5 * (M[5] + M[7]);
   return 0;
 }
+
+int pt_inertia_axes(const double T[9], double lam[3], double V[9]) {
+  double A[9], w[3];
+  memcpy(A, T, sizeof(A));
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', 3, A, 3, w) != 0) return -1;
+  // eigenvector j (column j of A, ascending w) goes to column p[j] of V: the permutation
+  // that keeps each axis nearest a frame axis (the largest sum of |A[p[j]][j]|)
+  static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1},
+                                  {2, 1, 0}};
+  int best = 0;
+  double best_sum = -1;
+  for (int k = 0; k < 6; k++) {
+    double sum = 0;
+    for (int j = 0; j < 3; j++) sum += fabs(A[3 * perms[k][j] + j]);
+    if (sum > best_sum) best_sum = sum, best = k;
+  }
+  for (int j = 0; j < 3; j++) {
+    const int c = perms[best][j];
+    const double sign = A[3 * c + j] < 0 ? -1.0 : 1.0;
+    lam[c] = w[j];
+    for (int r = 0; r < 3; r++) V[3 * r + c] = sign * A[3 * r + j];
+  }
+  double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
+               V[2] * (V[3] * V[7] - V[4] * V[6]);
+  if (det < 0)   // a proper rotation
+    for (int r = 0; r < 3; r++) V[3 * r + 2] = -V[3 * r + 2];
+  return 0;
+}

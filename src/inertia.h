@@ -22,4 +22,10 @@ pt_inertia_status pt_inertia_check(const double J[6], double lam[3]);
 // at least `floor` (> 0 makes it positive definite). 0 on success, -1 if J is not finite.
 int pt_inertia_balance(double J[6], double floor);
 
+// Principal moments lam and axes V of a symmetric 3x3 inertia T (row-major), by LAPACK's
+// dsyev: V (row-major) holds the axes in its columns, a proper rotation, ordered and signed
+// to lie nearest the frame's own axes (column k nearest axis k, V[k][k] >= 0), so that a
+// diagonal T gives V = identity and lam its diagonal in order. 0, or -1 if LAPACK fails.
+int pt_inertia_axes(const double T[9], double lam[3], double V[9]);
+
 #endif

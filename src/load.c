@@ -69,17 +69,25 @@ static int spec_from_text(const char *text, size_t len, int format, const char *
   return rc;
 }
 
+// The spec of a model file; its text (malloc'd) in *text, its format in *format.
+static int spec_from_file_text(const char *path, const pt_load_options *opt, pt_spec **out,
+                               char **text, size_t *len, int *format, pt_error *err) {
+  pt_load_options lim = pt_load_options_resolve(opt);
+  *text = NULL;
+  int rc = read_file(path, lim.max_text_bytes, text, len, err);
+  if (rc) return rc;
+  *format = sniff(*text, *len);
+  if (ends_with(path, ".urdf") || ends_with(path, ".xml")) *format = 2;
+  if (ends_with(path, ".yaml") || ends_with(path, ".yml")) *format = 1;
+  return spec_from_text(*text, *len, *format, path, opt, out, err);
+}
+
 int pt_spec_from_file(const char *path, const pt_load_options *opt, pt_spec **out,
                       pt_error *err) {
-  char *text = NULL;
-  size_t len = 0;
-  pt_load_options lim = pt_load_options_resolve(opt);
-  int rc = read_file(path, lim.max_text_bytes, &text, &len, err);
-  if (rc) return rc;
-  int format = 0;
-  if (ends_with(path, ".urdf") || ends_with(path, ".xml")) format = 2;
-  if (ends_with(path, ".yaml") || ends_with(path, ".yml")) format = 1;
-  rc = spec_from_text(text, len, format, path, opt, out, err);
+  char *text;
+  size_t len;
+  int format;
+  int rc = spec_from_file_text(path, opt, out, &text, &len, &format, err);
   free(text);
   return rc;
 }
@@ -103,14 +111,27 @@ static int apply_options(pt_spec *s, const pt_load_options *opt, pt_error *err) 
   return PT_OK;
 }
 
-int pt_model_load_file(const char *path, const pt_load_options *opt, pt_model **out,
-                       pt_error *err) {
+int pt_model_load_file_text(const char *path, const pt_load_options *opt, pt_model **out,
+                            char **text, size_t *len, int *format, pt_error *err) {
   pt_spec *s = NULL;
-  int rc = pt_spec_from_file(path, opt, &s, err);
-  if (rc) return rc;
-  rc = apply_options(s, opt, err);
+  int rc = spec_from_file_text(path, opt, &s, text, len, format, err);
+  if (rc == PT_OK) rc = apply_options(s, opt, err);
   if (rc == PT_OK) rc = pt_model_compile(s, out, err);
   pt_spec_free(s);
+  if (rc) {
+    free(*text);
+    *text = NULL;
+  }
+  return rc;
+}
+
+int pt_model_load_file(const char *path, const pt_load_options *opt, pt_model **out,
+                       pt_error *err) {
+  char *text;
+  size_t len;
+  int format;
+  int rc = pt_model_load_file_text(path, opt, out, &text, &len, &format, err);
+  free(text);
   return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "inertia.h"
 #include "partita.h"
 #include "urdf_scan.h"
+#include "urdf_xml.h"
 
 typedef struct {
   double R[9];  // rotation, row-major: x_outer = R x_inner + p
@@ -80,28 +81,6 @@ static int fail(const urdf *u, int code, int line, const char *what, const char 
   return pt_error_set(u->err, code, "%s:%d: %s: %s", u->source, line, what, msg);
 }
 
-static int node_line(const xmlNode *n) {
-  long l = xmlGetLineNo(n);
-  return l > 0 && l < 1000000000 ? (int)l : 0;
-}
-
-static int is_elem(const xmlNode *n, const char *name) {
-  return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
-}
-
-// The first child element called `name`, NULL if none; *count gets how many there are.
-static xmlNode *child_elem(const xmlNode *n, const char *name, int *count) {
-  xmlNode *first = NULL;
-  int k = 0;
-  for (xmlNode *c = n->children; c; c = c->next) {
-    if (!is_elem(c, name)) continue;
-    if (!first) first = c;
-    k++;
-  }
-  if (count) *count = k;
-  return first;
-}
-
 // Copies attribute `attr` into buf (size PT_NAME_MAX). 1 = found, 0 = absent, -1 = too long.
 static int attr_name(const xmlNode *n, const char *attr, char *buf) {
   xmlChar *v = xmlGetProp(n, (const xmlChar *)attr);
@@ -113,36 +92,19 @@ static int attr_name(const xmlNode *n, const char *attr, char *buf) {
   return rc;
 }
 
-// Parses exactly n finite numbers separated by white space. 0 ok, -1 otherwise.
-static int parse_numbers(const char *s, double *out, int n) {
-  const char *c = s;
-  for (int i = 0; i < n; i++) {
-    char *end;
-    while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') c++;
-    if (!*c) return -1;
-    double v = strtod(c, &end);
-    if (end == c || !isfinite(v)) return -1;
-    out[i] = v;
-    c = end;
-    if (*c && *c != ' ' && *c != '\t' && *c != '\n' && *c != '\r') return -1;
-  }
-  while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') c++;
-  return *c ? -1 : 0;
-}
-
 // Reads n numbers from attribute `attr` of element e. Absent: keeps out unless required.
 static int attr_numbers(const urdf *u, const xmlNode *e, const char *attr, double *out, int n,
                         int required, const char *what, const char *name) {
   xmlChar *v = xmlGetProp(e, (const xmlChar *)attr);
   if (!v) {
     if (!required) return PT_OK;
-    return fail(u, PT_EPARSE, node_line(e), what, name, "<%s> has no attribute %s", e->name,
+    return fail(u, PT_EPARSE, uxml_line(e), what, name, "<%s> has no attribute %s", e->name,
                 attr);
   }
-  int bad = parse_numbers((const char *)v, out, n);
+  int bad = uxml_numbers((const char *)v, out, n);
   int rc = PT_OK;
   if (bad)
-    rc = fail(u, PT_EPARSE, node_line(e), what, name,
+    rc = fail(u, PT_EPARSE, uxml_line(e), what, name,
               "<%s %s=\"%.40s\">: expected %d finite number%s", e->name, attr,
               (const char *)v, n, n == 1 ? "" : "s");
   xmlFree(v);
@@ -184,7 +146,7 @@ static int parse_origin(const urdf *u, const xmlNode *e, frame *f, const char *w
                         const char *name) {
   double xyz[3] = {0, 0, 0}, rpy[3] = {0, 0, 0};
   frame_identity(f);
-  xmlNode *o = child_elem(e, "origin", NULL);
+  xmlNode *o = uxml_child(e, "origin", NULL);
   if (!o) return PT_OK;
   int rc = attr_numbers(u, o, "xyz", xyz, 3, 0, what, name);
   if (!rc) rc = attr_numbers(u, o, "rpy", rpy, 3, 0, what, name);
@@ -260,35 +222,35 @@ static int check_link_inertia(const urdf *u, urdf_link *l, int line) {
 
 static int parse_inertial(const urdf *u, const xmlNode *e, urdf_link *l) {
   int count;
-  xmlNode *in = child_elem(e, "inertial", &count);
+  xmlNode *in = uxml_child(e, "inertial", &count);
   if (!in) return PT_OK;
   if (count > 1) return fail(u, PT_EPARSE, l->line, "link", l->name, "more than one <inertial>");
   int rc = parse_origin(u, in, &l->inertial, "link", l->name);
   if (rc) return rc;
-  xmlNode *m = child_elem(in, "mass", NULL);
-  if (!m) return fail(u, PT_EPARSE, node_line(in), "link", l->name, "<inertial> has no <mass>");
+  xmlNode *m = uxml_child(in, "mass", NULL);
+  if (!m) return fail(u, PT_EPARSE, uxml_line(in), "link", l->name, "<inertial> has no <mass>");
   rc = attr_numbers(u, m, "value", &l->mass, 1, 1, "link", l->name);
   if (rc) return rc;
   if (l->mass < 0)
-    return fail(u, PT_EMODEL, node_line(m), "link", l->name, "negative mass %g", l->mass);
-  xmlNode *t = child_elem(in, "inertia", NULL);
+    return fail(u, PT_EMODEL, uxml_line(m), "link", l->name, "negative mass %g", l->mass);
+  xmlNode *t = uxml_child(in, "inertia", NULL);
   if (!t) {
     if (l->mass == 0) return PT_OK;
-    return fail(u, PT_EPARSE, node_line(in), "link", l->name, "<inertial> has no <inertia>");
+    return fail(u, PT_EPARSE, uxml_line(in), "link", l->name, "<inertial> has no <inertia>");
   }
   static const char *const keys[6] = {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"};
   for (int k = 0; k < 6; k++) {
     rc = attr_numbers(u, t, keys[k], &l->inertia[k], 1, 1, "link", l->name);
     if (rc) return rc;
   }
-  if (l->mass > 0) return check_link_inertia(u, l, node_line(t));
+  if (l->mass > 0) return check_link_inertia(u, l, uxml_line(t));
   return PT_OK;
 }
 
 static int parse_link(urdf *u, const xmlNode *e) {
   urdf_link *l = &u->links[u->nlink];
   memset(l, 0, sizeof(*l));
-  l->line = node_line(e);
+  l->line = uxml_line(e);
   l->parent_joint = -1;
   l->first_child = -1;
   frame_identity(&l->inertial);
@@ -309,12 +271,12 @@ static int parse_link(urdf *u, const xmlNode *e) {
 static int joint_link_name(const urdf *u, const xmlNode *e, urdf_joint *j, const char *elem,
                            char *buf) {
   int count;
-  xmlNode *c = child_elem(e, elem, &count);
+  xmlNode *c = uxml_child(e, elem, &count);
   if (!c) return fail(u, PT_EPARSE, j->line, "joint", j->name, "no <%s> element", elem);
   if (count > 1) return fail(u, PT_EPARSE, j->line, "joint", j->name, "more than one <%s>", elem);
   int found = attr_name(c, "link", buf);
   if (found <= 0 || !buf[0])
-    return fail(u, PT_EPARSE, node_line(c), "joint", j->name,
+    return fail(u, PT_EPARSE, uxml_line(c), "joint", j->name,
                 "<%s> needs a link=\"...\" of at most %d bytes", elem, PT_NAME_MAX - 1);
   return PT_OK;
 }
@@ -346,12 +308,12 @@ static int parse_joint_type(const urdf *u, const xmlNode *e, urdf_joint *j) {
 // parser its <axis> is not read (often `0 0 0`; urdf_scan.c reports it unused).
 static int parse_axis(const urdf *u, const xmlNode *e, urdf_joint *j) {
   if (j->kind == J_FIXED || j->kind == J_FLOATING) return PT_OK;
-  xmlNode *a = child_elem(e, "axis", NULL);
+  xmlNode *a = uxml_child(e, "axis", NULL);
   int rc;
   if (a && (rc = attr_numbers(u, a, "xyz", j->axis, 3, 1, "joint", j->name))) return rc;
   double n = sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
   if (!(n > 1e-12))
-    return fail(u, PT_EMODEL, a ? node_line(a) : j->line, "joint", j->name,
+    return fail(u, PT_EMODEL, a ? uxml_line(a) : j->line, "joint", j->name,
                 "axis has zero length");
   for (int k = 0; k < 3; k++) j->axis[k] /= n;
   return PT_OK;
@@ -360,7 +322,7 @@ static int parse_axis(const urdf *u, const xmlNode *e, urdf_joint *j) {
 static int parse_joint(urdf *u, const xmlNode *e) {
   urdf_joint *j = &u->joints[u->njoint];
   memset(j, 0, sizeof(*j));
-  j->line = node_line(e);
+  j->line = uxml_line(e);
   j->next_sibling = -1;
   j->axis[0] = 1.0;
   int found = attr_name(e, "name", j->name);
@@ -379,10 +341,10 @@ static int parse_joint(urdf *u, const xmlNode *e) {
   if (rc) return rc;
   rc = parse_axis(u, e, j);
   if (rc) return rc;
-  xmlNode *lim = child_elem(e, "limit", NULL);
+  xmlNode *lim = uxml_child(e, "limit", NULL);
   if (lim && (rc = attr_numbers(u, lim, "effort", &j->effort, 1, 0, "joint", j->name))) return rc;
   if (j->effort < 0)
-    return fail(u, PT_EMODEL, node_line(lim), "joint", j->name, "negative effort limit %g",
+    return fail(u, PT_EMODEL, uxml_line(lim), "joint", j->name, "negative effort limit %g",
                 j->effort);
   if (lim && (j->kind == J_REVOLUTE || j->kind == J_PRISMATIC)) {
     static const char *const bound[2] = {"lower", "upper"};
@@ -395,11 +357,11 @@ static int parse_joint(urdf *u, const xmlNode *e) {
       if (rc) return rc;
     }
   }
-  xmlNode *dyn = child_elem(e, "dynamics", NULL);
+  xmlNode *dyn = uxml_child(e, "dynamics", NULL);
   if (dyn && (rc = attr_numbers(u, dyn, "damping", &j->damping, 1, 0, "joint", j->name)))
     return rc;
   if (j->damping < 0)
-    return fail(u, PT_EMODEL, node_line(dyn), "joint", j->name, "negative damping %g",
+    return fail(u, PT_EMODEL, uxml_line(dyn), "joint", j->name, "negative damping %g",
                 j->damping);
   u->njoint++;
   return PT_OK;
@@ -718,7 +680,7 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
 static int add_visuals(const urdf *u, const xmlNode *robot, pt_spec *s) {
   for (xmlNode *c = robot->children; c; c = c->next) {
     char name[PT_NAME_MAX];
-    if (!is_elem(c, "link") || attr_name(c, "name", name) <= 0) continue;
+    if (!uxml_is(c, "link") || attr_name(c, "name", name) <= 0) continue;
     const urdf_link *l = &u->links[find_link(u, name)];
     int rc = pt_urdf_link_visuals(c, robot, l->world.R, l->world.p, u->links[l->group].name, s,
                                   u->err);
@@ -731,13 +693,13 @@ static int add_visuals(const urdf *u, const xmlNode *robot, pt_spec *s) {
 static int parse_robot(urdf *u, const xmlNode *robot) {
   int nl = 0, nj = 0;
   for (xmlNode *c = robot->children; c; c = c->next) {
-    nl += is_elem(c, "link");
-    nj += is_elem(c, "joint");
+    nl += uxml_is(c, "link");
+    nj += uxml_is(c, "joint");
     if (nl > u->lim.max_bodies)
-      return fail(u, PT_EPARSE, node_line(c), "robot", NULL, "more than %d links (max_bodies)",
+      return fail(u, PT_EPARSE, uxml_line(c), "robot", NULL, "more than %d links (max_bodies)",
                   u->lim.max_bodies);
     if (nj > u->lim.max_joints)
-      return fail(u, PT_EPARSE, node_line(c), "robot", NULL, "more than %d joints (max_joints)",
+      return fail(u, PT_EPARSE, uxml_line(c), "robot", NULL, "more than %d joints (max_joints)",
                   u->lim.max_joints);
   }
   u->links = calloc((size_t)nl + 1, sizeof(*u->links));
@@ -749,24 +711,24 @@ static int parse_robot(urdf *u, const xmlNode *robot) {
   // else (collision, gazebo, transmission, ...) is ignored.
   for (xmlNode *c = robot->children; c; c = c->next) {
     int rc = PT_OK;
-    if (is_elem(c, "link")) rc = parse_link(u, c);
-    if (is_elem(c, "joint")) rc = parse_joint(u, c);
+    if (uxml_is(c, "link")) rc = parse_link(u, c);
+    if (uxml_is(c, "joint")) rc = parse_joint(u, c);
     if (rc) return rc;
   }
-  return build_tree(u, node_line(robot));
+  return build_tree(u, uxml_line(robot));
 }
 
 static int parse_document(urdf *u, xmlDoc *doc, const pt_load_options *opt, pt_spec *s) {
   xmlNode *robot = xmlDocGetRootElement(doc);
   // No URDF needs a DTD; refusing it keeps entity tricks out entirely.
   if (doc->intSubset || doc->extSubset)
-    return fail(u, PT_EPARSE, robot ? node_line(robot) : 1, "robot", NULL,
+    return fail(u, PT_EPARSE, robot ? uxml_line(robot) : 1, "robot", NULL,
                 "<!DOCTYPE> is not accepted in a URDF file");
-  if (!robot || !is_elem(robot, "robot"))
-    return fail(u, PT_EPARSE, robot ? node_line(robot) : 1, "robot", NULL,
+  if (!robot || !uxml_is(robot, "robot"))
+    return fail(u, PT_EPARSE, robot ? uxml_line(robot) : 1, "robot", NULL,
                 "the root element is <%s>, expected <robot>",
                 robot ? (const char *)robot->name : "");
-  s->line = node_line(robot);
+  s->line = uxml_line(robot);
   int found = attr_name(robot, "name", s->model);
   if (found <= 0 || !s->model[0])
     return fail(u, PT_EPARSE, s->line, "robot", NULL,

@@ -112,6 +112,12 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err);
 // pt_spec_from_file + pt_model_compile.
 int pt_model_load_file(const char *path, const pt_load_options *opt, pt_model **out,
                        pt_error *err);
+// pt_model_load_file that also hands over what it read: the file's bytes (*text,
+// NUL-terminated, *len without the NUL, for the caller to free(); NULL on failure) and the
+// format they were read as (*format: 1 = YAML, 2 = URDF), so that a caller keeping the
+// model's text (a recording) reads the file once, within the same max_text_bytes.
+int pt_model_load_file_text(const char *path, const pt_load_options *opt, pt_model **out,
+                            char **text, size_t *len, int *format, pt_error *err);
 // Same for in-memory text; format 0 = by content, 1 = YAML, 2 = URDF.
 int pt_model_load_string(const char *text, size_t len, int format, const char *source,
                          const pt_load_options *opt, pt_model **out, pt_error *err);

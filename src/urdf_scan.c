@@ -10,11 +10,7 @@
 #include <string.h>
 
 #include "urdf_scan.h"
-
-static int line_of(const xmlNode *n) {
-  long l = xmlGetLineNo(n);
-  return l > 0 && l < 1000000000 ? (int)l : 0;
-}
+#include "urdf_xml.h"
 
 static int is_xacro_elem(const xmlNode *n) {
   if (n->ns && n->ns->prefix && strcmp((const char *)n->ns->prefix, "xacro") == 0) return 1;
@@ -49,7 +45,7 @@ int pt_urdf_refuse_xacro(const xmlNode *robot, const char *source, pt_error *err
   if (!n) return PT_OK;
   return pt_error_set(err, PT_EPARSE,
                       "%s:%d: robot: this is a xacro file (%s), not URDF: run `xacro FILE > "
-                      "robot.urdf` first and load its output", source, line_of(n), what);
+                      "robot.urdf` first and load its output", source, uxml_line(n), what);
 }
 
 // What the importer reads: for each element, its attributes and child elements. A child in
@@ -174,7 +170,7 @@ static void scan(unused_set *u, const xmlNode *e, const known_elem *k, int fixed
       if (strcmp(name, "dynamics") == 0 && strcmp(an, "friction") == 0 && zero_value(a))
         continue;  // no friction: nothing is lost
       snprintf(kind, sizeof(kind), "<%.40s %.40s>", name, bound ? "lower/upper" : an);
-      note(u, kind, line_of(e));
+      note(u, kind, uxml_line(e));
     }
   for (const xmlNode *c = e->children; c; c = c->next) {
     if (c->type != XML_ELEMENT_NODE) continue;
@@ -186,11 +182,11 @@ static void scan(unused_set *u, const xmlNode *e, const known_elem *k, int fixed
         snprintf(kind, sizeof(kind), "<%.60s>", cn);
       else
         snprintf(kind, sizeof(kind), "<%.40s><%.60s>", name, cn);
-      note(u, kind, line_of(c));
+      note(u, kind, uxml_line(c));
       continue;
     }
     if (fixed_joint && strcmp(cn, "axis") == 0) {
-      note(u, "<axis> of a fixed or floating joint", line_of(c));
+      note(u, "<axis> of a fixed or floating joint", uxml_line(c));
       continue;
     }
     const known_elem *ck = find_known(cn);

@@ -16,34 +16,7 @@
 #include <string.h>
 
 #include "urdf_scan.h"
-
-static int line_of(const xmlNode *n) {
-  long l = xmlGetLineNo(n);
-  return l > 0 && l < 1000000000 ? (int)l : 0;
-}
-
-static const xmlNode *child(const xmlNode *n, const char *name) {
-  for (const xmlNode *c = n ? n->children : NULL; c; c = c->next)
-    if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0) return c;
-  return NULL;
-}
-
-// The element's text as one finite number; -1 if it is not one.
-static int text_number(const xmlNode *e, double *out) {
-  xmlChar *v = xmlNodeGetContent(e);
-  if (!v) return -1;
-  char *end;
-  const char *s = (const char *)v;
-  while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
-  double x = strtod(s, &end);
-  int ok = end != s && isfinite(x);
-  while (ok && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) end++;
-  ok = ok && *end == '\0';
-  xmlFree(v);
-  if (!ok) return -1;
-  *out = x;
-  return 0;
-}
+#include "urdf_xml.h"
 
 // Skipped transmissions, one warning per kind: a type, or "no actuated joint".
 typedef struct {
@@ -69,12 +42,11 @@ int pt_urdf_transmissions(const xmlNode *robot, const char *source, pt_spec *s, 
   skipped sk[MAX_SKIP];
   int nsk = 0, rc = PT_OK;
   for (const xmlNode *t = robot->children; t && !rc; t = t->next) {
-    if (t->type != XML_ELEMENT_NODE || strcmp((const char *)t->name, "transmission") != 0)
-      continue;
-    const int line = line_of(t);
+    if (!uxml_is(t, "transmission")) continue;
+    const int line = uxml_line(t);
     xmlChar *name = xmlGetProp(t, (const xmlChar *)"name");
     xmlChar *type = xmlGetProp(t, (const xmlChar *)"type");
-    const xmlNode *te = child(t, "type");
+    const xmlNode *te = uxml_child(t, "type", NULL);
     if (!type && te) type = xmlNodeGetContent(te);
     char tn[128] = "";
     if (type) {  // trimmed: <type> text may carry white space around it
@@ -89,9 +61,9 @@ int pt_urdf_transmissions(const xmlNode *robot, const char *source, pt_spec *s, 
     const char *nm = name ? (const char *)name : "";
     const size_t tl = strlen(tn), sl = strlen("SimpleTransmission");
     const int simple = tl >= sl && strcmp(tn + tl - sl, "SimpleTransmission") == 0;
-    const xmlNode *jn = child(t, "joint"), *an = child(t, "actuator");
-    const xmlNode *red = child(t, "mechanicalReduction");
-    if (!red) red = child(an, "mechanicalReduction");
+    const xmlNode *jn = uxml_child(t, "joint", NULL), *an = uxml_child(t, "actuator", NULL);
+    const xmlNode *red = uxml_child(t, "mechanicalReduction", NULL);
+    if (!red) red = uxml_child(an, "mechanicalReduction", NULL);
     xmlChar *joint = jn ? xmlGetProp(jn, (const xmlChar *)"name") : NULL;
     pt_spec_actuator *a = NULL;
     for (int i = 0; joint && i < s->nactuator && !a; i++)
@@ -106,10 +78,10 @@ int pt_urdf_transmissions(const xmlNode *robot, const char *source, pt_spec *s, 
       skip(sk, &nsk, kind, line);
     } else if (!a) {
       skip(sk, &nsk, "of a joint that does not move (fixed, or no such joint)", line);
-    } else if (!red || text_number(red, &r) || r == 0) {
+    } else if (!red || uxml_text_number(red, &r) || r == 0) {
       rc = pt_error_set(err, PT_EPARSE,
                         "%s:%d: transmission \"%.60s\": <mechanicalReduction> must be one finite "
-                        "non-zero number", source, red ? line_of(red) : line, nm);
+                        "non-zero number", source, red ? uxml_line(red) : line, nm);
     } else {
       a->gear = r;
       if (a->limit > 0) a->limit /= fabs(r);  // the joint's effort limit, at the motor

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "inertia.h"
 #include "ptu.h"
 
 static const char *const type_names[PT_VISUAL_NTYPES] = {"box", "sphere", "cylinder",
@@ -147,46 +148,6 @@ void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt) {
 // ---------------------------------------------------------------------------------------------
 // Shapes into body frames.
 
-// Principal moments lam and axes V (columns, body frame) of a symmetric 3x3 inertia I, by
-// cyclic Jacobi rotations (converges in a few sweeps for 3x3).
-static void principal_axes(double lam[3], double V[9], const double I[9]) {
-  double A[9];
-  ptu_copy(A, I, 9);
-  for (int k = 0; k < 9; k++) V[k] = k % 4 == 0;
-  for (int sweep = 0; sweep < 50; sweep++) {
-    double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-    if (off < 1e-30 * (A[0] * A[0] + A[4] * A[4] + A[8] * A[8]) || off == 0) break;
-    for (int p = 0; p < 2; p++)
-      for (int q = p + 1; q < 3; q++) {
-        double apq = A[3 * p + q];
-        if (apq == 0) continue;
-        double theta = (A[3 * q + q] - A[3 * p + p]) / (2 * apq);
-        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
-        double c = 1 / sqrt(t * t + 1), sn = t * c;
-        for (int k = 0; k < 3; k++) {   // A <- J^T A J, V <- V J (J: rotation in p, q)
-          double akp = A[3 * k + p], akq = A[3 * k + q];
-          A[3 * k + p] = c * akp - sn * akq;
-          A[3 * k + q] = sn * akp + c * akq;
-        }
-        for (int k = 0; k < 3; k++) {
-          double apk = A[3 * p + k], aqk = A[3 * q + k];
-          A[3 * p + k] = c * apk - sn * aqk;
-          A[3 * q + k] = sn * apk + c * aqk;
-        }
-        for (int k = 0; k < 3; k++) {
-          double vkp = V[3 * k + p], vkq = V[3 * k + q];
-          V[3 * k + p] = c * vkp - sn * vkq;
-          V[3 * k + q] = sn * vkp + c * vkq;
-        }
-      }
-  }
-  lam[0] = A[0], lam[1] = A[4], lam[2] = A[8];
-  double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
-               V[2] * (V[3] * V[7] - V[4] * V[6]);
-  if (det < 0)   // a proper rotation
-    for (int k = 0; k < 3; k++) V[3 * k + 2] = -V[3 * k + 2];
-}
-
 // The uniform box with the body's mass and inertia, along its principal axes (quat, in the
 // body frame): Ixx = m (b^2 + c^2) / 12, ..., so a^2 = 6 (Iyy + Izz - Ixx) / m.
 static void inertia_box(const pt_model *m, int b, double size[3], double quat[4]) {
@@ -195,8 +156,11 @@ static void inertia_box(const pt_model *m, int b, double size[3], double quat[4]
     size[0] = size[1] = size[2] = 0.05;
     return;
   }
-  double d[3], V[9];
-  principal_axes(d, V, m->body_inertia + 9 * b);
+  double d[3], V[9];   // principal moments and axes (src/inertia.c)
+  if (pt_inertia_axes(m->body_inertia + 9 * b, d, V)) {
+    size[0] = size[1] = size[2] = 0.05;
+    return;
+  }
   ptu_mat2quat(quat, V);
   double mass = m->body_mass[b], big = 0;
   for (int k = 0; k < 3; k++) {

@@ -11,40 +11,17 @@
 
 #include "engine.h"
 #include "ptu.h"
-
-static int is_elem(const xmlNode *n, const char *name) {
-  return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
-}
-
-static xmlNode *child(const xmlNode *n, const char *name) {
-  for (xmlNode *c = n->children; c; c = c->next)
-    if (is_elem(c, name)) return c;
-  return NULL;
-}
-
-// Exactly n finite numbers separated by white space. 0 ok, -1 otherwise.
-static int numbers(const char *s, double *out, int n) {
-  const char *c = s;
-  for (int i = 0; i < n; i++) {
-    char *end;
-    double v = strtod(c, &end);
-    if (end == c || !isfinite(v)) return -1;
-    out[i] = v;
-    c = end;
-  }
-  while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') c++;
-  return *c ? -1 : 0;
-}
+#include "urdf_xml.h"
 
 // Attribute `attr` of e as n numbers; absent keeps out. 0 ok, -1 malformed (message in err).
 static int attr_num(const xmlNode *e, const char *attr, double *out, int n, const char *link,
                     const pt_spec *s, pt_error *err) {
   xmlChar *v = xmlGetProp(e, (const xmlChar *)attr);
   if (!v) return 0;
-  int bad = numbers((const char *)v, out, n);
+  int bad = uxml_numbers((const char *)v, out, n);
   if (bad)
     pt_error_set(err, PT_EPARSE, "%s:%d: link \"%s\": <%s %s=\"%.40s\">: expected %d finite "
-                 "number%s", s->source, (int)xmlGetLineNo(e), link, (const char *)e->name, attr,
+                 "number%s", s->source, uxml_line(e), link, (const char *)e->name, attr,
                  (const char *)v, n, n == 1 ? "" : "s");
   xmlFree(v);
   return bad ? -1 : 0;
@@ -53,7 +30,7 @@ static int attr_num(const xmlNode *e, const char *attr, double *out, int n, cons
 // The rgba of a <material>: its own <color>, or that of the <robot>-level material it names.
 static int material_rgba(const xmlNode *mat, const xmlNode *robot, double rgba[4],
                          const char *link, const pt_spec *s, pt_error *err) {
-  xmlNode *col = child(mat, "color");
+  xmlNode *col = uxml_child(mat, "color", NULL);
   if (col) {
     int rc = attr_num(col, "rgba", rgba, 4, link, s, err);
     return rc ? -1 : 1;
@@ -62,9 +39,9 @@ static int material_rgba(const xmlNode *mat, const xmlNode *robot, double rgba[4
   if (!name) return 0;
   int found = 0;
   for (xmlNode *c = robot->children; c && !found; c = c->next) {
-    if (!is_elem(c, "material") || c == mat) continue;
+    if (!uxml_is(c, "material") || c == mat) continue;
     xmlChar *n = xmlGetProp(c, (const xmlChar *)"name");
-    if (n && !strcmp((const char *)n, (const char *)name) && (col = child(c, "color"))) {
+    if (n && !strcmp((const char *)n, (const char *)name) && (col = uxml_child(c, "color", NULL))) {
       found = attr_num(col, "rgba", rgba, 4, link, s, err) ? -1 : 1;
     }
     if (n) xmlFree(n);
@@ -83,9 +60,9 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
   for (int i = 0; i < s->nbody; i++) on_body |= !strcmp(s->bodies[i].name, body);
   int index = 0;
   for (xmlNode *vis = link->children; vis; vis = vis->next) {
-    if (!is_elem(vis, "visual")) continue;
-    int line = (int)xmlGetLineNo(vis);
-    xmlNode *geo = child(vis, "geometry"), *shape = NULL;
+    if (!uxml_is(vis, "visual")) continue;
+    int line = uxml_line(vis);
+    xmlNode *geo = uxml_child(vis, "geometry", NULL), *shape = NULL;
     for (xmlNode *c = geo ? geo->children : NULL; c && !shape; c = c->next)
       if (c->type == XML_ELEMENT_NODE) shape = c;
     if (!shape) {
@@ -100,17 +77,17 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
     v->index = index++;
     int rc = 0;
     const char *what = (const char *)shape->name;
-    if (is_elem(shape, "box")) {
+    if (uxml_is(shape, "box")) {
       v->type = PT_VISUAL_BOX;
       rc = attr_num(shape, "size", v->size, 3, name, s, err);
-    } else if (is_elem(shape, "sphere")) {
+    } else if (uxml_is(shape, "sphere")) {
       v->type = PT_VISUAL_SPHERE;
       rc = attr_num(shape, "radius", v->size, 1, name, s, err);
-    } else if (is_elem(shape, "cylinder") || is_elem(shape, "capsule")) {
-      v->type = is_elem(shape, "cylinder") ? PT_VISUAL_CYLINDER : PT_VISUAL_CAPSULE;
+    } else if (uxml_is(shape, "cylinder") || uxml_is(shape, "capsule")) {
+      v->type = uxml_is(shape, "cylinder") ? PT_VISUAL_CYLINDER : PT_VISUAL_CAPSULE;
       rc = attr_num(shape, "radius", v->size, 1, name, s, err);
       if (!rc) rc = attr_num(shape, "length", v->size + 1, 1, name, s, err);
-    } else if (is_elem(shape, "mesh")) {
+    } else if (uxml_is(shape, "mesh")) {
       v->type = PT_VISUAL_MESH;
       xmlChar *fn = xmlGetProp(shape, (const xmlChar *)"filename");
       if (fn) snprintf(v->uri, sizeof(v->uri), "%s", (const char *)fn);
@@ -139,7 +116,7 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
                                                     : "positive dimensions (size, radius, length)");
     // pose: link frame (R, p) times the visual's origin
     double xyz[3] = {0, 0, 0}, rpy[3] = {0, 0, 0};
-    xmlNode *o = child(vis, "origin");
+    xmlNode *o = uxml_child(vis, "origin", NULL);
     if (o && (attr_num(o, "xyz", xyz, 3, name, s, err) || attr_num(o, "rpy", rpy, 3, name, s, err)))
       return PT_EPARSE;
     double cr = cos(rpy[0]), sr = sin(rpy[0]), cp = cos(rpy[1]), sp = sin(rpy[1]);
@@ -153,7 +130,7 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
     ptu_add3(v->position, d, p);
     ptu_mat2quat(v->quat, Rg);
     v->has_position = v->has_quat = 1;
-    xmlNode *mat = child(vis, "material");
+    xmlNode *mat = uxml_child(vis, "material", NULL);
     if (mat) {
       int got = material_rgba(mat, robot, v->rgba, name, s, err);
       if (got < 0) return PT_EPARSE;

@@ -48,14 +48,8 @@ int cli_model_arg(const char *cmd, int argc, char **argv, int *i, cli_model_args
     // Without a->rate the command takes no --init-rate: it falls to "unknown option" below.
     if (r < 0) return -1;
     a->rate[a->nrate++] = v;
-  } else if (arg[0] == '-' && arg[1] != '\0') {
-    cli_error(cmd, "unknown option '%s' (see partita %s --help)", arg, cmd);
+  } else if (cli_positional(cmd, arg, "MODEL file", &a->path) < 0) {
     return -1;
-  } else if (a->path) {
-    cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", a->path, arg);
-    return -1;
-  } else {
-    a->path = arg;
   }
   return 0;
 }

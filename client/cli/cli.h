@@ -42,6 +42,12 @@ int cli_is_flag(const char *arg, const char *name);
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                   const char **val);
 
+// The last branch of a command's argument loop, for a command with one positional argument
+// (`what`: "MODEL file", "recording", "model name"): an unknown option (a '-' and more; a
+// lone "-" is a positional) or a second positional prints why and returns -1; otherwise *pos
+// becomes arg and 0 is returned.
+int cli_positional(const char *cmd, const char *arg, const char *what, const char **pos);
+
 // Strict number parsing: the whole string, finite. 0 ok, -1 after printing a message naming
 // the option `what` and the offending text.
 int cli_parse_double(const char *cmd, const char *what, const char *s, double *out);

@@ -305,6 +305,19 @@ void cli_error(const char *cmd, const char *fmt, ...) {
 
 int cli_is_flag(const char *arg, const char *name) { return strcmp(arg, name) == 0; }
 
+int cli_positional(const char *cmd, const char *arg, const char *what, const char **pos) {
+  if (arg[0] == '-' && arg[1] != '\0') {
+    cli_error(cmd, "unknown option '%s' (see partita %s --help)", arg, cmd);
+    return -1;
+  }
+  if (*pos) {
+    cli_error(cmd, "one %s expected, got '%s' and '%s'", what, *pos, arg);
+    return -1;
+  }
+  *pos = arg;
+  return 0;
+}
+
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                   const char **val) {
   const char *arg = argv[*i];

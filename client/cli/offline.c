@@ -20,16 +20,12 @@ typedef struct {
   double value;
 } assign_arg;
 
-// An option that is not one of the command's: say which and how to get help.
-static int unknown_option(const char *cmd, const char *arg) {
-  cli_error(cmd, "unknown option '%s' (see partita %s --help)", arg, cmd);
-  return CLI_EXIT_USAGE;
-}
-
+// With text (not NULL): the file's bytes as read, *len and *format too (simulate --record).
 static int load_model(const char *cmd, const char *path, const pt_load_options *opt,
-                      pt_model **out) {
+                      pt_model **out, char **text, size_t *len, int *format) {
   pt_error err = {0, {0}};
-  int rc = pt_model_load_file(path, opt, out, &err);
+  int rc = text ? pt_model_load_file_text(path, opt, out, text, len, format, &err)
+                : pt_model_load_file(path, opt, out, &err);
   if (rc < 0 || !*out) {
     if (err.msg[0]) {
       cli_error(cmd, "%s", err.msg);
@@ -238,13 +234,8 @@ int cli_check_main(int argc, char **argv) {
       lopt.balance_inertia = 1;
     } else if (cli_is_flag(a, "--no-joint-limits")) {
       lopt.no_joint_limits = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return unknown_option(cmd, a);
-    } else if (path) {
-      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", path, a);
+    } else if (cli_positional(cmd, a, "MODEL file", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else {
-      path = a;
     }
   }
   if (!path) {
@@ -253,7 +244,7 @@ int cli_check_main(int argc, char **argv) {
   }
 
   pt_model *m = NULL;
-  if (load_model(cmd, path, &lopt, &m) < 0) {
+  if (load_model(cmd, path, &lopt, &m, NULL, NULL, NULL) < 0) {
     return CLI_EXIT_FAIL;
   }
   print_warnings(cmd, m);
@@ -306,6 +297,9 @@ typedef struct {
   long every;
   int json;
   const char *record;              // --record FILE (record.c)
+  char *text;                      // with --record: the model file as loaded
+  size_t text_len;
+  int format;
   pt_load_options lopt;
   assign_arg *set, *init, *rate;   // (argc) each
   int nset, ninit, nrate;
@@ -379,14 +373,8 @@ static int sim_parse(int argc, char **argv, sim_options *o) {
           cli_parse_assign(cmd, "--init-rate", v, s->name, sizeof(s->name), &s->value) < 0) {
         return -1;
       }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      unknown_option(cmd, a);
+    } else if (cli_positional(cmd, a, "MODEL file", &o->path) < 0) {
       return -1;
-    } else if (o->path) {
-      cli_error(cmd, "one MODEL file expected, got '%s' and '%s'", o->path, a);
-      return -1;
-    } else {
-      o->path = a;
     }
   }
   if (!o->path) {
@@ -616,7 +604,8 @@ static cli_rec *sim_record_open(const pt_model *m, const pt_data *d, const sim_o
       idx[k] = pt_input_index(m, o->set[k].name);   // checked by sim_inputs
       val[k] = o->set[k].value;
     }
-    rec = cli_rec_open("simulate", o->record, o->path, &o->lopt, m, d,
+    rec = cli_rec_open("simulate", o->record, o->path, o->text, o->text_len, o->format,
+                       &o->lopt, m, d,
                        o->dt > 0 ? o->dt : pt_model_dt(m),
                        o->has_integrator ? o->integrator : pt_model_integrator(m), o->every,
                        init, rate, idx, val, o->nset);
@@ -653,7 +642,8 @@ int cli_simulate_main(int argc, char **argv) {
     code = r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     goto done;
   }
-  if (load_model(cmd, o.path, &o.lopt, &m) < 0) {
+  if (load_model(cmd, o.path, &o.lopt, &m, o.record ? &o.text : NULL, &o.text_len,
+                 &o.format) < 0) {
     code = CLI_EXIT_FAIL;
     goto done;
   }
@@ -703,5 +693,6 @@ done:
   free(o.set);
   free(o.init);
   free(o.rate);
+  free(o.text);
   return code;
 }

@@ -20,14 +20,8 @@ int cli_info_main(int argc, char **argv) {
       return CLI_EXIT_OK;
     } else if (cli_is_flag(argv[i], "--json")) {
       json = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita info --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (path) {
-      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      path = argv[i];
     }
   }
   if (!path) {
@@ -59,6 +53,8 @@ int cli_info_main(int argc, char **argv) {
       t1 = t;
   }
   const char *dropped = rec_end_value(&r, "dropped_frames");
+  // absent from files written before it was counted
+  const char *dropped_events = rec_end_value(&r, "dropped_events");
   if (json) {
     cli_json j;
     cli_json_init(&j, stdout);
@@ -118,6 +114,8 @@ int cli_info_main(int argc, char **argv) {
     cli_json_int(&j, (long long)r.overruns);
     cli_json_key(&j, "dropped_frames");
     cli_json_int(&j, dropped ? strtoll(dropped, NULL, 10) : (long long)r.seq_gaps);
+    cli_json_key(&j, "dropped_events");
+    cli_json_int(&j, dropped_events ? strtoll(dropped_events, NULL, 10) : 0);
     cli_json_key(&j, "sequence_gaps");
     cli_json_int(&j, (long long)r.seq_gaps);
     cli_json_end_object(&j);
@@ -145,7 +143,8 @@ int cli_info_main(int argc, char **argv) {
     printf("inputs      %zu\nevents      %zu\noverruns    %llu\n", r.ninput, r.nevent,
            (unsigned long long)r.overruns);
     if (dropped)
-      printf("dropped     %s state frames (the writer fell behind)\n", dropped);
+      printf("dropped     %s state frames (the writer fell behind), %s events\n", dropped,
+             dropped_events ? dropped_events : "0");
     else
       printf("dropped     unknown (the file ends before its end record); %llu sequence gaps\n",
              (unsigned long long)r.seq_gaps);
@@ -179,14 +178,8 @@ int cli_export_main(int argc, char **argv) {
       return CLI_EXIT_OK;
     } else if (cli_is_flag(argv[i], "--csv")) {
       csv = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita export --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (path) {
-      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      path = argv[i];
     }
   }
   if (!path || !csv) {

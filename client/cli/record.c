@@ -26,46 +26,6 @@ struct cli_rec {
   int failed;
 };
 
-static char *read_text(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 14, n = 0;
-  char *s = malloc(cap + 1);
-  while (s) {
-    n += fread(s + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    cap *= 2;
-    char *t = realloc(s, cap + 1);
-    if (!t) {
-      free(s);
-      s = NULL;
-    } else {
-      s = t;
-    }
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!s || bad) {
-    free(s);
-    return NULL;
-  }
-  s[n] = '\0';
-  *len = n;
-  return s;
-}
-
-// As pt_spec_from_file decides: .urdf / .xml, or text starting with '<', is URDF.
-static int text_format(const char *path, const char *text) {
-  const char *dot = strrchr(path, '.');
-  if (dot && (strcmp(dot, ".urdf") == 0 || strcmp(dot, ".xml") == 0))
-    return 2;
-  while (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r')
-    text++;
-  return *text == '<' ? 2 : 1;
-}
-
 static int rec_fail(const char *cmd, cli_rec *r) {
   if (!r->failed)
     cli_error(cmd, "%s: %s", r->path, rec_writer_error(r->w));
@@ -74,15 +34,10 @@ static int rec_fail(const char *cmd, cli_rec *r) {
 }
 
 cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
+                      const char *text, size_t len, int format,
                       const pt_load_options *lopt, const pt_model *m, const pt_data *d,
                       double dt, pt_integrator integrator, long every, const char *init,
                       const char *init_rate, const int *set_index, const double *set_value, int nset) {
-  size_t len = 0;
-  char *text = read_text(model_path, &len);
-  if (!text) {
-    cli_error(cmd, "%s: cannot read: %s", model_path, strerror(errno));
-    return NULL;
-  }
   cli_rec *r = calloc(1, sizeof(*r));
   int nc = pt_model_ncoord(m), ni = pt_model_ninput(m), nb = pt_model_nbody(m);
   const char **names = calloc((size_t)(nc + ni + nb) + 1, sizeof(char *));
@@ -90,7 +45,6 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
     cli_error(cmd, "out of memory");
     free(r);
     free(names);
-    free(text);
     return NULL;
   }
   for (int i = 0; i < nc; i++)
@@ -101,7 +55,7 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
     names[nc + ni + i] = pt_body_name(m, i);
   rec_info in = {
       .model = pt_model_name(m), .text = text, .text_len = len, .source_name = model_path,
-      .format = text_format(model_path, text), .floating_base = lopt->floating_base,
+      .format = format, .floating_base = lopt->floating_base,
       .balance_inertia = lopt->balance_inertia, .no_joint_limits = lopt->no_joint_limits,
       .dt = dt, .integrator = pt_integrator_name(integrator),
       .every_k = (uint32_t)every, .fields = FIELD_ALL & ~FIELD_BODIES,
@@ -111,7 +65,6 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
   char err[300];
   r->w = rec_writer_open(path, &in, err, sizeof(err));
   free(names);
-  free(text);
   if (!r->w) {
     cli_error(cmd, "%s", err);
     free(r);

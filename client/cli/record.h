@@ -21,8 +21,10 @@ int cli_record_remote_main(int argc, char **argv);
 // `init` and `init_rate` the "NAME=VALUE" lines given to --init and --init-rate, and the inputs
 // of --set as (index, value) pairs. NULL after printing an error.
 typedef struct cli_rec cli_rec;
+// `text` (len bytes, `format` 1 YAML / 2 URDF) is the model file as its load read it
+// (pt_model_load_file_text): the file is read once.
 cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
-                      const pt_load_options *lopt, const pt_model *m, const pt_data *d,
+                      const char *text, size_t len, int format, const pt_load_options *lopt, const pt_model *m, const pt_data *d,
                       double dt, pt_integrator integrator, long every, const char *init, const char *init_rate,
                       const int *set_index, const double *set_value, int nset);
 // After each step (and once for the initial state): writes the state when step % every == 0.

@@ -100,6 +100,8 @@ static void print_status(const Partita__V1__RecordStatus *st, int json) {
     cli_json_int(&j, (long long)st->inputs);
     cli_json_key(&j, "events");
     cli_json_int(&j, (long long)st->events);
+    cli_json_key(&j, "dropped_events");
+    cli_json_int(&j, (long long)st->dropped_events);
     cli_json_key(&j, "bytes");
     cli_json_int(&j, (long long)st->bytes);
     cli_json_key(&j, "every_k");
@@ -113,10 +115,11 @@ static void print_status(const Partita__V1__RecordStatus *st, int json) {
     return;
   }
   printf("recorded   %s\nmodel      %s\nstates     %llu (every %u steps), %llu dropped\n"
-         "inputs     %llu\nevents     %llu\nbytes      %llu\n", st->path, st->model,
-         (unsigned long long)st->state_frames, st->every_k,
+         "inputs     %llu\nevents     %llu, %llu dropped\nbytes      %llu\n", st->path,
+         st->model, (unsigned long long)st->state_frames, st->every_k,
          (unsigned long long)st->dropped_frames, (unsigned long long)st->inputs,
-         (unsigned long long)st->events, (unsigned long long)st->bytes);
+         (unsigned long long)st->events, (unsigned long long)st->dropped_events,
+         (unsigned long long)st->bytes);
   if (st->error[0])
     printf("error      %s\n", st->error);
 }
@@ -171,14 +174,8 @@ int cli_record_remote_main(int argc, char **argv) {
         cli_error(cmd, "--timeout: seconds in (0, 86400]");
         return CLI_EXIT_USAGE;
       }
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita record --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "model name", &model) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (model) {
-      cli_error(cmd, "one model name expected, got '%s' and '%s'", model, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      model = argv[i];
     }
   }
   if (!model || !out) {

@@ -430,14 +430,8 @@ int cli_replay_main(int argc, char **argv) {
       if (r < 0)
         return CLI_EXIT_USAGE;
       model_path = v;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error(cmd, "unknown option '%s' (see partita replay --help)", argv[i]);
+    } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;
-    } else if (path) {
-      cli_error(cmd, "one recording expected, got '%s' and '%s'", path, argv[i]);
-      return CLI_EXIT_USAGE;
-    } else {
-      path = argv[i];
     }
   }
   if (!path) {

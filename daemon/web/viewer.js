@@ -317,7 +317,10 @@ function watch(name) {
 }
 
 function setModel(mi) {
-  const fresh = !info || info.name !== mi.name;
+  // another model, or the same name loaded again with another layout (the daemon sends the
+  // new model's info when a watched name is reloaded): plots and the last frame start anew
+  const fresh = !info || info.name !== mi.name || info.bodies !== mi.bodies ||
+                JSON.stringify(info.coordinates) !== JSON.stringify(mi.coordinates);
   info = mi;
   $('model-name').textContent = mi.name;
   $('mode').textContent = mi.mode;

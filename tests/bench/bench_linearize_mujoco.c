@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain_urdf.h"
 #include "partita.h"
 
 // MuJoCo runs with joint limits off (the engine issue's comparison): so does Partita here.
@@ -40,25 +41,10 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-// A chain of n slender links (0.5 m, 0.5 kg) along +x, revolute joints about y and z in turn.
+// A chain of n slender links (0.5 m, 0.5 kg) along +x, joints about y and z in turn.
 static int write_chain(const char *path, int n) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fprintf(f, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", n);
-  for (int i = 0; i < n; i++) {
-    fprintf(f, "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.25 0 0\"/>\n"
-            "      <mass value=\"0.5\"/>\n      <inertia ixx=\"0.000025\" ixy=\"0\" ixz=\"0\" "
-            "iyy=\"0.0104292\" iyz=\"0\" izz=\"0.0104292\"/>\n    </inertial>\n  </link>\n", i);
-    char parent[32];
-    if (i) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    else snprintf(parent, sizeof(parent), "base");
-    fprintf(f, "  <joint name=\"j%d\" type=\"continuous\">\n    <parent link=\"%s\"/>\n"
-            "    <child link=\"l%d\"/>\n    <origin xyz=\"%g 0 0\"/>\n"
-            "    <axis xyz=\"0 %d %d\"/>\n  </joint>\n", i, parent, i, i ? 0.5 : 0.0,
-            i % 2 == 0, i % 2 == 1);
-  }
-  fprintf(f, "</robot>\n");
-  return fclose(f);
+  const chain_link l = {0.5, 0.5, 0.000025, 0.0104292, 1, 1, 0};
+  return chain_urdf_write_link(path, n, &l);
 }
 
 typedef struct {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain_urdf.h"
 #include "partita.h"
 
 // MuJoCo runs with joint limits off (the engine issue's comparison): so does Partita here.
@@ -116,31 +117,13 @@ static int compare(const char *dir, const char *file, double bend) {
 }
 
 // A spatial chain of n links (0.1 m, 0.1 kg rods along x) hanging from the ground, joint axes
-// alternating y and x, written to dir/chain<n>.urdf.
+// alternating y and x, limited to [-3.14, 3.14], written to dir/chain<n>.urdf.
 static void write_chain(const char *dir, int n) {
   char path[1024];
   snprintf(path, sizeof(path), "%s/chain%d.urdf", dir, n);
-  FILE *f = fopen(path, "w");
-  if (!f) return;
-  fprintf(f, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", n);
-  for (int i = 0; i < n; i++) {
-    char parent[32] = "base";
-    if (i > 0) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    fprintf(f,
-            "  <joint name=\"j%d\" type=\"revolute\">\n    <parent link=\"%s\"/>\n"
-            "    <child link=\"l%d\"/>\n    <origin xyz=\"%g 0 0\" rpy=\"0 0 0\"/>\n"
-            "    <axis xyz=\"%d %d 0\"/>\n"
-            "    <limit lower=\"-3.14\" upper=\"3.14\" effort=\"10\" velocity=\"10\"/>\n"
-            "  </joint>\n",
-            i, parent, i, i == 0 ? 0.0 : 0.1, i % 2, 1 - i % 2);
-    fprintf(f,
-            "  <link name=\"l%d\">\n    <inertial>\n      <origin xyz=\"0.05 0 0\"/>\n"
-            "      <mass value=\"0.1\"/>\n      <inertia ixx=\"1e-5\" ixy=\"0\" ixz=\"0\" "
-            "iyy=\"8.3e-5\" iyz=\"0\" izz=\"8.3e-5\"/>\n    </inertial>\n  </link>\n",
-            i);
-  }
-  fprintf(f, "</robot>\n");
-  fclose(f);
+  chain_link l = chain_rods;
+  l.limit = 3.14;
+  chain_urdf_write_link(path, n, &l);
 }
 
 // Issue 10, item 8: iiwa14 under tau_j = 2 sin(pi t + j) N m (j = 0..6, held over each step;

@@ -61,7 +61,7 @@ int td_start(tdaemon *d, const char *extra, int with_udp) {
     _exit(127);
   }
   // ready once the socket accepts
-  for (double t0 = now_s(); now_s() - t0 < 10;) {
+  for (double t0 = now_s(); now_s() - t0 < 60;) {
     char err[256];
     ptc_client *c = ptc_connect_unix(d->sock, 1000, err, sizeof(err));
     if (c) {
@@ -112,7 +112,7 @@ int td_stop(tdaemon *d, int timeout_ms, double *elapsed_ms) {
 
 ptc_client *td_connect(tdaemon *d) {
   char err[256];
-  ptc_client *c = ptc_connect_unix(d->sock, 2000, err, sizeof(err));
+  ptc_client *c = ptc_connect_unix(d->sock, 30000, err, sizeof(err));
   if (!c)
     fprintf(stderr, "connect: %s\n", err);
   return c;

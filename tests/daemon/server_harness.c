@@ -99,7 +99,7 @@ void harness_free(harness *h) {
   server *srv = h->srv;
   if (srv) {
     while (srv->nmodels > 0)
-      server_unload(srv, srv->models[srv->nmodels - 1]);
+      server_unload(srv, srv->models[srv->nmodels - 1], NULL, 0);
     if (h->c) {
       settle(h, 10.0);
       conn_close(h->c, NULL);

@@ -440,7 +440,7 @@ def test_global_options_before_the_command(daemon, loaded):
                           capture_output=True, text=True, timeout=CLI_TIMEOUT, env=_cli_env())
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == after
-    proc = subprocess.run([PARTITA_CLI, "--timeout=5", "--socket", daemon.unix, "models"],
+    proc = subprocess.run([PARTITA_CLI, "--timeout=60", "--socket", daemon.unix, "models"],
                           capture_output=True, text=True, timeout=CLI_TIMEOUT, env=_cli_env())
     assert proc.returncode == 0 and name in proc.stdout, proc.stderr
 

@@ -10,8 +10,8 @@ import time
 import pytest
 
 import partita
-from conftest import (PARTITAD, Daemon, model_stats, pendulum_yaml, raw_connect, read_until_eof,
-                      send_request, unique, wait_until)
+from conftest import (PARTITAD, WAIT, Daemon, model_stats, pendulum_yaml, raw_connect,
+                      read_until_eof, send_request, unique, wait_until)
 from partita import pb
 
 
@@ -48,7 +48,7 @@ def test_broken_framing_closes_only_that_connection(daemon, client, pendulum, ga
     before = client.get_state(pendulum)
     with raw_connect(daemon.tcp) as bad:
         bad.sendall(garbage)
-        msgs = read_messages_until_eof(bad, 5.0)
+        msgs = read_messages_until_eof(bad, WAIT)
     assert msgs is not None, "the daemon kept a connection with broken framing open"
     # If it said why before closing, it said so with a non-OK status.
     for m in msgs:
@@ -82,8 +82,8 @@ def test_undecodable_message_is_refused_or_closed(daemon, client):
 def test_garbage_on_unix_socket(daemon, client):
     with raw_connect("unix:" + daemon.unix) as bad:
         bad.sendall(b"\xff" * 16)
-        assert read_until_eof(bad, 5.0)
-    with partita.Client("unix:" + daemon.unix, timeout=5.0) as good:
+        assert read_until_eof(bad, WAIT)
+    with partita.Client("unix:" + daemon.unix, timeout=WAIT) as good:
         assert good.hello().protocol_version == partita.PROTOCOL_VERSION
     assert client.hello().protocol_version == partita.PROTOCOL_VERSION
 
@@ -102,7 +102,7 @@ limits:
 # (megabytes) to fill before the daemon's own backlog limits can act.
 SANITIZED = os.environ.get("PARTITA_SANITIZED") == "1"
 RATE = 2.5 if SANITIZED else 5.0
-DISCONNECT_WAIT = 30.0 if SANITIZED else 10.0
+DISCONNECT_WAIT = WAIT
 
 
 @pytest.fixture(scope="module")
@@ -136,14 +136,14 @@ def test_subscriber_that_never_reads(slow_daemon):
             # Not a byte is read meanwhile: reading would drain the backlog.
             gone = wait_until(lambda: model_stats(c, name).subscribers == 0, DISCONNECT_WAIT, 0.1)
             assert gone, "the non-reading subscriber was not disconnected"
-            assert read_until_eof(lazy, 5.0), "its connection was not closed"
+            assert read_until_eof(lazy, WAIT), "its connection was not closed"
         finally:
             lazy.close()
         # Frames it could not take were dropped and counted, not queued without end.
         assert model_stats(c, name).dropped_frames > 0
         # The model goes on in real time.
         s0 = c.get_state(name).step
-        assert wait_until(lambda: c.get_state(name).step > s0, 5.0)
+        assert wait_until(lambda: c.get_state(name).step > s0, WAIT)
         c.unload_model(name)
 
 
@@ -159,7 +159,7 @@ def test_hard_backlog_limit_closes_at_once(slow_daemon):
             req = pb.Request()
             req.get_state.model = name
             req.get_state.fields = pb.FIELD_ALL
-            deadline = time.monotonic() + 10.0
+            deadline = time.monotonic() + WAIT
             i = 0
             while time.monotonic() < deadline and not closed:
                 i += 1
@@ -170,11 +170,12 @@ def test_hard_backlog_limit_closes_at_once(slow_daemon):
                 except (BrokenPipeError, ConnectionResetError):
                     closed = True
                 except socket.timeout:
-                    # Our send buffer is full: the daemon stopped reading us; see if it closed.
-                    closed = read_until_eof(greedy, 2.0)
+                    # Our send buffer is full: the daemon stopped reading us (or is slow to);
+                    # what it has read overflows its hard limit: see that it closes.
+                    closed = read_until_eof(greedy, WAIT)
                     break
             if not closed:
-                closed = read_until_eof(greedy, 5.0)
+                closed = read_until_eof(greedy, WAIT)
         finally:
             greedy.close()
         assert closed, "a client that never read its answers was not disconnected"
@@ -189,23 +190,24 @@ def test_sigterm_with_clients_connected(workdir):
     clients = []
     try:
         for _ in range(3):
-            clients.append(d.client(timeout=5.0))
+            clients.append(d.client(timeout=WAIT))
         ctl = clients[0]
         name = unique("term")
         ctl.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="realtime")
         clients[1].subscribe(name, every_k=1)
         idle_raw = raw_connect(d.tcp)
-        assert clients[1].poll_frame(2.0) is not None
-        t0 = time.monotonic()
+        assert clients[1].poll_frame(WAIT) is not None
         d.proc.send_signal(signal.SIGTERM)
+        # A bound that catches a daemon that does not stop, not a speed: how long a loaded
+        # machine takes is not the question (it stops without waiting for clients).
         try:
-            rc = d.proc.wait(2.0)
+            rc = d.proc.wait(WAIT)
         except subprocess.TimeoutExpired:
-            pytest.fail("partitad did not exit within 2 s of SIGTERM:\n" + d.log_text())
+            pytest.fail("partitad did not exit within %.0f s of SIGTERM:\n%s"
+                        % (WAIT, d.log_text()))
         assert rc == 0, "exit status %d:\n%s" % (rc, d.log_text())
-        assert time.monotonic() - t0 < 2.0
         # The connections were closed, not left dangling.
-        assert read_until_eof(idle_raw, 2.0)
+        assert read_until_eof(idle_raw, WAIT)
         idle_raw.close()
         with pytest.raises((partita.ConnectionClosed, ConnectionError, OSError)):
             clients[2].hello()
@@ -222,7 +224,7 @@ def test_auth_token(workdir):
     token = "s3cret-token"
     d = Daemon(workdir, config='auth_token: "%s"\n' % token)
     try:
-        with d.client(timeout=5.0) as c:
+        with d.client(timeout=WAIT) as c:
             with pytest.raises(partita.PartitaError) as err:
                 c.list_models()
             assert err.value.code == pb.Status.UNAUTHENTICATED
@@ -232,10 +234,10 @@ def test_auth_token(workdir):
             assert err.value.code == pb.Status.UNAUTHENTICATED
             with pytest.raises((partita.ConnectionClosed, OSError)):
                 c.list_models()
-        with d.client(timeout=5.0) as c:
+        with d.client(timeout=WAIT) as c:
             with pytest.raises(partita.PartitaError):
                 c.hello(token=token[:-1])            # a prefix of the token is no token
-        with d.client(timeout=5.0) as c:
+        with d.client(timeout=WAIT) as c:
             c.hello(token=token)
             assert c.stats().server.auth_failures == 2
             # Past Hello the full frame limit applies: a 20 kB model text loads.
@@ -247,7 +249,7 @@ def test_auth_token(workdir):
                 tx.send([1.0])
             with partita.UdpInputSender(d.udp, name, token=token) as tx:
                 tx.send([2.0])
-            assert wait_until(lambda: model_stats(c, name).udp_inputs == 1, 2.0)
+            assert wait_until(lambda: model_stats(c, name).udp_inputs == 1, WAIT)
             host, port = d.udp.rsplit(":", 1)
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
                 # the token in clear is no longer enough
@@ -262,7 +264,7 @@ def test_auth_token(workdir):
                 f.digest = partita.udp.input_digest(f, token)
                 f.session = 9
                 s.sendto(f.SerializeToString(), (host, int(port)))
-            assert wait_until(lambda: model_stats(c, name).unauthorized_inputs == 4, 2.0)
+            assert wait_until(lambda: model_stats(c, name).unauthorized_inputs == 4, WAIT)
             assert model_stats(c, name).udp_inputs == 1
             c.step(name, 1)
             assert c.get_state(name, fields=partita.FIELD_INPUTS).inputs.tolist() == [2.0]
@@ -273,7 +275,7 @@ def test_auth_token(workdir):
             req = pb.Request(id=1)
             req.load_model.source = "#" * 20000
             send_request(raw, req)
-            assert read_until_eof(raw, 5.0)
+            assert read_until_eof(raw, WAIT)
         finally:
             raw.close()
     finally:
@@ -299,13 +301,14 @@ def test_idle_connections_cannot_lock_clients_out(workdir):
     d = Daemon(workdir, config=IDLE_CONFIG)
     idle = []
     try:
-        idle = [raw_connect(d.tcp) for _ in range(4)]     # every slot, and never a byte
-        time.sleep(0.1)
+        # every slot, and never a byte (accepted before the client below: the listen queue
+        # is first in, first out)
+        idle = [raw_connect(d.tcp) for _ in range(4)]
         # A real client still gets in: the oldest idle connection makes room.
-        with d.client(timeout=5.0) as c:
+        with d.client(timeout=WAIT) as c:
             assert c.list_models() == []
             # The idle ones are closed once the timeout passes.
-            assert all(read_until_eof(s, 5.0) for s in idle)
+            assert all(read_until_eof(s, WAIT) for s in idle)
             st = c.stats().server
             assert st.disconnects_idle >= 4 and st.refused_clients == 0
             assert c.list_models() == []                   # an identified client stays

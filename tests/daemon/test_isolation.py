@@ -9,12 +9,14 @@ import time
 import pytest
 
 import partita
-from conftest import Daemon, pendulum_yaml, unique, wait_until, model_stats
+from conftest import WAIT, Daemon, pendulum_yaml, unique, wait_until, model_stats
 from partita import pb
 
+# The default (2 s of every deadline missed): a shorter one could pause a healthy model on a
+# machine loaded for that long, and the model that overruns on purpose misses them all anyway.
 CONFIG = """\
 realtime:
-  overrun_pause_ms: 300
+  overrun_pause_ms: 2000
 """
 ROOT = os.environ.get("PARTITA_ROOT") or os.path.join(os.path.dirname(__file__), "..", "..")
 
@@ -31,13 +33,13 @@ def paused_event(c, model, timeout):
     return None
 
 
-def still_stepping(c, names, seconds=0.3):
+def still_stepping(c, names):
+    """Each model is in real time and takes a step (waited for, not slept for: how many steps
+    a loaded machine takes in a given time is not the question)."""
     before = {n: c.get_state(n).step for n in names}
-    time.sleep(seconds)
     for n in names:
-        info = c.model_info(n)
-        assert info.mode == pb.REALTIME, n
-        assert c.get_state(n).step > before[n], n
+        assert wait_until(lambda: c.get_state(n).step > before[n], WAIT), n
+        assert c.model_info(n).mode == pb.REALTIME, n
 
 
 @pytest.mark.parametrize("fault", ["diverges", "non_finite_inputs", "overruns"])
@@ -60,7 +62,7 @@ def test_a_broken_model_does_not_disturb_the_others(workdir, fault):
             if fault == "diverges":
                 c.set_inputs(bad, {"tau_hinge": 1e300})    # finite, but accelerations overflow
                 c.set_mode(bad, "realtime")
-                ev = paused_event(watcher, bad, 10.0)
+                ev = paused_event(watcher, bad, WAIT)
                 assert ev is not None
                 assert ev.code == pb.Status.MODEL_ERROR and ev.message
             elif fault == "non_finite_inputs":
@@ -70,12 +72,12 @@ def test_a_broken_model_does_not_disturb_the_others(workdir, fault):
                 assert e.value.code == pb.Status.INVALID_ARGUMENT
                 with partita.UdpInputSender(d.udp, bad) as tx:
                     tx.send([float("inf")])
-                assert wait_until(lambda: model_stats(c, bad).malformed_inputs == 1, 3.0)
+                assert wait_until(lambda: model_stats(c, bad).malformed_inputs == 1, WAIT)
                 assert c.get_state(bad, fields=pb.FIELD_INPUTS).inputs.tolist() == [0.0]
                 still_stepping(c, [bad])
             else:
                 c.set_mode(bad, "realtime", rate=100.0)
-                ev = paused_event(watcher, bad, 20.0)
+                ev = paused_event(watcher, bad, WAIT)
                 assert ev is not None
                 assert ev.code == pb.Status.FAILED_PRECONDITION and "deadline" in ev.message
             if fault != "non_finite_inputs":

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import partita
-from conftest import DT, model_stats, pendulum_yaml, unique, wait_until
+from conftest import DT, WAIT, model_stats, pendulum_yaml, unique, wait_until
 from partita import pb
 
 RT_SECONDS = 0.5
@@ -53,7 +53,7 @@ def test_realtime_never_runs_ahead_of_the_wall_clock(client, rt_model, rate):
 
 def test_realtime_statistics_are_reported(client, rt_model):
     client.set_mode(rt_model, "realtime", rate=1.0)
-    assert wait_until(lambda: model_stats(client, rt_model).steps >= 50, 10.0)
+    assert wait_until(lambda: model_stats(client, rt_model).steps >= 50, WAIT)
     client.set_mode(rt_model, "paused")
     ms = model_stats(client, rt_model)
     late = ms.late_us
@@ -70,7 +70,7 @@ def test_model_that_cannot_keep_up_keeps_stepping(client, rt_model):
     # 10 us of wall time per step, the shortest period accepted: whether or not the machine
     # keeps up, the model goes on stepping and stays answerable.
     client.set_mode(rt_model, "realtime", rate=100.0)
-    assert wait_until(lambda: model_stats(client, rt_model).steps > 100, 10.0)
+    assert wait_until(lambda: model_stats(client, rt_model).steps > 100, WAIT)
     ms = model_stats(client, rt_model)
     client.set_mode(rt_model, "paused")
     assert 0 <= ms.overruns <= ms.steps
@@ -81,19 +81,19 @@ def test_fifty_subscribers_all_receive(daemon, client, rt_model):
     subs = []
     try:
         for _ in range(50):
-            c = daemon.client(timeout=5.0)
+            c = daemon.client(timeout=WAIT)
             subs.append(c)
             c.subscribe(rt_model, every_k=1)
         assert model_stats(client, rt_model).subscribers == 50
         final = client.step(rt_model, 3)
         for i, c in enumerate(subs):
-            frames = list(c.frames(timeout=3.0, count=3))
+            frames = list(c.frames(timeout=WAIT, count=3))
             assert [f.step for f in frames] == [1, 2, 3], "subscriber %d" % i
             assert frames[-1].coordinates.tolist() == final.coordinates.tolist()
     finally:
         for c in subs:
             c.close()
-    assert wait_until(lambda: model_stats(client, rt_model).subscribers == 0, 3.0)
+    assert wait_until(lambda: model_stats(client, rt_model).subscribers == 0, WAIT)
 
 
 def test_realtime_subscribers_get_frames_at_rate(daemon, client, rt_model):
@@ -102,7 +102,10 @@ def test_realtime_subscribers_get_frames_at_rate(daemon, client, rt_model):
         reply = sub.subscribe(rt_model, rate_hz=100.0)
         # 100 Hz out of a 1 kHz model: one frame every 10 steps.
         assert reply.every_k == 10
-        frames = list(sub.frames(timeout=1.0, count=20))
+        frames = list(sub.frames(timeout=WAIT, count=20))
         assert len(frames) == 20
-        gaps = {b.step - a.step for a, b in zip(frames, frames[1:])}
-        assert gaps == {10}
+        # Frames of every 10th step, in order. A subscriber that falls behind on a loaded
+        # machine loses frames (counted in `dropped`): a gap of 20 or 30 then, never a frame
+        # of another step.
+        assert all(f.step % 10 == 0 for f in frames), [f.step for f in frames]
+        assert all(b.step > a.step for a, b in zip(frames, frames[1:]))

@@ -4,12 +4,14 @@ the simulation thread's allocations with a recording on."""
 
 import json
 import os
+import re
 import subprocess
 import time
 
 import pytest
 
-from conftest import PARTITA_CLI, Daemon, double_pendulum_yaml, unique
+import partita
+from conftest import PARTITA_CLI, WAIT, Daemon, double_pendulum_yaml, unique
 from partita import UdpInputSender, pb, read_recording
 from test_sim_alloc import SHIM, sim_allocations
 
@@ -25,7 +27,7 @@ def status(c, model):
     return c.recording(model)
 
 
-def stop_and_wait(c, model, timeout=20.0):
+def stop_and_wait(c, model, timeout=60.0):
     return c.stop_recording(model, wait=True, timeout=timeout)
 
 
@@ -52,10 +54,14 @@ def rdaemon(workdir, recdir):
 
 @pytest.mark.parametrize("model", ["pendulum.yaml", "panda.urdf"])
 def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir, model):
-    """2 s of a model in real time driven by a 200 Hz UDP input stream (the pendulum; the
-    Panda from URDF, on the joint-coordinate tree path, 7 inputs): every recorded state is
-    reproduced bit for bit by `partita replay`, and every input applied is in the file (the
-    model's own count of applied UDP inputs)."""
+    """About 2 s of a model in real time driven by a 200 Hz UDP input stream (the pendulum;
+    the Panda from URDF, on the joint-coordinate tree path, 7 inputs): every state recorded is
+    reproduced bit for bit by `partita replay`, every step gave a frame or a counted drop, and
+    every input applied is in the file (the model's own count of applied UDP inputs).
+
+    Nothing here depends on how fast the machine is: a loaded machine steps less, applies
+    fewer inputs and its writer may drop state frames (counted); the invariants hold all the
+    same."""
     name = unique("rt")
     with rdaemon.client() as c:
         info = c.load_model_file(os.path.join(ROOT, "configs", "models", model), name=name,
@@ -72,27 +78,47 @@ def test_udp_inputs_in_real_time_replay_bit_for_bit(rdaemon, recdir, model):
             sender.send([saw * (1 + 0.1 * i) for i in range(ni)])
             k += 1
             time.sleep(0.005)
-        time.sleep(0.05)   # the last datagram applied
+        # Synchronise on the model, not on a sleep: once the state says the last datagram
+        # sent was applied, every one before it was applied or lost (the sequence numbers
+        # only increase); a lost last one (loopback under load) is sent again, numbered anew.
+        deadline = time.monotonic() + 60
+        last = sender.send([0.05 * (i + 1) for i in range(ni)])
+        resend = time.monotonic() + 5
+        while True:
+            s = c.get_state(name)
+            if s.input_session == sender.session and s.input_sequence == last:
+                break
+            assert time.monotonic() < deadline, "the last UDP input was never applied"
+            if time.monotonic() > resend:
+                last = sender.send([0.05 * (i + 1) for i in range(ni)])
+                resend = time.monotonic() + 5
+            time.sleep(0.01)
         c.set_mode(name, "paused")
         applied = c.stats(name).models[0].udp_inputs
-        end = stop_and_wait(c, name)
+        end = stop_and_wait(c, name, timeout=60)
         steps = c.get_state(name).step
-    assert applied > 100
-    assert end.dropped_frames == 0 and not end.error
+    assert applied > 0 and steps > 0
+    assert not end.error
     assert end.inputs == applied                  # every input applied, none dropped
-    assert end.state_frames == steps + 1          # the initial state and one per step
+    # the initial state and one per step: written or counted as dropped
+    assert end.state_frames + end.dropped_frames == steps + 1
+    assert end.state_frames > 0
     out = json.loads(cli("replay", end.path, "--json").stdout)
     assert out["bit_identical"], out
-    assert out["states"] == steps + 1 and out["inputs"] == applied
+    assert out["states"] == end.state_frames and out["inputs"] == applied
     info = json.loads(cli("info", end.path, "--json").stdout)
     assert info["complete"] and info["time_base"] == "wall"
-    assert info["dropped_frames"] == 0
-    # the Python reader: the inputs as the sender numbered them, every state of every step
+    assert info["dropped_frames"] == end.dropped_frames
+    # the Python reader: the inputs as the sender numbered them, the states of the steps in
+    # order (those the writer kept)
     rec = read_recording(end.path)
-    assert rec.complete and list(rec.step) == list(range(steps + 1))
+    assert rec.complete and len(rec.step) == end.state_frames
+    assert rec.step[0] == 0 and all(b > a for a, b in zip(rec.step, rec.step[1:]))
+    assert rec.step[-1] <= steps
     assert len(rec.input_sequence) == applied
     assert set(rec.input_session.tolist()) == {sender.session}
     assert all(b > a for a, b in zip(rec.input_sequence, rec.input_sequence[1:]))
+    assert rec.input_sequence[-1] == last
     assert (rec.wall_time_ns[1:] >= rec.wall_time_ns[:-1]).all()
 
 
@@ -106,7 +132,7 @@ def test_fourbar_through_partition_switches_replays_bit_for_bit(rdaemon):
                           name=name, mode="paused")
         record(c, name, name + ".mcap", every_k=2)
         c.set_mode(name, "realtime", rate=4.0)       # 4 s of its motion in about 1 s
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 300          # a bound for a hang, not a speed
         while c.get_state(name).step < 4000:
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -121,7 +147,9 @@ def test_fourbar_through_partition_switches_replays_bit_for_bit(rdaemon):
 
 
 def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
-    """A writer 2 ms per frame behind a lockstep model that steps as fast as it can: state
+    """A writer 2 ms per frame behind a lockstep model that steps as fast as it can (each
+    request 50 steps at once against a queue of 32 frames: drops whatever the machine's
+    speed, as 50 steps take far less than the 36 ms the writer needs for 18 frames): state
     frames are dropped and counted, every input change is written, every step produced a
     frame or a counted drop (the simulation never waited for room), and what was written
     still replays bit for bit."""
@@ -134,10 +162,10 @@ def test_slow_writer_drops_frames_never_inputs(workdir, recdir):
             record(c, name, name + ".mcap")
             n_in = 200
             for k in range(n_in):
-                c.step_with_inputs(name, by_index=[0.1 * (k % 7), -0.05 * (k % 5)], n=10)
+                c.step_with_inputs(name, by_index=[0.1 * (k % 7), -0.05 * (k % 5)], n=50)
             steps = c.get_state(name).step
             end = stop_and_wait(c, name, timeout=60)
-        assert steps == n_in * 10
+        assert steps == n_in * 50
         assert end.inputs == n_in
         assert end.dropped_frames > 0
         assert end.state_frames + end.dropped_frames == steps + 1
@@ -254,8 +282,8 @@ def test_recording_allocates_nothing_on_the_sim_thread(workdir, recdir):
             time.sleep(0.3)
             c.set_mode(name, "lockstep")
             after = sim_allocations(d, count_file)
-            end = stop_and_wait(c, name)
-            assert end.state_frames > 1000
+            end = stop_and_wait(c, name, timeout=60)
+            assert end.state_frames + end.dropped_frames > 1000
             assert after == before, "%d allocations on the simulation thread" % (after - before)
     finally:
         d.check_clean_exit()
@@ -283,7 +311,7 @@ def test_daemon_killed_while_recording_leaves_a_readable_file(workdir, recdir):
             c.load_model_file(PENDULUM, name=name, mode="paused")
             record(c, name, name + ".mcap")
             c.set_mode(name, "free")
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 300      # a bound for a hang, not a speed
             while status(c, name).bytes < 400000:   # a few chunks on disk
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
@@ -298,3 +326,109 @@ def test_daemon_killed_while_recording_leaves_a_readable_file(workdir, recdir):
     assert info["states"] > 1000
     out = json.loads(cli("replay", path, "--json").stdout)
     assert out["bit_identical"] and out["states"] == info["states"]
+
+
+def test_config_model_recorded_as_loaded_not_as_the_file_is_now(workdir, recdir):
+    """A model from the config file is recorded with the bytes its load read (the file is read
+    once, by the load, within its size bound): changed on disk after the start, the recording
+    still holds the model that runs, and replays bit for bit. (The second read this replaced
+    came right after the load, so this guards the behaviour rather than catching that race.)"""
+    model = os.path.join(workdir, unique("cfgmodel") + ".yaml")
+    with open(PENDULUM) as f:
+        original = f.read()
+    with open(model, "w") as f:
+        f.write(original)
+    cfg = "models:\n  - file: %s\n    name: cfgp\n    mode: lockstep\n" % model
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        with open(model, "w") as f:   # another model under the same name, after the load
+            f.write(original.replace("mass: ", "mass: 3"))
+        name = unique("cfgrec")
+        with d.client() as c:
+            record(c, "cfgp", name + ".mcap")
+            c.step_with_inputs("cfgp", by_index=[0.2], n=200)
+            end = stop_and_wait(c, "cfgp")
+    finally:
+        d.check_clean_exit()
+    out = json.loads(cli("replay", end.path, "--json").stdout)
+    assert out["bit_identical"] and out["states"] == 201, out
+    rec = read_recording(end.path)
+    assert rec.model_text == original
+
+
+def test_events_dropped_from_a_full_ring_are_counted(workdir, recdir):
+    """The parallelogram four-bar switches partition (LU <-> QR, one event each) through its
+    singular positions, with other events (about 110 in 4000 steps); with an event ring of 2
+    behind a writer 20 ms per state frame (32 queued: events wait 0.6 s for their turn, as the
+    file is in sequence order), events find it full whatever the machine's speed: each one is
+    written or counted as dropped, in RecordStatus, the file's end record (`partita info`) and
+    `partita record`'s own report."""
+    cfg = "record:\n  test_slow_us: 20000\n  queue_frames: 32\n  queue_events: 2\n"
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        name = unique("evdrop")
+        with d.client() as c:
+            c.load_model_file(os.path.join(ROOT, "configs", "models",
+                                           "fourbar_parallelogram.yaml"),
+                              name=name, mode="lockstep")
+            record(c, name, name + ".mcap")
+            c.step(name, 4000)
+            switches = c.stats(name).models[0].qr_switches
+            end = stop_and_wait(c, name, timeout=60)
+        assert switches >= 3, switches
+        assert end.dropped_events > 0, end
+        # every switch to QR and back is an event: written or counted
+        assert end.events + end.dropped_events >= 2 * switches - 1, (end, switches)
+        info = json.loads(cli("info", end.path, "--json").stdout)
+        assert info["events"] == end.events
+        assert info["dropped_events"] == end.dropped_events
+        assert info["dropped_frames"] == end.dropped_frames
+        # a dropped record of either kind is a gap in the sequence numbers
+        assert 0 < info["sequence_gaps"] <= end.dropped_frames + end.dropped_events
+        out = json.loads(cli("replay", end.path, "--json").stdout)
+        assert out["bit_identical"] and out["states"] == end.state_frames
+        # `partita record` prints the count (its text and its JSON)
+        p = cli("--connect", d.tcp, "record", name, "--out", name + "-2.mcap", "--duration",
+                "0.2", "--json")
+        assert "dropped_events" in json.loads(p.stdout)
+        p = cli("--connect", d.tcp, "record", name, "--out", name + "-3.mcap", "--duration",
+                "0.2")
+        assert re.search(r"^events +\d+, \d+ dropped$", p.stdout, re.M), p.stdout
+    finally:
+        d.check_clean_exit()
+
+
+def test_unload_while_the_writer_drains_does_not_hold_up_the_daemon(workdir, recdir):
+    """UnloadModel with 5 s of writing still queued (250 frames, a writer slowed to 20 ms a
+    frame): the daemon goes on answering other clients while the writer finishes the file
+    (the model is gone from ListModels while the UnloadModel has no answer yet), and the
+    answer comes once the file is complete."""
+    cfg = "record:\n  test_slow_us: 20000\n  queue_frames: 256\n"
+    d = Daemon(workdir, extra_args=["--record-dir", recdir], config=cfg)
+    try:
+        name = unique("unl")
+        with d.client() as a, d.client() as b:
+            a.load_model_file(PENDULUM, name=name, mode="lockstep")
+            record(a, name, name + ".mcap")
+            a.step(name, 250)
+            rid = a._next_id
+            a._next_id += 1
+            req = pb.Request(id=rid)
+            req.unload_model.CopyFrom(pb.UnloadModel(model=name))
+            a._send(req)
+            # another client: answered while the file is still being written
+            deadline = time.monotonic() + WAIT
+            while any(m.name == name for m in b.list_models()):
+                assert time.monotonic() < deadline
+            a._read_some(time.monotonic() + 0.01)
+            assert rid not in a._responses, "UnloadModel answered before its file was complete"
+            assert b.hello().protocol_version == partita.PROTOCOL_VERSION
+            # the answer, once the writer is done
+            while rid not in a._responses:
+                assert time.monotonic() < deadline, "no answer to UnloadModel"
+                a._read_some(deadline)
+            assert a._responses[rid].status.code == pb.Status.OK
+            info = json.loads(cli("info", os.path.join(recdir, name + ".mcap"), "--json").stdout)
+            assert info["complete"] and info["states"] == 251 and info["dropped_frames"] == 0
+    finally:
+        d.check_clean_exit()

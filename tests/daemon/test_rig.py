@@ -9,7 +9,7 @@ import time
 import pytest
 
 import partita
-from conftest import PARTITA_CLI, model_stats, pendulum_yaml, unique, wait_until
+from conftest import PARTITA_CLI, WAIT, model_stats, pendulum_yaml, unique, wait_until
 from partita import pb
 
 
@@ -54,7 +54,7 @@ def test_state_metadata(daemon, client, twins):
     with partita.UdpInputSender(daemon.udp, a) as tx:
         tx.send([0.25])
         tx.send([0.5])
-        assert wait_until(lambda: model_stats(client, a).udp_inputs == 2, 3.0)
+        assert wait_until(lambda: model_stats(client, a).udp_inputs == 2, WAIT)
         s = client.step(a, 1, fields=pb.FIELD_INPUTS)
         assert s.inputs.tolist() == [0.5]
         assert (s.input_session, s.input_sequence) == (tx.session, 2)
@@ -63,7 +63,7 @@ def test_state_metadata(daemon, client, twins):
         sub.subscribe(a, every_k=1)
         client.set_inputs(a, {"tau_hinge": 1.0})
         client.step(a, 1)
-        f = next(sub.frames(timeout=3.0, count=1))
+        f = next(sub.frames(timeout=WAIT, count=1))
         assert f.wall_time_ns > 0 and (f.input_session, f.input_sequence) == (0, 0)
 
 
@@ -81,24 +81,27 @@ def next_model_event(c, kind, timeout):
 def test_input_watchdog(daemon, client, hold):
     name = unique("wd")
     client.load_model(pendulum_yaml(), name=name, format=pb.YAML, mode="paused",
-                      input_timeout_ms=100, input_hold=hold)
+                      input_timeout_ms=1000, input_hold=hold)
+    # The watchdog runs on the wall clock: its arithmetic is tested exactly on an injected
+    # clock (test_internals.c). Here a timeout of 1 s leaves a loaded machine ample time to
+    # read the inputs between INPUT_RESUMED and the next silence.
     try:
         with daemon.client() as watcher:
             watcher.subscribe(name, every_k=1000)
             client.set_inputs(name, {"tau_hinge": 2.0})
             client.set_mode(name, "realtime")
-            ev = next_model_event(watcher, pb.ModelEvent.INPUT_TIMEOUT, 10.0)
+            ev = next_model_event(watcher, pb.ModelEvent.INPUT_TIMEOUT, WAIT)
             assert ev is not None, "no INPUT_TIMEOUT event"
             assert ("held" if hold else "set to zero") in ev.message
             # from the step that noticed the silence on, the inputs are the safe value
-            assert wait_until(lambda: client.get_state(name).step >= ev.step + 1, 5.0)
+            assert wait_until(lambda: client.get_state(name).step >= ev.step + 1, WAIT)
             expect = [2.0] if hold else [0.0]
             assert client.get_state(name, fields=pb.FIELD_INPUTS).inputs.tolist() == expect
             client.set_inputs(name, {"tau_hinge": 3.0})
-            ev2 = next_model_event(watcher, pb.ModelEvent.INPUT_RESUMED, 10.0)
+            ev2 = next_model_event(watcher, pb.ModelEvent.INPUT_RESUMED, WAIT)
             assert ev2 is not None and ev2.step >= ev.step
             assert wait_until(lambda: client.get_state(
-                name, fields=pb.FIELD_INPUTS).inputs.tolist() == [3.0], 5.0)
+                name, fields=pb.FIELD_INPUTS).inputs.tolist() == [3.0], WAIT)
     finally:
         client.unload_model(name)
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, unique
+from conftest import WAIT, Daemon, unique
 from partita import pb
 
 SHIM = os.environ.get("PARTITA_ALLOC_SHIM", "")
@@ -19,7 +19,7 @@ def sim_allocations(d, path):
     if os.path.exists(path):
         os.unlink(path)
     d.proc.send_signal(signal.SIGUSR2)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         if os.path.exists(path):
             text = open(path).read()

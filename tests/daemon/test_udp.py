@@ -3,12 +3,11 @@ dropped. Each check compares a model driven over UDP with a twin driven by SetIn
 (bit-identical states), and with the closed-form acceleration of the pendulum."""
 
 import socket
-import time
 
 import pytest
 
 import partita
-from conftest import DT, G, I_HINGE, L, M, model_stats, pendulum_yaml, unique, wait_until
+from conftest import DT, G, I_HINGE, L, M, WAIT, model_stats, pendulum_yaml, unique, wait_until
 from partita import pb
 
 
@@ -18,12 +17,11 @@ def counters(client, model):
 
 
 def send_and_settle(client, sender, model, values, sequence):
-    """Send one datagram and wait (bounded) until the daemon has counted it, if it counts
-    on receipt; a daemon that counts at the next step is given a fixed 0.2 s instead."""
-    before = counters(client, model)
+    """Send one datagram and wait (bounded) until the daemon has counted it: it counts every
+    datagram on receipt, applied or why not (daemon/udp.c), so no sleep is needed."""
+    before = udp_counts(client, model)
     sender.send(values, sequence=sequence)
-    if not wait_until(lambda: counters(client, model) != before, 1.0):
-        time.sleep(0.2)
+    assert wait_until(lambda: udp_counts(client, model) != before, WAIT), "datagram not counted"
 
 
 def test_udp_input_applies_at_next_step(daemon, client, twins):
@@ -64,6 +62,12 @@ def test_udp_input_applies_at_next_step(daemon, client, twins):
 def test_udp_garbage_and_unknown_model_are_ignored(daemon, client, twins):
     udp_model, ref = twins
     host, port = daemon.udp.rsplit(":", 1)
+
+    def refused():
+        srv = client.stats().server
+        return srv.udp_malformed, srv.udp_unknown_model, udp_counts(client, udp_model)
+
+    m0, u0, c0 = refused()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as raw:
         raw.sendto(b"\xff\xfe garbage", (host, int(port)))
         raw.sendto(pb.InputFrame(model="no_such", sequence=1, values=[1.0])
@@ -73,7 +77,9 @@ def test_udp_garbage_and_unknown_model_are_ignored(daemon, client, twins):
                    .SerializeToString(), (host, int(port)))
         raw.sendto(pb.InputFrame(model=udp_model, sequence=2, values=[1.0], index=[9])
                    .SerializeToString(), (host, int(port)))
-    time.sleep(0.2)
+    # every datagram counted by why it was refused (no sleep: the counters say they were read)
+    c1 = (c0[0], c0[1], c0[2] + 2, c0[3], c0[4])
+    assert wait_until(lambda: refused() == (m0 + 1, u0 + 1, c1), WAIT), (refused(), m0, u0, c0)
     s = client.step(udp_model, 3)
     r = client.step(ref, 3)
     assert s.coordinates.tolist() == r.coordinates.tolist()
@@ -109,9 +115,9 @@ def test_udp_stream_stops_with_its_connection(daemon, client, twins):
         with daemon.client() as other:
             other.subscribe(udp_model, every_k=1, udp_peer=rx.peer)
             client.step(udp_model, 2)
-            assert rx.recv(2.0) is not None and rx.recv(2.0) is not None
+            assert rx.recv(WAIT) is not None and rx.recv(WAIT) is not None
         # the subscribing connection is gone: so is its stream
-        assert wait_until(lambda: model_stats(client, udp_model).subscribers == 0, 3.0)
+        assert wait_until(lambda: model_stats(client, udp_model).subscribers == 0, WAIT)
         client.step(udp_model, 5)
         assert rx.recv(0.3) is None
 
@@ -129,7 +135,7 @@ def applied_input(client, model):
 
 
 def settle(client, model, expect_counts):
-    assert wait_until(lambda: udp_counts(client, model) == expect_counts, 3.0), \
+    assert wait_until(lambda: udp_counts(client, model) == expect_counts, WAIT), \
         (udp_counts(client, model), expect_counts)
 
 

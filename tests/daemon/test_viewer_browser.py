@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, Daemon, free_port
+from conftest import ROOT, WAIT, Daemon, free_port
 
 selenium = pytest.importorskip("selenium", reason="python3-selenium is not installed")
 from selenium import webdriver  # noqa: E402
@@ -79,7 +79,7 @@ return [(v.x + 1) / 2 * c.width, (1 - v.y) / 2 * c.height];
 """
 
 
-def wait_for(cond, timeout=15.0, what="condition"):
+def wait_for(cond, timeout=WAIT, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = cond()
@@ -138,7 +138,10 @@ def test_realtime_moves_the_pendulum(live):
     wait_for(lambda: step_shown(browser) > 300, what="the model to run in real time")
     w, h = browser.execute_script(GRAB, "a")
     com_a = browser.execute_script(PROJECT, 0)
-    time.sleep(0.2)
+    # 0.2 s of the model later as the page shows it (waited for: a loaded machine renders
+    # late, not differently)
+    step_a = step_shown(browser)
+    wait_for(lambda: step_shown(browser) >= step_a + 200, what="0.2 s more of the model")
     browser.execute_script(GRAB, "b")
     com_b = browser.execute_script(PROJECT, 0)
     changed, x0, y0, x1, y1 = browser.execute_script(COMPARE, "a", "b", w, h)
@@ -159,10 +162,13 @@ def test_realtime_moves_the_pendulum(live):
 
 
 def test_pause_stops_the_counter(live):
-    _, browser = live
+    d, browser = live
     browser.find_element(By.ID, "btn-pause").click()
     wait_for(lambda: browser.find_element(By.ID, "mode").text == "PAUSED", what="PAUSED")
-    time.sleep(0.1)   # frames already queued
+    with d.client() as c:
+        paused_at = c.get_state("pendulum").step
+    # the frames already on their way shown: the page reaches the step the model paused at
+    wait_for(lambda: step_shown(browser) == paused_at, what="the paused step to be shown")
     first = step_shown(browser)
     time.sleep(0.5)
     assert step_shown(browser) == first

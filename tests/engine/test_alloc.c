@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "chain_urdf.h"
 #include "check.h"
 #include "count_alloc.h"
 
@@ -171,20 +172,7 @@ static void limits_run(pt_integrator integ) {
 // and held together (the coupled complementarity problems), no allocation.
 static void limits_chain(void) {
   char text[8192];
-  size_t k = (size_t)snprintf(text, sizeof(text), "model: chain\nbodies:\n");
-  for (int i = 0; i < 7; i++)
-    k += (size_t)snprintf(text + k, sizeof(text) - k,
-                          "  - {name: l%d, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], "
-                          "position: [%.3f, 0, 0]}\n", i, 0.5 * i + 0.25);
-  k += (size_t)snprintf(text + k, sizeof(text) - k, "joints:\n");
-  for (int i = 0; i < 7; i++) {
-    char parent[16] = "ground";
-    if (i) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    k += (size_t)snprintf(text + k, sizeof(text) - k,
-                          "  - {name: j%d, type: revolute, body1: %s, body2: l%d, point: "
-                          "[%.3f, 0, 0], axis: [0, 1, 0], limits: [-0.3, 0.3]}\n",
-                          i, parent, i, 0.5 * i);
-  }
+  CHECK(chain_yaml_text(text, sizeof(text), 7, 0.3) == 0, "chain text");   // tests/common
   pt_model *m = NULL;
   pt_error err = {0};
   if (pt_model_load_string(text, strlen(text), 1, "chain.yaml", NULL, &m, &err)) {

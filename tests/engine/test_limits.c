@@ -7,6 +7,7 @@
 // two-link arm whose two limits are hit in the same step stays on or inside both bounds with
 // no approaching rate; a prismatic joint; the option that turns enforcement off; every
 // refusal and warning with its message.
+#include "chain_urdf.h"
 #include "check.h"
 
 #define ROD                                                                                   \
@@ -233,19 +234,7 @@ static void two_limits(void) {
 // that out of the kinetic energy), and no bound is passed.
 static void chain(void) {
   char text[8192];
-  size_t k = (size_t)snprintf(text, sizeof(text), "model: chain\ngravity: [0, 0, -9.81]\nbodies:\n");
-  for (int i = 0; i < 7; i++)
-    k += (size_t)snprintf(text + k, sizeof(text) - k,
-                          "  - {name: l%d, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], "
-                          "position: [%.3f, 0, 0]}\n", i, 0.5 * i + 0.25);
-  k += (size_t)snprintf(text + k, sizeof(text) - k, "joints:\n");
-  for (int i = 0; i < 7; i++) {
-    char parent[16] = "ground";
-    if (i) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    k += (size_t)snprintf(text + k, sizeof(text) - k,
-                          "  - {name: j%d, type: revolute, body1: %s, body2: l%d, point: [%.3f, "
-                          "0, 0], axis: [0, 1, 0], limits: [-0.3, 0.3]}\n", i, parent, i, 0.5 * i);
-  }
+  CHECK(chain_yaml_text(text, sizeof(text), 7, 0.3) == 0, "chain text");   // tests/common
   pt_model *m = load_yaml(text);
   pt_data *d = pt_data_new(m);
   // at 0.5 ms RK4's own energy error on this fast chain is below 1e-10 J per step (at 1 ms,

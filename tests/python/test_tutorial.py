@@ -73,6 +73,8 @@ class Tutorial(unittest.TestCase):
             if name and lang in ("yaml", "python"):
                 with open(os.path.join(work, name), "w") as f:
                     f.write(body)
+                if name == "cartpole.yaml":
+                    self.model_text = body
             elif lang == "sh":
                 proc = subprocess.Popen(["bash", "-e", "-c", body], cwd=work, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -99,14 +101,62 @@ class Tutorial(unittest.TestCase):
                 return out
         self.fail("no block runs %r" % command)
 
+    def cartpole_closed_form(self):
+        """The textbook cart-pole linearized upright, from the tutorial model's own numbers
+        (not from the program): q = (rail x, hinge theta), M = [[m_c + m_p, m_p l],
+        [m_p l, I_yy + m_p l^2]], the stiffness K = diag(0, -m_p g l) of a pole above its
+        hinge, and the lower-left block of A is -M^-1 K: its hinge column is
+        (-m_p l (-m_p g l), (m_c + m_p)(-m_p g l)) / det M with the sign flipped, i.e.
+        (-m_p^2 g l^2, (m_c + m_p) m_p g l) / det M. Its eigenvalues are 0, 0 and
+        +-sqrt(A[hinge.rate, hinge])."""
+        text = self.model_text
+        mc, mp = [float(x) for x in re.findall(r"^\s*mass:\s*([-+\d.eE]+)", text, re.M)]
+        inertia = re.findall(r"^\s*inertia:\s*\[([^\]]*)\]", text, re.M)[1]
+        iyy = float(inertia.split(",")[1])
+        pole_z = float(re.findall(r"^\s*position:\s*\[([^\]]*)\]", text, re.M)[1].split(",")[2])
+        g = -float(re.search(r"^gravity:\s*\[([^\]]*)\]", text, re.M).group(1).split(",")[2])
+        l = pole_z            # the hinge is at the origin, the pole's CoM straight above it
+        m = [[mc + mp, mp * l], [mp * l, iyy + mp * l * l]]
+        det = m[0][0] * m[1][1] - m[0][1] * m[1][0]
+        k_hinge = -mp * g * l
+        a_rail = -mp * mp * g * l * l / det
+        a_hinge = (mc + mp) * mp * g * l / det
+        return m, k_hinge, a_rail, a_hinge
+
+    def row_after(self, text, block, name):
+        """The numbers of row `name` in the matrix block that starts with `block`."""
+        lines = text[text.index(block):].splitlines()
+        for line in lines[2:]:                 # past the title and the column names
+            parts = line.split()
+            if parts and parts[0] == name:
+                return [float(x) for x in parts[1:]]
+        self.fail("no row %s after %s:\n%s" % (name, block, text))
+
+    def check_linearization(self, lin):
+        m, k_hinge, a_rail, a_hinge = self.cartpole_closed_form()
+        # printed with 7 significant digits: half a unit of the last one
+        def close(printed, exact):
+            self.assertLessEqual(abs(printed - exact), 5e-7 * abs(exact) + 1e-12,
+                                 (printed, exact, lin))
+        close(self.row_after(lin, "A (", "rail.rate")[1], a_rail)      # -1.401397
+        close(self.row_after(lin, "A (", "hinge.rate")[1], a_hinge)    # 16.81676
+        mr, mh = self.row_after(lin, "M (", "rail"), self.row_after(lin, "M (", "hinge")
+        for printed, exact in zip(mr + mh, m[0] + m[1]):
+            close(printed, exact)
+        close(self.row_after(lin, "K (", "hinge")[1], k_hinge)        # -0.981
+        # the eigenvalue table (re im freq_hz damping_ratio, one row each; re to 10 digits)
+        eig = [float(line.split()[0]) for line in
+               lin[lin.index("eigenvalues"):].splitlines()[2:6]]
+        lam = a_hinge ** 0.5
+        self.assertTrue(any(abs(e - lam) <= 1e-9 * lam for e in eig), (eig, lam))
+        self.assertTrue(any(abs(e + lam) <= 1e-9 * lam for e in eig), (eig, lam))
+
     def check(self, outputs):
         self.assertIn("dof          2", self.output_of(outputs, "partita check"))
         sim = self.output_of(outputs, "partita simulate").strip().splitlines()
         self.assertEqual(sim[0].split(",")[:3], ["t", "rail", "hinge"])
         self.assertGreater(float(sim[-1].split(",")[2]), 3.0)   # the pole fell
-        lin = self.output_of(outputs, "partita linearize")
-        self.assertIn("16.81676", lin)
-        self.assertIn("-0.981", lin)
+        self.check_linearization(self.output_of(outputs, "partita linearize"))
         lqr = self.output_of(outputs, "python3 lqr.py")
         eig = re.search(r"closed-loop eigenvalues: \[(.*)\]", lqr).group(1)
         for z in re.findall(r"([-+]?\d+\.\d+)[-+]\d+\.\d+j|([-+]?\d+\.\d+)(?=[ \]]|$)", eig):

@@ -50,7 +50,9 @@ static pt_model *load(const char *path, const pt_load_options *opt) {
 }
 
 // A body turned 90 degrees about z (e0 = e3 = sqrt(1/2)) at (1, 0, 0), with one shape of each
-// kind; a second body with no shapes and the inertia of a 1 x 2 x 3 box of 12 kg.
+// kind; a second body with no shapes and the inertia of a 1 x 2 x 3 box of 12 kg; a third, that
+// box turned 30 degrees about z: diag(13, 10, 5) as R diag R^T, Ixx = 13 cos^2 + 10 sin^2 =
+// 12.25, Iyy = 13 sin^2 + 10 cos^2 = 10.75, Ixy = (13 - 10) sin cos = 1.5 sin 60 deg.
 static const char *yaml_text =
     "model: shapes\n"
     "bodies:\n"
@@ -82,9 +84,14 @@ static const char *yaml_text =
     "    mass: 12\n"
     "    inertia: [13, 10, 5]\n"
     "    position: [0, 0, -2]\n"
+    "  - name: c\n"
+    "    mass: 12\n"
+    "    inertia: [12.25, 10.75, 5, 1.299038105676658, 0, 0]\n"
+    "    position: [0, 0, -3]\n"
     "joints:\n"
     "  - {name: j, type: revolute, body1: ground, body2: a, point: [0, 0, 0], axis: [0, 0, 1]}\n"
-    "  - {name: k, type: revolute, body1: a, body2: b, point: [0, 0, -1], axis: [0, 1, 0]}\n";
+    "  - {name: k, type: revolute, body1: a, body2: b, point: [0, 0, -1], axis: [0, 1, 0]}\n"
+    "  - {name: l, type: revolute, body1: b, body2: c, point: [0, 0, -2.5], axis: [0, 1, 0]}\n";
 
 static void test_yaml(void) {
   char path[400], stl[400];
@@ -94,7 +101,7 @@ static void test_yaml(void) {
   write_file(stl, "solid part\nendsolid part\n");
   pt_model *m = load(path, NULL);
   if (!m) return;
-  CHECK(pt_model_nvisual(m) == 7, "nvisual %d, expected 6 + 1 generated", pt_model_nvisual(m));
+  CHECK(pt_model_nvisual(m) == 8, "nvisual %d, expected 6 + 2 generated", pt_model_nvisual(m));
   const pt_visual *v = pt_model_visual(m, 0);
   CHECK(v->type == PT_VISUAL_BOX && v->body == 0 && !v->generated, "box");
   NEAR(v->size[1], 0.2, "box size y");
@@ -133,6 +140,17 @@ static void test_yaml(void) {
   NEAR(v->size[0], 1.0, "b box x");
   NEAR(v->size[1], 2.0, "b box y");
   NEAR(v->size[2], 3.0, "b box z");
+  NEAR(v->quat[0], 1.0, "b box along the body axes");
+  // the turned box: the same edges, along the body axes turned 30 degrees about z
+  v = pt_model_visual(m, 7);
+  CHECK(v->body == 2 && v->generated && v->type == PT_VISUAL_BOX, "c's inertia box");
+  NEAR(v->size[0], 1.0, "c box x");
+  NEAR(v->size[1], 2.0, "c box y");
+  NEAR(v->size[2], 3.0, "c box z");
+  NEAR(v->quat[0], cos(M_PI / 12), "c box e0 (30 degrees about z)");
+  NEAR(v->quat[1], 0.0, "c box e1");
+  NEAR(v->quat[2], 0.0, "c box e2");
+  NEAR(v->quat[3], sin(M_PI / 12), "c box e3");
   pt_model_free(m);
 }
 
