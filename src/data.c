@@ -103,6 +103,14 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   d->lim_u = TAKE_D(a, nl);
   d->lim_acc = TAKE_D(a, nd);
   d->lim_qfrc = TAKE_D(a, nv);
+  const int nk = m->ncoupler;
+  d->cpl_dof = TAKE_I(a, 2 * nk);
+  d->cpl_minv = TAKE_D(a, (size_t)nk * nd);
+  d->cpl_w = TAKE_D(a, (size_t)nk * nk);
+  d->cpl_acc = TAKE_D(a, nd);
+  d->cpl_qfrc = TAKE_D(a, nv);
+  d->cpl_rhs = TAKE_D(a, nk);
+  d->cpl_force = TAKE_D(a, nk);
   d->iwork = TAKE_I(a, 2 * nq);
   d->y = TAKE_D(a, n2);
   d->ystage = TAKE_D(a, n2);
@@ -213,6 +221,11 @@ pt_data *pt_data_new(const pt_model *m) {
     return NULL;
   }
   pt_limits_init(m, d);
+  pt_couplers_init(m, d);
+  if (m->ncoupler > 0 && !d->cpl_on) {  // couplers are held on the tree partition only
+    pt_data_free(d);
+    return NULL;
+  }
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
     pt_kin_bodies(m, d);

@@ -77,6 +77,13 @@ struct pt_model {
   int limits_on;               // limits enforced (option on; on a tree's data only: limits.c)
   double restitution;          // Newton's coefficient at a limit impact, in [0, 1]
 
+  // couplers (coupler.c, issue 11 item 3): q_follower = mult q_leader + offset on a tree
+  int ncoupler;
+  char (*coupler_name)[PT_NAME_MAX];
+  int *coupler_joint;          // (ncoupler x 2) follower joint, leader joint
+  double *coupler_mult;        // (ncoupler) multiplier, finite and not 0
+  double *coupler_offset;      // (ncoupler)
+
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)
   int *row_active;             // (nrow) index in the active numbering, or -1 if removed
@@ -269,6 +276,17 @@ struct pt_data {
   double *lim_acc;             // (ndof) free accelerations
   double *lim_qfrc;            // (nv) applied forces saved during the columns
 
+  // couplers on the tree partition (coupler.c): always-active rows G = e_f - mult e_l
+  int cpl_on;                  // held on this data (tree partition)
+  int *cpl_dof;                // (ncoupler x 2) follower, leader independent coordinate
+  double *cpl_minv;            // (ncoupler x ndof) columns H^-1 G^T at the current stage
+  double *cpl_w;               // (ncoupler x ncoupler) W = G H^-1 G^T, then its Cholesky factor
+  double *cpl_acc;             // (ndof) accelerations without the couplers' forces
+  double *cpl_qfrc;            // (nv) applied forces saved during the columns
+  double *cpl_rhs;             // (ncoupler) work
+  double *cpl_force;           // (ncoupler) joint force on the follower at the last hold (the
+                               // leader takes -mult times it)
+
   // dense (nq x nq) work for partition rebuilds and the QR partition (issue 7)
   double *qr_work;
   int *iwork;                  // (2 nq)
@@ -386,6 +404,14 @@ void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
+// coupler.c
+void pt_couplers_init(const pt_model *m, pt_data *d);
+int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);
+void pt_couplers_project(const pt_model *m, const pt_data *d, double *v, int stride, int ncol);
+void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const double *acc);
+int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);
+int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
+void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

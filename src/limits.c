@@ -44,6 +44,9 @@ void pt_limits_init(const pt_model *m, pt_data *d) {
   int k = 0;
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_limited[j] || d->tree_dof[j] < 0) continue;
+    int follower = 0;  // a follower's limits are not enforced: its leader's are (coupler.c)
+    for (int c = 0; c < m->ncoupler; c++) follower |= m->coupler_joint[2 * c] == j;
+    if (follower) continue;
     d->lim_joint[k] = j;
     d->lim_dof[k] = d->tree_dof[j];
     d->lim_state[k] = 0;
@@ -76,6 +79,10 @@ static void minv_columns(const pt_model *m, pt_data *d, const double *rate, cons
     pt_tree_aba(m, d, rate, col);
     for (int i = 0; i < n; i++) col[i] -= acc0[i];
     ptu_copy(d->qfrc, d->lim_qfrc, m->nv);
+  }
+  if (d->cpl_on) {  // the coupled dynamics (coupler.c, prepared at this state): P H^-1 e_i
+    pt_couplers_project(m, d, acc0, n, 1);
+    pt_couplers_project(m, d, d->lim_minv, n, ns);
   }
 }
 
@@ -222,11 +229,14 @@ int pt_limits_after_step(const pt_model *m, pt_data *d, double *y) {
     d->lim_nactive = 0;
     return changed;
   }
-  // the clamped state's bodies and forces, for the columns of H^-1
+  // the clamped state's bodies and forces, for the columns of H^-1; a clamped leader takes
+  // its followers along
+  if (d->cpl_on) pt_couplers_fix(m, y, n, d->cpl_dof);
   pt_tree_positions(m, d, y);
   pt_tree_velocities(m, d, y + n);
   pt_kin_inertias(m, d, 0);
   pt_forces(m, d);
+  if (d->cpl_on) pt_couplers_prepare(m, d, y + n);
   double *acc0 = d->lim_acc, *b = d->lim_b;
   minv_columns(m, d, y + n, set, ns, acc0);
   double impulse = 0;
