@@ -117,6 +117,7 @@ static void pendulums(pt_integrator integ, double tol) {
       "  - {name: ha, type: revolute, body1: ground, body2: a, point: [0, 0, 0], axis: [0, 1, 0]}\n"
       "  - {name: hb, type: revolute, body1: ground, body2: b, point: [0.3, 0, 0],"
       " axis: [0, 1, 0]}\n"
+      "actuators:\n  - {name: tau, type: joint_torque, joint: ha}\n"
       "couplers:\n"
       "  - {name: link, follower: hb, leader: ha, multiplier: 0.5}\n";
   pt_error err = {0};
@@ -229,6 +230,8 @@ static void urdf_mimic(void) {
   pt_model_free(m);
 }
 
+static void inverse_roundtrip(pt_model *m, pt_data *d, const char *what);
+
 // The Panda with hand: 8 degrees of freedom; a force on finger 1 opens both fingers together.
 static void panda(const char *dir) {
   char path[1024];
@@ -260,10 +263,93 @@ static void panda(const char *dir) {
   }
   CHECK(pt_coords(d)[c1] > 1e-3, "panda fingers did not open: %g", pt_coords(d)[c1]);
   CHECK(drift <= 1e-12, "panda fingers apart by %.3g", drift);
+  // the torque request missing the leader is refused
+  pt_inverse_result *res = pt_inverse_result_new(m, 8);
+  pt_assign one = {0, 1.0};
+  CHECK(pt_inverse_request(m, d, &one, 1, res, &err) == PT_EINVAL &&
+            strstr(err.msg, "leader \"panda_finger_joint1\" of coupler \"panda_finger_joint2\" "
+                            "is not requested"),
+        "panda missing leader: %s", err.msg);
+  printf("refused: %s\n", err.msg);
+  pt_inverse_result_free(res);
+  pt_assign mid = {pt_coord_index(m, "panda_joint4"), -1.5};
+  pt_set_state(m, d, &mid, 1, NULL, 0, &err);
+  inverse_roundtrip(m, d, "panda");
   printf("panda: 8 dof, after %.2f s finger1 %.9g m finger2 %.9g m, coupler %.6g N\n",
          pt_time(d), pt_coords(d)[c1], pt_coords(d)[c2], pt_coupler_force(d, 0));
   pt_data_free(d);
   pt_model_free(m);
+}
+
+// Inverse dynamics (inverse.c) with couplers: a request names the leaders; on the gripper the
+// leader's effort is (m_l + mult^2 m_f) a and the coupler's mult m_f a, by the recursive pass
+// and by the Schur complement; on the Panda, the efforts of a request put back as inputs give
+// the requested accelerations in the forward dynamics (ABA with the coupler held).
+static void inverse_gripper(double mult, int schur) {
+  pt_model *m = gripper(mult, 0.005, "");
+  pt_data *d = pt_data_new(m);
+  pt_inverse_result *res = pt_inverse_result_new(m, 2);
+  res->schur_only = schur;
+  const double a = 2.5, ml = 0.3, mf = 0.2;
+  pt_set_input(m, d, 0, 0.7);  // the current input does not matter: the effort is the total
+  pt_assign req = {pt_coord_index(m, "slide_l"), a};
+  pt_error err = {0};
+  int rc = pt_inverse_request(m, d, &req, 1, res, &err);
+  CHECK(rc == PT_OK, "inverse: %s", err.msg);
+  if (!rc) {
+    CHECK(res->method == (schur ? PT_INVERSE_SCHUR : PT_INVERSE_TREE), "method %d", res->method);
+    CHECK(res->nreq == 1, "nreq %d", res->nreq);
+    CHECK_CLOSE(res->req_effort[0], (ml + mult * mult * mf) * a, 1e-12, "leader effort");
+    CHECK_CLOSE(res->coupler_effort[0], mult * mf * a, 1e-12, "coupler effort");
+    CHECK_CLOSE(res->coord_acc[1], mult * a, 1e-12, "follower acceleration");
+    printf("inverse gripper mult %g (%s): leader %.15g N (hand %.15g), coupler %.15g N (hand "
+           "%.15g)\n", mult, schur ? "schur" : "tree", res->req_effort[0],
+           (ml + mult * mult * mf) * a, res->coupler_effort[0], mult * mf * a);
+  }
+  pt_assign bad = {pt_coord_index(m, "slide_r"), a};
+  rc = pt_inverse_request(m, d, &bad, 1, res, &err);
+  CHECK(rc == PT_EINVAL && strstr(err.msg, "torque request: \"slide_r\" follows coupler "
+                                           "\"fingers\" (slide_r = "),
+        "follower requested: %s", err.msg);
+  printf("refused: %s\n", err.msg);
+  pt_inverse_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+static void inverse_roundtrip(pt_model *m, pt_data *d, const char *what) {
+  const int nc = pt_model_ncoord(m), nd = pt_model_ndof(m);
+  const char *names[64];
+  const int ni = pt_independent(m, d, names, 64);
+  CHECK(ni == nd, "%s: %d independent, %d dof", what, ni, nd);
+  pt_inverse_result *res = pt_inverse_result_new(m, nd);
+  pt_assign req[64];
+  for (int i = 0; i < ni; i++) req[i] = (pt_assign){pt_coord_index(m, names[i]), 0.3 - 0.17 * i};
+  pt_error err = {0};
+  int rc = pt_inverse_request(m, d, req, ni, res, &err);
+  CHECK(rc == PT_OK, "%s inverse: %s", what, err.msg);
+  if (rc) goto done;
+  for (int i = 0; i < ni; i++) {
+    const int a = res->req_actuator[i];
+    CHECK(a >= 0, "%s: no actuator", what);
+    if (a < 0) goto done;
+    pt_set_input(m, d, pt_input_index(m, pt_input_name(m, a)), res->req_effort[i]);
+  }
+  rc = pt_forward(m, d);
+  CHECK(rc == PT_OK, "%s forward: %s", what, pt_strerror(rc));
+  double e = 0, scale = 1;
+  for (int i = 0; i < ni; i++) {
+    e = fmax(e, fabs(pt_coord_accels(d)[req[i].coord] - req[i].value));
+    scale = fmax(scale, fabs(res->req_effort[i]));
+  }
+  for (int c = 0; c < nc; c++) e = fmax(e, fabs(pt_coord_accels(d)[c] - res->coord_acc[c]));
+  CHECK(e <= 1e-9, "%s: forward accelerations off the request by %.3g", what, e);
+  CHECK_CLOSE(pt_coupler_force(d, 0), res->coupler_effort[0], 1e-9 * scale,
+              "coupler effort, inverse vs forward");
+  printf("%s: inverse then forward, max acceleration error %.3g, coupler %.9g (forward "
+         "%.9g)\n", what, e, res->coupler_effort[0], pt_coupler_force(d, 0));
+done:
+  pt_inverse_result_free(res);
 }
 
 static void refused(const char *text, int format, const char *want) {
@@ -363,6 +449,10 @@ int main(int argc, char **argv) {
   gripper_opens(1, 0, PT_INT_EULER);
   pendulums(PT_INT_RK4, 1e-6);
   pendulums(PT_INT_ABM4, 1e-6);
+  inverse_gripper(1, 0);
+  inverse_gripper(1, 1);
+  inverse_gripper(-2, 0);
+  inverse_gripper(-2, 1);
   leader_limit();
   urdf_mimic();
   panda(dir);
