@@ -39,7 +39,7 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 typedef struct {
   const pt_model *m;
   pt_data *w;         // the work copy
-  int nz, n;          // nv, nv + ncon
+  int nz, n, nl;      // nv, nv + nl, ncon + ncoupler
   double *A;          // (n x n) column-major tangent
   double *A2;         // (n x n) its copy for the least-squares step
   double *sv;         // (n) singular values
@@ -48,8 +48,8 @@ typedef struct {
   double *dx;         // (n) Newton step
   double *qsave;      // (nq)
   double *q0, *qd0;   // (nq) dynamics state while Newton is tried
-  double *lam;        // (ncon)
-  double *lam_try;    // (ncon)
+  double *lam;        // (nl) the rows', then the couplers' (coupler.c)
+  double *lam_try;    // (nl)
   double fscale, pscale, tol;
   int iterations;
 } eq_work;
@@ -68,7 +68,10 @@ static void frozen_rows(const pt_model *m, pt_data *d) {
   }
 }
 
-// R = [J^T lambda - Q; Phi] at w's positions, at rest. Returns max |R1| and max |R2|.
+static void coupler_rows(eq_work *e, int k, double jac[2][12], double lam, double *R, int col);
+
+// R = [J^T lambda - Q; Phi; G q - offset] at w's positions, at rest, with the couplers' rows
+// (coupler.c) after the active rows. Returns max |R1| and max |R2|.
 static void residual(eq_work *e, const double *lam, double *R, double *r1, double *r2) {
   const pt_model *m = e->m;
   pt_data *w = e->w;
@@ -85,11 +88,43 @@ static void residual(eq_work *e, const double *lam, double *R, double *r1, doubl
     }
     R[e->nz + a] = w->row_phi[r];
   }
+  for (int k = 0; k < m->ncoupler; k++) {  // q_f - mult q_l - offset = 0, its J^T lambda
+    double v[2], jac[2][12], jdx;
+    for (int s = 0; s < 2; s++)
+      pt_measure(m, w, m->joint_coord_adr[m->coupler_joint[2 * k + s]], v + s, jac[s], &jdx);
+    R[e->nz + m->ncon + k] = v[0] - m->coupler_mult[k] * v[1] - m->coupler_offset[k];
+    coupler_rows(e, k, jac, lam[m->ncon + k], R, -1);
+  }
   double a1 = 0, a2 = 0;
   for (int i = 0; i < e->nz; i++) a1 = fmax(a1, fabs(R[i]));
   for (int i = e->nz; i < e->n; i++) a2 = fmax(a2, fabs(R[i]));
   *r1 = isfinite(a1) ? a1 : INFINITY;
   *r2 = isfinite(a2) ? a2 : INFINITY;
+}
+
+// Coupler k's row J_c = J_f - mult J_l (jac: the follower's and the leader's measure
+// Jacobians): J_c^T lam added to R (col < 0), or J_c and J_c^T into the tangent's column and
+// row col.
+static void coupler_rows(eq_work *e, int k, double jac[2][12], double lam, double *R, int col) {
+  const pt_model *m = e->m;
+  const int n = e->n;
+  for (int s = 0; s < 2; s++) {
+    const int c = m->joint_coord_adr[m->coupler_joint[2 * k + s]];
+    const double f = s ? -m->coupler_mult[k] : 1.0;
+    for (int sl = 0; sl < 2; sl++) {
+      const int b = m->meas_body[2 * c + sl];
+      if (b == PT_GROUND) continue;
+      for (int i = 0; i < 6; i++) {
+        const double v = f * jac[s][6 * sl + i];
+        if (col < 0) {
+          R[6 * b + i] += v * lam;
+        } else {
+          e->A[(size_t)(6 * b + i) * n + col] += v;
+          e->A[(size_t)col * n + 6 * b + i] += v;
+        }
+      }
+    }
+  }
 }
 
 // q <- q (+) s dz: r += s dr, p <- rot(s dpi) p (a global rotation; exact, stays unit).
@@ -161,6 +196,12 @@ static void tangent(eq_work *e, const double *lam) {
       }
     }
   }
+  for (int k = 0; k < m->ncoupler; k++) {
+    double v[2], jac[2][12], jdx;
+    for (int s = 0; s < 2; s++)
+      pt_measure(m, w, m->joint_coord_adr[m->coupler_joint[2 * k + s]], v + s, jac[s], &jdx);
+    coupler_rows(e, k, jac, 0, NULL, nz + m->ncon + k);
+  }
 }
 
 static double merit(const eq_work *e, const double *R) {
@@ -208,7 +249,7 @@ static int newton(eq_work *e, int maxit) {
     for (int ls = 0; ls < 40 && !ok; ls++, alpha *= 0.5) {
       ptu_copy(w->q, e->qsave, m->nq);
       displace(m, w, dx, alpha);
-      for (int a = 0; a < m->ncon; a++) e->lam_try[a] = e->lam[a] + alpha * dx[nz + a];
+      for (int a = 0; a < e->nl; a++) e->lam_try[a] = e->lam[a] + alpha * dx[nz + a];
       double t1, t2;
       residual(e, e->lam_try, e->Rp, &t1, &t2);
       if (merit(e, e->Rp) <= (1 - 1e-4 * alpha) * phi0 || converged(e, t1, t2)) ok = 1;
@@ -217,7 +258,7 @@ static int newton(eq_work *e, int maxit) {
       ptu_copy(w->q, e->qsave, m->nq);
       return r1 <= 1e-8 * e->fscale && r2 <= 1e-10 * e->pscale;
     }
-    ptu_copy(e->lam, e->lam_try, m->ncon);
+    ptu_copy(e->lam, e->lam_try, e->nl);
     track_coords(m, w);
   }
 }
@@ -229,8 +270,8 @@ static int initial_multipliers(eq_work *e) {
   ptu_zero(w->qd, m->nq);
   frozen_rows(m, w);
   pt_forces(m, w);
+  ptu_zero(e->lam, e->nl);  // the couplers' start at 0
   if (pt_w_factor(m, w)) {
-    ptu_zero(e->lam, m->ncon);
     return PT_OK;  // Newton will find them (or report the singularity)
   }
   double *z = w->wrk6;
@@ -280,7 +321,7 @@ static int unstable(eq_work *e) {
     neg += (mid - rad < -thr) + (mid + rad < -thr);
     k++;
   }
-  return neg > e->m->ncon;
+  return neg > e->nl;
 }
 
 // Dependent coordinates and velocities after the independent ones moved (seed gcp eq. 10-11).
@@ -385,7 +426,10 @@ pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m) {
   r->reaction = calloc(6 * (size_t)m->njoint + 1, sizeof(double));
   r->motion_effort = calloc((size_t)m->nmotion + 1, sizeof(double));
   r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
-  if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda) {
+  r->ncoupler = m->ncoupler;
+  r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
+  if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda ||
+      !r->coupler_effort) {
     pt_equilibrium_result_free(r);
     return NULL;
   }
@@ -399,6 +443,7 @@ void pt_equilibrium_result_free(pt_equilibrium_result *r) {
   free(r->reaction);
   free(r->motion_effort);
   free(r->lambda);
+  free(r->coupler_effort);
   free(r);
 }
 
@@ -414,8 +459,9 @@ static int work_alloc(const pt_model *m, const pt_data *d, eq_work *e) {
   memset(e, 0, sizeof(*e));
   e->m = m;
   e->nz = m->nv;
-  e->n = m->nv + m->ncon;
-  const size_t n = (size_t)e->n, nq = (size_t)m->nq, nc = (size_t)m->ncon;
+  e->nl = m->ncon + m->ncoupler;  // multipliers: the active rows', then the couplers'
+  e->n = m->nv + e->nl;
+  const size_t n = (size_t)e->n, nq = (size_t)m->nq, nc = (size_t)e->nl;
   e->w = pt_data_new(m);
   e->A = malloc(sizeof(double) * n * n + 8);
   e->A2 = malloc(sizeof(double) * n * n + 8);
@@ -439,7 +485,7 @@ static void scales(eq_work *e) {
   const pt_model *m = e->m;
   pt_data *w = e->w;
   double r1, r2;
-  ptu_zero(e->lam_try, m->ncon);
+  ptu_zero(e->lam_try, e->nl);
   residual(e, e->lam_try, e->R, &r1, &r2);  // R1 = -Q here
   e->fscale = fmax(1, isfinite(r1) ? r1 : 1);
   for (int k = 0; k < m->nbody; k++)
@@ -452,7 +498,7 @@ static void scales(eq_work *e) {
 int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
                    pt_equilibrium_result *res, pt_error *err) {
   if (!res || res->nq != m->nq || res->ncoord != m->ncoord || res->njoint != m->njoint ||
-      res->nmotion != m->nmotion)
+      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler)
     return pt_error_set(err, PT_EINVAL, "equilibrium: result not made for model \"%s\"",
                         m->name);
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "model has no moving body");
@@ -475,7 +521,10 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   initial_multipliers(&e);
   int steps = 0, ok = newton(&e, o.max_iterations);
   int stable = ok ? !unstable(&e) : 0;
-  if ((!ok || (!stable && !o.allow_unstable)) && !o.no_damped && m->ndof > 0) {
+  // the damped dynamics run on the Cartesian partitions, which do not hold couplers: Newton
+  // alone on a model with couplers
+  if ((!ok || (!stable && !o.allow_unstable)) && !o.no_damped && m->ndof > 0 &&
+      !m->ncoupler) {
     // a start that is itself an unstable equilibrium needs a kick to leave it
     const int kick = ok && e.iterations == 0;
     ptu_copy(w->q, qstart, m->nq);
@@ -498,6 +547,8 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
     pt_measure(m, w, i, res->coord + i, jac, &jdx);
   }
   ptu_copy(res->lambda, e.lam, m->ncon);
+  // R1 = J^T lambda - Q = 0: the constraint force is -J^T lambda, -lambda_c on the follower
+  for (int k = 0; k < m->ncoupler; k++) res->coupler_effort[k] = 0.0 - e.lam[m->ncon + k];
   pt_reactions_from(m, w, e.lam, res->reaction);
   for (int i = 0; i < m->nmotion; i++) {
     const int a = m->row_active[m->nrow_joint + i];
@@ -513,8 +564,10 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   if (!ok)
     rc = pt_error_set(err, PT_EASSEMBLY,
                       "equilibrium not found for model \"%s\": force residual %.3g, position "
-                      "residual %.3g after %d Newton iterations and %d damped steps",
-                      m->name, r1, res->residual_position, e.iterations, steps);
+                      "residual %.3g after %d Newton iterations and %d damped steps%s",
+                      m->name, r1, res->residual_position, e.iterations, steps,
+                      m->ncoupler ? " (a model with couplers: Newton only, from the given "
+                                    "state; start nearer)" : "");
   work_free(&e);
   return rc;
 }

@@ -311,6 +311,9 @@ int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how
   for (int j = 0; j < m->njoint; j++) {
     const int c = m->joint_coord_adr[j];
     if (!m->joint_limited[j] || c < 0) continue;
+    int follower = 0;  // a follower's limits are not enforced (coupler.c): nothing to say
+    for (int k = 0; k < m->ncoupler; k++) follower |= m->coupler_joint[2 * k] == j;
+    if (follower) continue;
     const double v = coord[c], lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
     const int side = v <= lo + LIM_POS_TOL ? -1 : v >= hi - LIM_POS_TOL ? 1 : 0;
     if (!side) continue;

@@ -277,10 +277,19 @@ static void work_free(work *k) {
   free(k->nt.buf);
 }
 
+// The coupler whose follower has coordinate c (coupler.c), or -1; the followers' count.
+static int follower_k(const pt_model *m, int c) {
+  const int j = c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1;
+  for (int k = 0; j >= 0 && k < m->ncoupler; k++)
+    if (m->coupler_joint[2 * k] == j) return k;
+  return -1;
+}
+static int nfollow(const pt_model *m) { return m->ncoupler; }
+
 static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, int *ncand,
                    int *nu, int *ny, pt_error *err) {
   const int nst = o->nstates > 0 && o->states ? o->nstates : 0;
-  *ncand = nst ? nst : m->njcoord;
+  *ncand = nst ? nst : m->njcoord - nfollow(m);
   *nu = o->ninputs > 0 && o->inputs ? o->ninputs : m->ninput;
   *ny = o->noutputs > 0 && o->outputs ? o->noutputs : 0;
   const int ncoords = m->ncoord + 6 * m->nbody;  // names there are: more must repeat one
@@ -294,9 +303,10 @@ static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, in
   k->outs = calloc((size_t)*ny + 1, sizeof(output));
   if (!k->cand || !k->kept || !k->inputs || !k->outs)
     return pt_error_set(err, PT_ENOMEM, "out of memory");
-  for (int i = 0; i < *ncand; i++) {
-    if (!nst) {
-      k->cand[i].meas = i, k->cand[i].body = -1, k->cand[i].comp = -1;
+  for (int i = 0, c = 0; i < *ncand; i++) {
+    if (!nst) {  // the joint coordinates, couplers' followers apart
+      while (follower_k(m, c) >= 0) c++;
+      k->cand[i].meas = c++, k->cand[i].body = -1, k->cand[i].comp = -1;
       continue;
     }
     const char *nm = o->states[i] ? o->states[i] : "";
@@ -307,6 +317,11 @@ static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, in
     for (int j = 0; j < i; j++)
       if (same_coord(k->cand + j, k->cand + i))
         return pt_error_set(err, PT_EINVAL, "state \"%s\" given twice", nm);
+    const int f = follower_k(m, k->cand[i].meas);
+    if (f >= 0)
+      return pt_error_set(err, PT_EINVAL, "state \"%s\" follows coupler \"%s\": name its "
+                          "leader \"%s\" (the follower's motion follows from it)", nm,
+                          m->coupler_name[f], m->joint_name[m->coupler_joint[2 * f + 1]]);
   }
   for (int i = 0; i < *nu; i++) {
     if (o->ninputs > 0 && o->inputs) {
@@ -337,7 +352,9 @@ static void make_notes(const pt_model *m, const pt_linearize_options *o, work *k
   char nm[PT_LIN_NAME_MAX];
   const int given = o->nstates > 0 && o->states;
   note(&k->nt, "operating point: t = %.17g, %d degrees of freedom", k->w->time, z);
-  if (!given) note(&k->nt, "states: none given, the joint coordinates are the candidates");
+  if (!given)
+    note(&k->nt, "states: none given, the joint coordinates are the candidates%s",
+         m->ncoupler ? " (couplers' followers apart: theirs follow their leaders')" : "");
   // joints at a limit (measured at the operating point: the copy's outputs are not updated)
   char lim[1024] = "";
   double *cv = calloc((size_t)m->ncoord + 1, sizeof(double)), jac[12], jdx;
@@ -571,19 +588,26 @@ static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, i
   }
   int nother = 0;
   for (int y = 0; y < ny; y++) {
-    const int dof = ptd_tree_dof(t, k->outs[y].c.meas);
+    double mu = 1;  // a coupler's follower: multiplier x its leader's row
+    int dof = ptd_tree_dof(t, k->outs[y].c.meas);
+    if (dof < 0) dof = ptd_tree_follower(t, k->outs[y].c.meas, &mu);
     if (dof < 0) {
       nother++;
       continue;
     }
     const int i = s[dof];
-    double *Cy = r->C + (size_t)y * n2;
+    double *Cy = r->C + (size_t)y * n2, *Dy = r->D + (size_t)y * nu;
     if (k->outs[y].kind < 2) {
-      Cy[k->outs[y].kind ? z + i : i] = 1;
+      Cy[k->outs[y].kind ? z + i : i] = mu;
       continue;
     }
-    ptu_copy(Cy, r->A + (size_t)(z + i) * n2, n2);
-    ptu_copy(r->D + (size_t)y * nu, r->B + (size_t)(z + i) * nu, nu);
+    for (int j = 0; j < n2; j++) Cy[j] = mu * r->A[(size_t)(z + i) * n2 + j];
+    for (int c = 0; c < nu; c++) Dy[c] = mu * r->B[(size_t)(z + i) * nu + c];
+  }
+  if (nother && m->ncoupler > 0) {
+    pt_linearization_free(r);
+    return pt_error_set(err, PT_EPRECOND, "outputs other than joint coordinates are not "
+                        "available on a model with couplers yet");
   }
   rc = nother ? tree_other_outputs(m, lz, k, nu, ny, r) : PT_OK;
   if (rc) {
@@ -621,7 +645,7 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   if (!d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
   int ncand, nu, ny, rc;
-  const int nv = m->nv, z = m->nv - m->ncon;
+  const int nv = m->nv, z = m->nv - m->ncon - m->ncoupler;  // degrees of freedom
   const ptd_layout L = ptd_layout_of(m, z);
   if (L.N > MAX_ORDER)
     return pt_error_set(err, PT_EINVAL, "the augmented system would have order %d "
@@ -643,6 +667,14 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
   k.w->time = d->time;
   const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand);
+  if (m->ncoupler > 0 && !tree) {
+    rc = pt_error_set(err, PT_EPRECOND,
+                      "model \"%s\" has couplers: it is linearized by the tree method only, "
+                      "with its independent joint coordinates as the states (the followers "
+                      "excluded, every other joint coordinate once) and the default solver",
+                      m->name);
+    goto done;
+  }
   rc = tree ? ptd_tree_eval(m, k.w, lz->tree) : pt_eval(m, k.w);
   if (rc) {
     pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));

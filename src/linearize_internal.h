@@ -135,6 +135,9 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w);   // NULL: no tree 
 void ptd_tree_free(ptd_tree *t);                                // out of memory
 int ptd_tree_dof(const ptd_tree *t, int meas);   // tree dof of coordinate meas, or -1
 int ptd_tree_ndof(const ptd_tree *t);
+// With couplers (coupler.c) the dofs are the independent ones; a follower's coordinate gives
+// its leader's dof and *mult, -1 for any other coordinate.
+int ptd_tree_follower(const ptd_tree *t, int meas, double *mult);
 // Evaluates the operating point on w (state set): kinematics, forces and the accelerations,
 // by the articulated-body algorithm where tree.c allows it (pt_eval otherwise).
 int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t);

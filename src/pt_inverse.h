@@ -150,6 +150,9 @@ typedef struct {
   double residual_position; // max |Phi| (with the Euler-parameter normalisation)
   double residual_force;    // max |J^T lambda - Q|
   double *lambda;           // (ncon)
+  int ncoupler;
+  double *coupler_effort;   // (ncoupler) joint force or torque each coupler puts on its
+                            // follower at the equilibrium (the leader takes -multiplier x)
 } pt_equilibrium_result;
 
 pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m);

@@ -352,6 +352,137 @@ done:
   pt_inverse_result_free(res);
 }
 
+// Linearization (linearize_tree.c) of the coupled pendulum pair at a moving, non-equilibrium
+// state, states = the leader: A and B against central differences of the forward dynamics
+// (pt_set_state moves the follower with its leader; pt_forward holds the coupler); the
+// follower's outputs are multiplier x the leader's; naming the follower as a state, or the
+// augmented solver, is refused.
+static const char pair_text[] =
+    "model: pair\n"
+    "gravity: [0, 0, -9.81]\n"
+    "bodies:\n"
+    "  - {name: a, mass: 1, inertia: [0.0833333, 0.0833333, 0.001], position: [0, 0, -0.5]}\n"
+    "  - {name: b, mass: 2, inertia: [0.06, 0.06, 0.002], position: [0.3, 0, -0.3]}\n"
+    "joints:\n"
+    "  - {name: ha, type: revolute, body1: ground, body2: a, point: [0, 0, 0], axis: [0, 1, 0],"
+    " damping: 0.3}\n"
+    "  - {name: hb, type: revolute, body1: ground, body2: b, point: [0.3, 0, 0],"
+    " axis: [0, 1, 0]}\n"
+    "forces:\n"
+    "  - {name: spring, type: torsion_spring, joint: hb, stiffness: 4}\n"
+    "actuators:\n  - {name: tau, type: joint_torque, joint: ha}\n"
+    "  - {name: tau_b, type: joint_torque, joint: hb}\n"
+    "couplers:\n"
+    "  - {name: link, follower: hb, leader: ha, multiplier: -0.5, offset: 0.1}\n";
+
+static double fd_acc(pt_model *m, pt_data *d, double th, double rate, double u, double ub) {
+  pt_error err = {0};
+  pt_assign p = {0, th}, v = {0, rate};
+  pt_set_state(m, d, &p, 1, &v, 1, &err);
+  pt_set_input(m, d, 0, u);
+  pt_set_input(m, d, 1, ub);
+  pt_forward(m, d);
+  return pt_coord_accels(d)[0];
+}
+
+static void linearize_pair(void) {
+  pt_error err = {0};
+  pt_model *m = load_text(pair_text, 1, &err);
+  CHECK(m != NULL, "load: %s", err.msg);
+  if (!m) return;
+  pt_data *d = pt_data_new(m);
+  const double th = 0.7, rate = -1.1, u = 0.4, ub = -0.2, h = 1e-6;
+  fd_acc(m, d, th, rate, u, ub);
+  const char *outs[] = {"ha", "hb", "hb.rate", "hb.acc"};
+  pt_linearize_options o = {.outputs = outs, .noutputs = 4};
+  pt_linearization *lin = NULL;
+  int rc = pt_linearize(m, d, &o, &lin, &err);
+  CHECK(rc == PT_OK, "linearize: %s", err.msg);
+  if (rc) goto done;
+  CHECK(lin->nz == 1 && strcmp(lin->state_name[0], "ha") == 0, "states %d %s", lin->nz,
+        lin->state_name[0]);
+  const double dth = (fd_acc(m, d, th + h, rate, u, ub) - fd_acc(m, d, th - h, rate, u, ub)) / (2 * h);
+  const double drt = (fd_acc(m, d, th, rate + h, u, ub) - fd_acc(m, d, th, rate - h, u, ub)) / (2 * h);
+  const double du = (fd_acc(m, d, th, rate, u + h, ub) - fd_acc(m, d, th, rate, u - h, ub)) / (2 * h);
+  const double dub = (fd_acc(m, d, th, rate, u, ub + h) - fd_acc(m, d, th, rate, u, ub - h)) / (2 * h);
+  CHECK_CLOSE(lin->A[2], dth, 1e-7 * fmax(1, fabs(dth)), "A: dthetadd/dtheta vs differences");
+  CHECK_CLOSE(lin->A[3], drt, 1e-7 * fmax(1, fabs(drt)), "A: dthetadd/dthetadot");
+  CHECK_CLOSE(lin->B[2], du, 1e-7, "B: tau");
+  CHECK_CLOSE(lin->B[3], dub, 1e-7, "B: tau_b (through the coupler)");
+  // by hand: M = J_a + mult^2 J_b about the hinges (0.0833333 + 1 x 0.5^2, 0.06 + 2 x 0.3^2)
+  const double Mr = 0.0833333 + 0.25 + 0.25 * (0.06 + 2 * 0.09);
+  CHECK_CLOSE(lin->M[0], Mr, 1e-12, "M = J_a + mult^2 J_b");
+  CHECK_CLOSE(lin->B[2], 1 / Mr, 1e-12, "B tau = 1 / M");
+  CHECK_CLOSE(lin->B[3], -0.5 / Mr, 1e-12, "B tau_b = mult / M");
+  CHECK(lin->C[0] == 1 && lin->C[1] == 0, "C ha");
+  CHECK(lin->C[2] == -0.5 && lin->C[3] == 0, "C hb");
+  CHECK(lin->C[4] == 0 && lin->C[5] == -0.5, "C hb.rate");
+  CHECK_CLOSE(lin->C[6], -0.5 * lin->A[2], 1e-15, "C hb.acc");
+  CHECK_CLOSE(lin->D[6 + 1], -0.5 * lin->B[3], 1e-15, "D hb.acc");
+  printf("linearize pair: A = [0 1; %.10g %.10g] (differences %.10g %.10g), B = [%.10g %.10g] "
+         "(differences %.10g %.10g), M = %.10g\n", lin->A[2], lin->A[3], dth, drt, lin->B[2],
+         lin->B[3], du, dub, lin->M[0]);
+  pt_linearization_free(lin);
+  lin = NULL;
+  const char *bad[] = {"hb"};
+  pt_linearize_options ob = {.states = bad, .nstates = 1};
+  rc = pt_linearize(m, d, &ob, &lin, &err);
+  CHECK(rc == PT_EINVAL && strstr(err.msg, "state \"hb\" follows coupler \"link\": name its "
+                                           "leader \"ha\""), "follower state: %s", err.msg);
+  printf("refused: %s\n", err.msg);
+  pt_linearization_free(lin);
+  lin = NULL;
+  pt_linearize_options oa = {.solver = PT_LIN_AUGMENTED};
+  rc = pt_linearize(m, d, &oa, &lin, &err);
+  CHECK(rc == PT_EPRECOND && strstr(err.msg, "has couplers: it is linearized by the tree method"),
+        "augmented: %s", err.msg);
+  printf("refused: %s\n", err.msg);
+done:
+  pt_linearization_free(lin);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Equilibrium (equilibrium.c) of the coupled pendulum pair with its spring: Newton with the
+// coupler's row finds a rest state where the coupled forward dynamics has zero accelerations
+// (an independent check), the follower is on its coupler, and the coupler's effort equals the
+// one the forward dynamics holds there; by hand, the leader's balance T^T Q = 0:
+// tau_a + mult tau_b = 0 with the effort then lambda = -tau_b (what the follower needs).
+static void equilibrium_pair(void) {
+  pt_error err = {0};
+  pt_model *m = load_text(pair_text, 1, &err);
+  CHECK(m != NULL, "load: %s", err.msg);
+  if (!m) return;
+  pt_data *d = pt_data_new(m);
+  pt_assign p = {0, 0.3};
+  pt_set_state(m, d, &p, 1, NULL, 0, &err);
+  pt_equilibrium_result *res = pt_equilibrium_result_new(m);
+  int rc = pt_equilibrium(m, d, NULL, res, &err);
+  CHECK(rc == PT_OK, "equilibrium: %s", err.msg);
+  if (!rc) {
+    const double th = res->coord[0], thb = res->coord[1];
+    CHECK_CLOSE(thb, -0.5 * th + 0.1, 1e-10, "follower on its coupler at the equilibrium");
+    // gravity torques about +y of rods hanging along -z: -m g d sin(theta); spring -4 thb
+    const double ta = -1 * 9.81 * 0.5 * sin(th), tb = -2 * 9.81 * 0.3 * sin(thb) - 4 * thb;
+    CHECK(fabs(ta - 0.5 * tb) <= 1e-9, "leader balance tau_a + mult tau_b = %.3g",
+          ta - 0.5 * tb);
+    CHECK_CLOSE(res->coupler_effort[0], -tb, 1e-9, "coupler effort = -tau_b by hand");
+    CHECK(res->stable == 1, "stable %d", res->stable);
+    rc = pt_equilibrium_apply(m, d, res, &err);
+    CHECK(rc == PT_OK, "apply: %s", err.msg);
+    double amax = 0;
+    for (int c = 0; c < 2; c++) amax = fmax(amax, fabs(pt_coord_accels(d)[c]));
+    CHECK(amax <= 1e-9, "accelerations at the equilibrium %.3g", amax);
+    CHECK_CLOSE(pt_coupler_force(d, 0), res->coupler_effort[0], 1e-9, "coupler effort vs forward");
+    printf("equilibrium pair: leader %.12g rad, follower %.12g rad, coupler %.10g N m (hand "
+           "%.10g), accelerations %.2g, %d iterations\n", th, thb, res->coupler_effort[0], -tb,
+           amax, res->iterations);
+  }
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 static void refused(const char *text, int format, const char *want) {
   pt_error err = {0};
   pt_model *m = load_text(text, format, &err);
@@ -454,6 +585,8 @@ int main(int argc, char **argv) {
   inverse_gripper(-2, 0);
   inverse_gripper(-2, 1);
   leader_limit();
+  linearize_pair();
+  equilibrium_pair();
   urdf_mimic();
   panda(dir);
   refusals();
