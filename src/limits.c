@@ -127,7 +127,7 @@ static void solve_active(const pt_data *d, int ns, const double *b) {
 // complementarity problem", 1974), finite for the positive definite W: the pushing set A is
 // flipped at the first limit that pulls (x < 0 in A) or penetrates (w < 0 outside A). One
 // limit: one division. Bounded by LIM_PIVOT_MAXIT flips.
-static void lcp(const pt_data *d, const int *set, int ns, const double *b, int n) {
+static void lcp(pt_data *d, const int *set, int ns, const double *b, int n) {
   double *W = d->lim_w, *x = d->lim_x;
   int *in = d->lim_in;
   double scale = 0;
@@ -143,7 +143,8 @@ static void lcp(const pt_data *d, const int *set, int ns, const double *b, int n
   }
   const double tol = LIM_LCP_TOL * scale;
   for (int a = 0; a < ns; a++) in[a] = b[a] < 0;
-  for (int it = 0; it < LIM_PIVOT_MAXIT; it++) {
+  int solved = 0;
+  for (int it = 0; it < LIM_PIVOT_MAXIT && !solved; it++) {
     solve_active(d, ns, b);
     int flip = -1;
     for (int a = 0; a < ns && flip < 0; a++) {
@@ -155,9 +156,13 @@ static void lcp(const pt_data *d, const int *set, int ns, const double *b, int n
         if (w < -tol) flip = a;
       }
     }
-    if (flip < 0) break;
+    if (flip < 0) {
+      solved = 1;
+      break;
+    }
     in[flip] = !in[flip];
   }
+  if (!solved) d->counters.limit_lcp_unsolved++;  // not silent: pt_get_counters
   for (int a = 0; a < ns; a++) x[a] = fmax(0.0, x[a]);
 }
 

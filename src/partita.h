@@ -255,6 +255,9 @@ typedef struct {
   int method;               // partition active after the last step: 0 LU, 1 QR
   int64_t qr_retakes;       // QR steps retaken as substeps after an energy jump or a failure
   int64_t limit_impacts;    // impulses taken at joint limits (issue 11, item 4)
+  int64_t limit_lcp_unsolved;  // limit problems (limits.c) whose principal pivoting reached
+                               // its bound of flips without a solution (the last iterate is
+                               // used, clipped to pushing forces): should stay 0
 } pt_counters;
 // A joint limit in the state held now: -1 resting on (held at) the lower bound, +1 on the
 // upper one, 0 free or not enforced; pre and post (may be NULL) get the joint's rate just

@@ -245,6 +245,8 @@ static void limits_chain(void) {
   printf("%-26s rk4, 2000 steps: %ld allocations; %lld limit impacts, %d held at the end\n",
          "chain of 7 with limits", allocs, (long long)c.limit_impacts, held);
   CHECK(allocs == 0, "limits chain: %ld allocations", allocs);
+  CHECK(c.limit_lcp_unsolved == 0, "limits chain: %lld problems unsolved by the pivoting",
+        (long long)c.limit_lcp_unsolved);
   CHECK(c.limit_impacts >= 10 && held >= 2, "impacts %lld, held %d", (long long)c.limit_impacts,
         held);
   pt_data_free(d);
