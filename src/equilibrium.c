@@ -20,6 +20,7 @@
 // Time-dependent motions are frozen at the data's time: Phi = c(q) - f(t0), nu = 0,
 // gamma = -Jdot_c x.
 #include <lapacke.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -39,7 +40,10 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 typedef struct {
   const pt_model *m;
   pt_data *w;         // the work copy
-  int nz, n, nl;      // nv, nv + nl, ncon + ncoupler
+  int nz, n, nl;      // nv, nv + nl, ncon + ncoupler + nhold
+  int nhold;          // joint limits held (at a bound, as constraints)
+  int *hold_joint;    // (nlimit) joint of each held limit
+  int *hold_side;     // (nlimit) -1 lower, +1 upper
   double *A;          // (n x n) column-major tangent
   double *A2;         // (n x n) its copy for the least-squares step
   double *sv;         // (n) singular values
@@ -69,6 +73,7 @@ static void frozen_rows(const pt_model *m, pt_data *d) {
 }
 
 static void coupler_rows(eq_work *e, int k, double jac[2][12], double lam, double *R, int col);
+static void hold_rows(eq_work *e, int c, const double *jac, double lam, double *R, int col);
 
 // R = [J^T lambda - Q; Phi; G q - offset] at w's positions, at rest, with the couplers' rows
 // (coupler.c) after the active rows. Returns max |R1| and max |R2|.
@@ -94,6 +99,13 @@ static void residual(eq_work *e, const double *lam, double *R, double *r1, doubl
       pt_measure(m, w, m->joint_coord_adr[m->coupler_joint[2 * k + s]], v + s, jac[s], &jdx);
     R[e->nz + m->ncon + k] = v[0] - m->coupler_mult[k] * v[1] - m->coupler_offset[k];
     coupler_rows(e, k, jac, lam[m->ncon + k], R, -1);
+  }
+  for (int h = 0; h < e->nhold; h++) {  // a held limit: q_i - bound = 0, its J^T lambda
+    const int j = e->hold_joint[h], c = m->joint_coord_adr[j], row = m->ncon + m->ncoupler + h;
+    double v, jac[12], jdx;
+    pt_measure(m, w, c, &v, jac, &jdx);
+    R[e->nz + row] = v - m->joint_limit[2 * j + (e->hold_side[h] > 0)];
+    hold_rows(e, c, jac, lam[row], R, -1);
   }
   double a1 = 0, a2 = 0;
   for (int i = 0; i < e->nz; i++) a1 = fmax(a1, fabs(R[i]));
@@ -122,6 +134,26 @@ static void coupler_rows(eq_work *e, int k, double jac[2][12], double lam, doubl
           e->A[(size_t)(6 * b + i) * n + col] += v;
           e->A[(size_t)col * n + 6 * b + i] += v;
         }
+      }
+    }
+  }
+}
+
+// A held limit's row (the Jacobian jac of coordinate c): J^T lam into R (col < 0), or J and
+// J^T into the tangent's column and row col.
+static void hold_rows(eq_work *e, int c, const double *jac, double lam, double *R, int col) {
+  const pt_model *m = e->m;
+  const int n = e->n;
+  for (int sl = 0; sl < 2; sl++) {
+    const int b = m->meas_body[2 * c + sl];
+    if (b == PT_GROUND) continue;
+    for (int i = 0; i < 6; i++) {
+      const double v = jac[6 * sl + i];
+      if (col < 0) {
+        R[6 * b + i] += v * lam;
+      } else {
+        e->A[(size_t)(6 * b + i) * n + col] += v;
+        e->A[(size_t)col * n + 6 * b + i] += v;
       }
     }
   }
@@ -201,6 +233,12 @@ static void tangent(eq_work *e, const double *lam) {
     for (int s = 0; s < 2; s++)
       pt_measure(m, w, m->joint_coord_adr[m->coupler_joint[2 * k + s]], v + s, jac[s], &jdx);
     coupler_rows(e, k, jac, 0, NULL, nz + m->ncon + k);
+  }
+  for (int h = 0; h < e->nhold; h++) {
+    const int c = m->joint_coord_adr[e->hold_joint[h]];
+    double v, jac[12], jdx;
+    pt_measure(m, w, c, &v, jac, &jdx);
+    hold_rows(e, c, jac, 0, NULL, nz + m->ncon + m->ncoupler + h);
   }
 }
 
@@ -428,8 +466,11 @@ pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m) {
   r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
   r->ncoupler = m->ncoupler;
   r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
+  r->limit_held = calloc((size_t)m->njoint + 1, sizeof(int));
+  r->limit_reaction = calloc((size_t)m->njoint + 1, sizeof(double));
+  r->limit_notes = calloc(160 * (size_t)m->njoint + 1, 1);
   if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda ||
-      !r->coupler_effort) {
+      !r->coupler_effort || !r->limit_held || !r->limit_reaction || !r->limit_notes) {
     pt_equilibrium_result_free(r);
     return NULL;
   }
@@ -444,11 +485,15 @@ void pt_equilibrium_result_free(pt_equilibrium_result *r) {
   free(r->motion_effort);
   free(r->lambda);
   free(r->coupler_effort);
+  free(r->limit_held);
+  free(r->limit_reaction);
+  free(r->limit_notes);
   free(r);
 }
 
 static void work_free(eq_work *e) {
   pt_data_free(e->w);
+  free(e->hold_joint);
   free(e->A);
   free(e->A2);
   free(e->piv);
@@ -459,15 +504,20 @@ static int work_alloc(const pt_model *m, const pt_data *d, eq_work *e) {
   memset(e, 0, sizeof(*e));
   e->m = m;
   e->nz = m->nv;
-  e->nl = m->ncon + m->ncoupler;  // multipliers: the active rows', then the couplers'
+  // multipliers: the active rows', the couplers', then the held limits' (sized for all)
+  const int nlmax = m->ncon + m->ncoupler + (m->limits_on ? m->nlimit : 0);
+  e->nhold = 0;
+  e->nl = m->ncon + m->ncoupler;
   e->n = m->nv + e->nl;
-  const size_t n = (size_t)e->n, nq = (size_t)m->nq, nc = (size_t)e->nl;
+  const size_t n = (size_t)(m->nv + nlmax), nq = (size_t)m->nq, nc = (size_t)nlmax;
+  e->hold_joint = malloc(sizeof(int) * (2 * (size_t)m->nlimit + 2));
+  e->hold_side = e->hold_joint ? e->hold_joint + m->nlimit + 1 : NULL;
   e->w = pt_data_new(m);
   e->A = malloc(sizeof(double) * n * n + 8);
   e->A2 = malloc(sizeof(double) * n * n + 8);
   e->piv = malloc(sizeof(lapack_int) * n + 8);
   e->R = malloc(sizeof(double) * (5 * n + 4 * nq + 2 * nc) + 8);
-  if (!e->w || !e->A || !e->A2 || !e->piv || !e->R) return PT_ENOMEM;
+  if (!e->w || !e->A || !e->A2 || !e->piv || !e->R || !e->hold_joint) return PT_ENOMEM;
   e->Rp = e->R + n;
   e->Rm = e->Rp + n;
   e->dx = e->Rm + n;
@@ -495,6 +545,98 @@ static void scales(eq_work *e) {
     for (int c = 0; c < 3; c++) e->pscale = fmax(e->pscale, fabs(w->q[7 * k + c]));
 }
 
+#define EQ_LIM_POS_TOL 1e-9  // a coordinate this close to a bound is on it (rad or m)
+#define EQ_HOLD_ROUNDS 8     // active-set rounds at most
+
+static int is_follower(const pt_model *m, int j);
+
+// The result's notes: a held limit treated as a constraint with its reaction; a coordinate
+// on a bound but free (its limit's reaction would pull: released, or the analysis did not
+// hold it), said as such.
+static void limit_notes(const pt_model *m, pt_equilibrium_result *res, int dropped) {
+  size_t n = 0;
+  const size_t cap = 160 * (size_t)m->njoint + 1;
+  res->limit_notes[0] = '\0';
+  for (int j = 0; j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0 || is_follower(m, j)) continue;
+    const double v = res->coord[c], lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const int side = res->limit_held[j] ? res->limit_held[j]
+                     : v <= lo + EQ_LIM_POS_TOL ? -1 : v >= hi - EQ_LIM_POS_TOL ? 1 : 0;
+    if (!side || n + 1 >= cap) continue;
+    const int k = res->limit_held[j]
+        ? snprintf(res->limit_notes + n, cap - n,
+                   "joint %s at its %s limit %.6g: held by the limit, treated as a constraint "
+                   "(reaction %.9g)\n", m->joint_name[j], side < 0 ? "lower" : "upper",
+                   side < 0 ? lo : hi, res->limit_reaction[j])
+        : snprintf(res->limit_notes + n, cap - n,
+                   "joint %s at its %s limit %.6g (coordinate %.9g): free, its limit does not "
+                   "push%s\n", m->joint_name[j], side < 0 ? "lower" : "upper",
+                   side < 0 ? lo : hi, v,
+                   !m->limits_on ? " (limits not enforced)"
+                   : dropped ? " (no equilibrium was found with the limits held: every limit "
+                               "was then treated as free)" : "");
+    if (k > 0) n = n + (size_t)k < cap ? n + (size_t)k : cap - 1;
+  }
+}
+
+static int is_follower(const pt_model *m, int j) {
+  for (int k = 0; k < m->ncoupler; k++)
+    if (m->coupler_joint[2 * k] == j) return 1;
+  return 0;
+}
+
+// The joint limits at or beyond a bound (beyond: strictly past it) at w's positions join the
+// held set (multiplier 0). Returns how many joined.
+static int hold_new(eq_work *e, int beyond) {
+  const pt_model *m = e->m;
+  int added = 0;
+  for (int j = 0; j < m->njoint && m->limits_on; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0 || is_follower(m, j)) continue;
+    int held = 0;
+    for (int h = 0; h < e->nhold; h++) held |= e->hold_joint[h] == j;
+    if (held) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, e->w, c, &v, jac, &jdx);
+    const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const double tol = beyond ? -EQ_LIM_POS_TOL : EQ_LIM_POS_TOL;
+    const int side = v <= lo + tol ? -1 : v >= hi - tol ? 1 : 0;
+    if (!side) continue;
+    e->hold_joint[e->nhold] = j;
+    e->hold_side[e->nhold] = side;
+    e->lam[m->ncon + m->ncoupler + e->nhold] = 0;
+    e->nhold++;
+    added++;
+  }
+  e->nl = m->ncon + m->ncoupler + e->nhold;
+  e->n = e->nz + e->nl;
+  return added;
+}
+
+// Held limits whose reaction pulls (the limit would release) leave the set. The joint force
+// of held limit h on its coordinate is -lambda (R1 = J^T lambda - Q = 0). Returns how many.
+static int hold_release(eq_work *e) {
+  const pt_model *m = e->m;
+  const int base = m->ncon + m->ncoupler;
+  int k = 0, released = 0;
+  for (int h = 0; h < e->nhold; h++) {
+    const double f = -e->lam[base + h];
+    if (e->hold_side[h] * f > 1e-9 * e->fscale) {  // pulls
+      released++;
+      continue;
+    }
+    e->hold_joint[k] = e->hold_joint[h];
+    e->hold_side[k] = e->hold_side[h];
+    e->lam[base + k] = e->lam[base + h];
+    k++;
+  }
+  e->nhold = k;
+  e->nl = base + k;
+  e->n = e->nz + e->nl;
+  return released;
+}
+
 int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
                    pt_equilibrium_result *res, pt_error *err) {
   if (!res || res->nq != m->nq || res->ncoord != m->ncoord || res->njoint != m->njoint ||
@@ -519,12 +661,33 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   double *qstart = e.q0;
   ptu_copy(qstart, w->q, m->nq);
   initial_multipliers(&e);
+  hold_new(&e, 0);  // limits at or beyond a bound at the start: held there
   int steps = 0, ok = newton(&e, o.max_iterations);
+  // active set: release the held limits that pull and solve again; hold the coordinates that
+  // went past a bound and solve again; until the set settles
+  for (int round = 0; ok && m->limits_on && round < EQ_HOLD_ROUNDS; round++) {
+    const int released = hold_release(&e);
+    if (released) ok = newton(&e, o.max_iterations);
+    const int added = ok ? hold_new(&e, 1) : 0;
+    if (added) ok = newton(&e, o.max_iterations);
+    if (!released && !added) break;
+  }
+  // not found with the limits held: solved as before with every limit free (and said so)
+  const int dropped = !ok && e.nhold > 0;
+  if (dropped) {
+    e.nhold = 0;
+    e.nl = m->ncon + m->ncoupler;
+    e.n = e.nz + e.nl;
+    ptu_copy(w->q, qstart, m->nq);
+    track_coords(m, w);
+    initial_multipliers(&e);
+    ok = newton(&e, o.max_iterations);
+  }
   int stable = ok ? !unstable(&e) : 0;
   // the damped dynamics run on the Cartesian partitions, which do not hold couplers: Newton
   // alone on a model with couplers
   if ((!ok || (!stable && !o.allow_unstable)) && !o.no_damped && m->ndof > 0 &&
-      !m->ncoupler) {
+      !m->ncoupler && !e.nhold) {
     // a start that is itself an unstable equilibrium needs a kick to leave it
     const int kick = ok && e.iterations == 0;
     ptu_copy(w->q, qstart, m->nq);
@@ -549,6 +712,12 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   ptu_copy(res->lambda, e.lam, m->ncon);
   // R1 = J^T lambda - Q = 0: the constraint force is -J^T lambda, -lambda_c on the follower
   for (int k = 0; k < m->ncoupler; k++) res->coupler_effort[k] = 0.0 - e.lam[m->ncon + k];
+  for (int j = 0; j < m->njoint; j++) res->limit_held[j] = 0, res->limit_reaction[j] = 0;
+  for (int h = 0; h < e.nhold; h++) {
+    res->limit_held[e.hold_joint[h]] = e.hold_side[h];
+    res->limit_reaction[e.hold_joint[h]] = 0.0 - e.lam[m->ncon + m->ncoupler + h];
+  }
+  limit_notes(m, res, dropped);
   pt_reactions_from(m, w, e.lam, res->reaction);
   for (int i = 0; i < m->nmotion; i++) {
     const int a = m->row_active[m->nrow_joint + i];

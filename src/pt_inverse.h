@@ -153,6 +153,13 @@ typedef struct {
   int ncoupler;
   double *coupler_effort;   // (ncoupler) joint force or torque each coupler puts on its
                             // follower at the equilibrium (the leader takes -multiplier x)
+  // Joint limits (where enforced) are constraints of the equilibrium: a coordinate at or
+  // beyond a bound is held there while the limit's reaction pushes, released when it would
+  // pull (an active set, re-solved until it settles).
+  int *limit_held;          // (njoint) -1 held at the lower bound, +1 at the upper, 0 free
+  double *limit_reaction;   // (njoint) the held limit's joint force or torque (pushes:
+                            // >= 0 at a lower bound, <= 0 at an upper one)
+  char *limit_notes;        // '\n'-terminated lines on the limits at their bounds ("" if none)
 } pt_equilibrium_result;
 
 pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m);

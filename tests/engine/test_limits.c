@@ -453,7 +453,46 @@ static void urdf(void) {
   pt_model_free(m);
 }
 
+// Equilibrium with the limits as constraints (equilibrium.c): the rod started on its upper
+// bound 1.2, where the limit would have to pull to hold it, is released, falls past the
+// lower bound 0.4 and is held there, the limit carrying m g d sin(0.4); started inside the
+// range with limits [-0.5, 1.2], it hangs free at 0 and no limit is held.
+static void equilibrium_on_limit(void) {
+  pt_model *m = rod("", "[0.4, 1.2]", "");
+  pt_data *d = pt_data_new(m);
+  set_angle(m, d, 1.2, 0);
+  pt_equilibrium_result *res = pt_equilibrium_result_new(m);
+  pt_error err = {0};
+  int rc = pt_equilibrium(m, d, NULL, res, &err);
+  CHECK(rc == PT_OK, "equilibrium: %s", err.msg);
+  CHECK_CLOSE(res->coord[0], 0.4, 1e-12, "rests on the lower bound");
+  CHECK(res->limit_held[0] == -1, "held %d", res->limit_held[0]);
+  CHECK_CLOSE(res->limit_reaction[0], mass * g * dist * sin(0.4), 1e-9,
+              "limit reaction = m g d sin(0.4)");
+  CHECK(res->stable == 1, "stable %d", res->stable);
+  CHECK(strstr(res->limit_notes, "joint hinge at its lower limit 0.4: held by the limit, "
+                                 "treated as a constraint (reaction 3.82019") != NULL,
+        "notes: %s", res->limit_notes);
+  printf("equilibrium on a limit: %.15g rad, reaction %.12g N m (closed form %.12g)\n",
+         res->coord[0], res->limit_reaction[0], mass * g * dist * sin(0.4));
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+  m = rod("", "[-0.5, 1.2]", "");
+  d = pt_data_new(m);
+  set_angle(m, d, 1.0, 0);
+  res = pt_equilibrium_result_new(m);
+  rc = pt_equilibrium(m, d, NULL, res, &err);
+  CHECK(rc == PT_OK && fabs(res->coord[0]) < 1e-9 && res->limit_held[0] == 0 &&
+            res->limit_notes[0] == 0, "free: %s %g held %d notes %s", err.msg, res->coord[0],
+        res->limit_held[0], res->limit_notes);
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(void) {
+  equilibrium_on_limit();
   urdf();
   stop_at_limit(PT_INT_RK4);
   stop_at_limit(PT_INT_ABM4);
