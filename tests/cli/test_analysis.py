@@ -108,8 +108,14 @@ class InverseTest(unittest.TestCase):
             self.assertAlmostEqual(reaction, 2 * 9.81 * 0.5 * math.sin(0.4), places=6)
             rc, out, err = run("linearize", path, "--init", "hinge=1.2")
             self.assertEqual(rc, 0, err)
-            self.assertIn("note: joint hinge at its upper limit 1.2 (coordinate 1.2): linearized "
-                          "as free (a limit is not a constraint of the linearization)", out)
+            # on its upper bound with gravity pulling it off: the limit releases, a free state
+            self.assertIn("note: joint hinge at its upper limit 1.2 (coordinate 1.2): free, its "
+                          "limit's reaction would pull (the limit releases)", out)
+            # on its lower bound (limits [0.4, 1.2]) gravity pushes into it: held, not a state
+            rc, out, err = run("linearize", lim2, "--init", "hinge=0.4")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("note: joint hinge at its lower limit 0.4: held by the limit, treated "
+                          "as a constraint (reaction 3.82019394): not a state", out)
 
     def test_free_model_refused(self):
         rc, out, err = run("inverse", os.path.join(MODELS, "double_pendulum.yaml"), "--json")
