@@ -247,6 +247,17 @@ int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynam
   r->coordinates = named_coords(m, res->coord, &r->n_coordinates);
   r->rates = named_coords(m, res->coord_rate, &r->n_rates);
   r->accelerations = named_coords(m, res->coord_acc, &r->n_accelerations);
+  if (res->ncoupler > 0) {  // what each coupler transmits (a torque request only)
+    r->coupler_efforts = calloc((size_t)res->ncoupler, sizeof(*r->coupler_efforts));
+    if (!r->coupler_efforts)
+      goto nomem;
+    for (int k = 0; k < res->ncoupler; k++) {
+      r->coupler_efforts[k] = inv_named(pt_coupler_name(m, k), res->nreq > 0 ? res->coupler_effort[k] : 0);
+      if (!r->coupler_efforts[k])
+        goto nomem;
+      r->n_coupler_efforts = (size_t)k + 1;
+    }
+  }
   if (!r->model || !r->mode || r->n_coordinates != nc || r->n_rates != nc ||
       r->n_accelerations != nc)
     goto nomem;

@@ -1011,6 +1011,110 @@ done:
   return rc;
 }
 
+// Couplers (coupler.c): follower = multiplier x leader + offset between the coordinates of two
+// revolute or prismatic joints, a follower at most once, no chains. The arrays are filled
+// here; m->ncoupler is set after the initial assembly (couplers_initial).
+static int build_couplers(pt_model *m, const pt_spec *s, pt_error *err) {
+  static const char *const L = "couplers";
+  for (int k = 0; k < s->ncoupler; k++) {
+    const pt_spec_coupler *c = &s->couplers[k];
+    const char *role[2] = {"follower", "leader"}, *jn[2] = {c->follower, c->leader};
+    int j[2];
+    for (int r = 0; r < 2; r++) {
+      j[r] = find_joint(s, jn[r]);
+      if (j[r] < 0)
+        return fail(err, PT_EMODEL, s, c->line, L, k, c->name, "%s: no joint named \"%s\"",
+                    role[r], jn[r]);
+      const int t = m->joint_type[j[r]];
+      if (t != PT_JOINT_REVOLUTE && t != PT_JOINT_PRISMATIC)
+        return fail(err, PT_EMODEL, s, c->line, L, k, c->name,
+                    "%s \"%s\" is a %s joint: a coupler joins the coordinates of two revolute "
+                    "or prismatic joints", role[r], jn[r], pt_joint_classes[t].name);
+    }
+    if (j[0] == j[1])
+      return fail(err, PT_EMODEL, s, c->line, L, k, c->name,
+                  "follower and leader are the same joint \"%s\"", jn[0]);
+    if (!(isfinite(c->multiplier) && c->multiplier != 0))
+      return fail(err, PT_EMODEL, s, c->line, L, k, c->name,
+                  "multiplier must be a finite number other than 0, got %g", c->multiplier);
+    if (!isfinite(c->offset))
+      return fail(err, PT_EMODEL, s, c->line, L, k, c->name, "offset must be finite, got %g",
+                  c->offset);
+    for (int e = 0; e < k; e++) {
+      if (strcmp(m->coupler_name[e], c->name) == 0)
+        return fail(err, PT_EMODEL, s, c->line, L, k, c->name,
+                    "duplicate coupler name (first on line %d)", s->couplers[e].line);
+      if (m->coupler_joint[2 * e] == j[0])
+        return fail(err, PT_EMODEL, s, c->line, L, k, c->name,
+                    "joint \"%s\" already follows coupler \"%s\": a joint follows one leader",
+                    jn[0], m->coupler_name[e]);
+    }
+    snprintf(m->coupler_name[k], PT_NAME_MAX, "%s", c->name);
+    m->coupler_joint[2 * k] = j[0];
+    m->coupler_joint[2 * k + 1] = j[1];
+    m->coupler_mult[k] = c->multiplier;
+    m->coupler_offset[k] = c->offset;
+  }
+  for (int k = 0; k < s->ncoupler; k++)  // chains: a leader that follows, a follower that leads
+    for (int e = 0; e < s->ncoupler; e++)
+      if (m->coupler_joint[2 * k + 1] == m->coupler_joint[2 * e])
+        return fail(err, PT_EMODEL, s, s->couplers[k].line, L, k, s->couplers[k].name,
+                    "leader \"%s\" is itself the follower of coupler \"%s\": chained couplers "
+                    "are not supported (couple to \"%s\" with the multipliers multiplied)",
+                    m->joint_name[m->coupler_joint[2 * k + 1]], m->coupler_name[e],
+                    m->joint_name[m->coupler_joint[2 * e + 1]]);
+  return PT_OK;
+}
+
+// After the initial assembly: couplers need the tree partition (they are rows of the joint-space
+// dynamics, coupler.c); each follower is put on its coupler from its leader (position and
+// rate), said in a warning when that moved it, and the model's initial state is that one.
+static int couplers_initial(pt_model *m, const pt_spec *s, int ncoupler, pt_error *err) {
+  if (!ncoupler) return PT_OK;
+  if (!pt_tree_qualifies(m))
+    return pt_error_set(err, PT_EMODEL,
+                        "%s:%d: couplers[0] \"%s\": couplers are held on trees of revolute, "
+                        "prismatic and fixed joints without motions, and this model has closed "
+                        "loops, motions or other joints (docs/model-format.md, couplers)",
+                        s->source, s->couplers[0].line, s->couplers[0].name);
+  double *before = calloc(2 * (size_t)m->ncoord + 1, sizeof(double));
+  if (!before) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  pt_data *d = pt_data_new(m);  // measures the coordinates as assembled
+  int rc = PT_OK;
+  if (d) {
+    ptu_copy(before, d->coord, m->ncoord);
+    ptu_copy(before + m->ncoord, d->coord_rate, m->ncoord);
+  }
+  m->ncoupler = ncoupler;
+  pt_data_free(d);
+  d = pt_data_new(m);  // pt_forward puts the followers on their couplers
+  if (!d) {
+    free(before);
+    return pt_error_set(err, PT_EMODEL,
+                        "%s:%d: couplers[0] \"%s\": the model's joint coordinates did not pass "
+                        "the tree partition's self-check, which couplers need", s->source,
+                        s->couplers[0].line, s->couplers[0].name);
+  }
+  for (int k = 0; k < ncoupler; k++) {
+    const int c = m->joint_coord_adr[m->coupler_joint[2 * k]];
+    const double dv = fabs(d->coord[c] - before[c]);
+    const double dr = fabs(d->coord_rate[c] - before[m->ncoord + c]);
+    if (dv > 1e-12 || dr > 1e-12)
+      warn(m, "coupler %s: follower %s starts at %.9g (rate %.9g), put on the coupler at %.9g "
+              "(rate %.9g)", m->coupler_name[k], m->joint_name[m->coupler_joint[2 * k]],
+           before[c], before[m->ncoord + c], d->coord[c], d->coord_rate[c]);
+    if (m->joint_limited[m->coupler_joint[2 * k]] && m->limits_on)
+      warn(m, "coupler %s: the limits of follower %s are not enforced (its leader %s's are)",
+           m->coupler_name[k], m->joint_name[m->coupler_joint[2 * k]],
+           m->joint_name[m->coupler_joint[2 * k + 1]]);
+  }
+  ptu_copy(m->q0, d->q, m->nq);
+  ptu_copy(m->qd0, d->qd, m->nq);
+  pt_data_free(d);
+  free(before);
+  return rc;
+}
+
 #define ALLOC_ARR(field, n) \
   (m->field = alloc(m, (size_t)(n) + 1, sizeof(*m->field)), m->field != NULL)
 
@@ -1082,6 +1186,8 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
        ALLOC_ARR(actuator_frame, m->nactuator) && ALLOC_ARR(actuator_point, 3 * m->nactuator) &&
        ALLOC_ARR(actuator_input_adr, m->nactuator) && ALLOC_ARR(input_name, m->ninput) &&
        ALLOC_ARR(input_limit, m->ninput) && ALLOC_ARR(input_gear, m->ninput);
+  ok = ok && ALLOC_ARR(coupler_name, s->ncoupler) && ALLOC_ARR(coupler_joint, 2 * s->ncoupler) &&
+       ALLOC_ARR(coupler_mult, s->ncoupler) && ALLOC_ARR(coupler_offset, s->ncoupler);
   if (!ok) {
     pt_model_free(m);
     return pt_error_set(err, PT_ENOMEM, "out of memory");
@@ -1103,13 +1209,15 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
                           m->input_name[i]);
         break;
       }
+  if (!rc) rc = build_couplers(m, s, err);
   if (!rc) rc = assemble_initial(m, s, err);  // and checks that the initial state partitions
   if (!rc) rc = pt_visuals_build(m, s, err);
+  if (!rc) limits_check(m, s);
+  if (!rc) rc = couplers_initial(m, s, s->ncoupler, err);
   if (rc) {
     pt_model_free(m);
     return rc;
   }
-  limits_check(m, s);
   if (!m->warnings) {
     m->warnings = calloc(1, 1);
   }
@@ -1123,7 +1231,8 @@ const char *pt_model_warnings(const pt_model *m) { return m->warnings ? m->warni
 int pt_model_nbody(const pt_model *m) { return m->nbody; }
 int pt_model_njoint(const pt_model *m) { return m->njoint; }
 int pt_model_nconstraint(const pt_model *m) { return m->ncon; }
-int pt_model_ndof(const pt_model *m) { return m->ndof; }
+// degrees of freedom: the coordinates less one per coupler (coupler.c)
+int pt_model_ndof(const pt_model *m) { return m->ndof - m->ncoupler; }
 int pt_model_ncoord(const pt_model *m) { return m->ncoord; }
 int pt_model_ninput(const pt_model *m) { return m->ninput; }
 int pt_model_nactuator(const pt_model *m) { return m->nactuator; }
@@ -1193,9 +1302,16 @@ int pt_integrator_parse(const char *s, pt_integrator *out) {
 }
 
 int pt_independent(const pt_model *m, const pt_data *d, const char **names, int max) {
-  if (pt_tree_active(d)) {  // integrated in its joint coordinates (tree.c)
-    for (int i = 0; i < m->ndof && i < max; i++) names[i] = pt_coord_name(m, d->tree_coord[i]);
-    return m->ndof;
+  if (pt_tree_active(d)) {  // integrated in its joint coordinates (tree.c), followers apart
+    int k = 0;
+    for (int i = 0; i < m->ndof; i++) {
+      int follows = 0;
+      for (int c = 0; c < m->ncoupler; c++) follows |= d->cpl_on && d->cpl_dof[2 * c] == i;
+      if (follows) continue;
+      if (k < max) names[k] = pt_coord_name(m, d->tree_coord[i]);
+      k++;
+    }
+    return k;
   }
   if (!d->part_valid) return m->ndof;
   for (int i = 0; i < m->ndof && i < max; i++) names[i] = m->q_name[d->indep[i]];

@@ -26,6 +26,7 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   const size_t w_nnz = (size_t)m->w_nnz, ldl_nnz = (size_t)m->ldl_nnz;
   const size_t ncoord = (size_t)m->ncoord, ncq = (size_t)m->ncq, njoint = (size_t)m->njoint;
   const size_t ndof = (size_t)(m->ndof > 0 ? m->ndof : 0), nlimit = (size_t)m->nlimit;
+  const size_t ncoupler = (size_t)m->ncoupler;
   const size_t ntri = ncq * (ncq > 0 ? ncq - 1 : 0) / 2;
   size_t lu_max = 0;
   for (int k = 0; k < m->nbody; k++)
@@ -117,6 +118,11 @@ pt_data *pt_data_new(const pt_model *m) {
     return NULL;
   }
   pt_limits_init(m, d);
+  pt_couplers_init(m, d);
+  if (m->ncoupler > 0 && !d->cpl_on) {  // couplers are held on the tree partition only
+    pt_data_free(d);
+    return NULL;
+  }
   // outputs at the initial state (the model was assembled at compile time)
   if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
     pt_kin_bodies(m, d);

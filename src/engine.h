@@ -124,6 +124,13 @@ struct pt_model {
   int spin_substeps_max;       // cap of an RK4 step's substeps on the tree partition
                                // (integrate.c, spin_substeps; 1 = never substep)
 
+  // couplers (coupler.c, issue 11 item 3): q_follower = mult q_leader + offset on a tree
+  int ncoupler;
+  char (*coupler_name)[PT_NAME_MAX];
+  int *coupler_joint;          // (ncoupler x 2) follower joint, leader joint
+  double *coupler_mult;        // (ncoupler) multiplier, finite and not 0
+  double *coupler_offset;      // (ncoupler)
+
   // rows: the all-rows numbering (joint rows, then motion rows)
   int *row_body;               // (nrow x 2)
   int *row_joint;              // (nrow_joint) owning joint
@@ -288,6 +295,13 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, lim_u, nlimit, limits)          /* approaching rates before the impulses */            \
   X(double, lim_acc, ndof, limits)          /* free accelerations */                               \
   X(double, lim_qfrc, nv, limits)           /* applied forces saved during the columns */          \
+  X(int, cpl_dof, 2 * ncoupler, couplers)   /* follower, leader independent coordinate */         \
+  X(double, cpl_minv, ncoupler * ndof, couplers) /* columns H^-1 G^T at the current stage */      \
+  X(double, cpl_w, ncoupler * ncoupler, couplers) /* W = G H^-1 G^T, then its Cholesky factor */  \
+  X(double, cpl_acc, ndof, couplers)        /* accelerations without the couplers' forces */       \
+  X(double, cpl_qfrc, nv, couplers)         /* applied forces saved during the columns */          \
+  X(double, cpl_rhs, ncoupler, couplers)    /* work */                                             \
+  X(double, cpl_force, ncoupler, couplers)  /* joint force on the follower at the last hold */     \
   X(int, iwork, 2 * nq, integ)                                                                     \
   X(double, y, 2 * ndof, integ)             /* v, vdot at step start */                            \
   X(double, ystage, 2 * ndof, integ)                                                               \
@@ -361,6 +375,10 @@ struct pt_data {
   int lim_on;                  // enforced on this data (model option on, tree partition)
   int lim_n;                   // limited joints with a coordinate in the tree
   int lim_nactive;             // limits held now (lim_state != 0)
+
+  // couplers on the tree partition (coupler.c): always-active rows G = e_f - mult e_l; the
+  // arrays are in PT_DATA_ARRAYS (stage couplers)
+  int cpl_on;                  // held on this data (tree partition)
 
   // integrator state
   int abm_count;               // valid history entries
@@ -458,6 +476,14 @@ void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
+// coupler.c
+void pt_couplers_init(const pt_model *m, pt_data *d);
+int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);
+void pt_couplers_project(const pt_model *m, const pt_data *d, double *v, int stride, int ncol);
+void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const double *acc);
+int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);
+int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
+void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

@@ -20,6 +20,7 @@
 // Time-dependent motions are frozen at the data's time: Phi = c(q) - f(t0), nu = 0,
 // gamma = -Jdot_c x.
 #include <lapacke.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -39,7 +40,10 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 typedef struct {
   const pt_model *m;
   pt_data *w;         // the work copy
-  int nz, n;          // nv, nv + ncon
+  int nz, n, nl;      // nv, nv + nl, ncon + ncoupler + nhold
+  int nhold;          // joint limits held (at a bound, as constraints)
+  int *hold_joint;    // (nlimit) joint of each held limit
+  int *hold_side;     // (nlimit) -1 lower, +1 upper
   double *A;          // (n x n) column-major tangent
   double *A2;         // (n x n) its copy for the least-squares step
   double *sv;         // (n) singular values
@@ -48,8 +52,8 @@ typedef struct {
   double *dx;         // (n) Newton step
   double *qsave;      // (nq)
   double *q0, *qd0;   // (nq) dynamics state while Newton is tried
-  double *lam;        // (ncon)
-  double *lam_try;    // (ncon)
+  double *lam;        // (nl) the rows', then the couplers' (coupler.c)
+  double *lam_try;    // (nl)
   double fscale, pscale, tol;
   int iterations;
 } eq_work;
@@ -68,7 +72,11 @@ static void frozen_rows(const pt_model *m, pt_data *d) {
   }
 }
 
-// R = [J^T lambda - Q; Phi] at w's positions, at rest. Returns max |R1| and max |R2|.
+static void coupler_rows(eq_work *e, int k, double jac[2][12], double lam, double *R, int col);
+static void hold_rows(eq_work *e, int c, const double *jac, double lam, double *R, int col);
+
+// R = [J^T lambda - Q; Phi; G q - offset] at w's positions, at rest, with the couplers' rows
+// (coupler.c) after the active rows. Returns max |R1| and max |R2|.
 static void residual(eq_work *e, const double *lam, double *R, double *r1, double *r2) {
   const pt_model *m = e->m;
   pt_data *w = e->w;
@@ -85,11 +93,70 @@ static void residual(eq_work *e, const double *lam, double *R, double *r1, doubl
     }
     R[e->nz + a] = w->row_phi[r];
   }
+  for (int k = 0; k < m->ncoupler; k++) {  // q_f - mult q_l - offset = 0, its J^T lambda
+    double v[2], jac[2][12], jdx;
+    for (int s = 0; s < 2; s++)
+      pt_measure(m, w, m->joint_coord_adr[m->coupler_joint[2 * k + s]], v + s, jac[s], &jdx);
+    R[e->nz + m->ncon + k] = v[0] - m->coupler_mult[k] * v[1] - m->coupler_offset[k];
+    coupler_rows(e, k, jac, lam[m->ncon + k], R, -1);
+  }
+  for (int h = 0; h < e->nhold; h++) {  // a held limit: q_i - bound = 0, its J^T lambda
+    const int j = e->hold_joint[h], c = m->joint_coord_adr[j], row = m->ncon + m->ncoupler + h;
+    double v, jac[12], jdx;
+    pt_measure(m, w, c, &v, jac, &jdx);
+    R[e->nz + row] = v - m->joint_limit[2 * j + (e->hold_side[h] > 0)];
+    hold_rows(e, c, jac, lam[row], R, -1);
+  }
   double a1 = 0, a2 = 0;
   for (int i = 0; i < e->nz; i++) a1 = fmax(a1, fabs(R[i]));
   for (int i = e->nz; i < e->n; i++) a2 = fmax(a2, fabs(R[i]));
   *r1 = isfinite(a1) ? a1 : INFINITY;
   *r2 = isfinite(a2) ? a2 : INFINITY;
+}
+
+// Coupler k's row J_c = J_f - mult J_l (jac: the follower's and the leader's measure
+// Jacobians): J_c^T lam added to R (col < 0), or J_c and J_c^T into the tangent's column and
+// row col.
+static void coupler_rows(eq_work *e, int k, double jac[2][12], double lam, double *R, int col) {
+  const pt_model *m = e->m;
+  const int n = e->n;
+  for (int s = 0; s < 2; s++) {
+    const int c = m->joint_coord_adr[m->coupler_joint[2 * k + s]];
+    const double f = s ? -m->coupler_mult[k] : 1.0;
+    for (int sl = 0; sl < 2; sl++) {
+      const int b = m->meas_body[2 * c + sl];
+      if (b == PT_GROUND) continue;
+      for (int i = 0; i < 6; i++) {
+        const double v = f * jac[s][6 * sl + i];
+        if (col < 0) {
+          R[6 * b + i] += v * lam;
+        } else {
+          e->A[(size_t)(6 * b + i) * n + col] += v;
+          e->A[(size_t)col * n + 6 * b + i] += v;
+        }
+      }
+    }
+  }
+}
+
+// A held limit's row (the Jacobian jac of coordinate c): J^T lam into R (col < 0), or J and
+// J^T into the tangent's column and row col.
+static void hold_rows(eq_work *e, int c, const double *jac, double lam, double *R, int col) {
+  const pt_model *m = e->m;
+  const int n = e->n;
+  for (int sl = 0; sl < 2; sl++) {
+    const int b = m->meas_body[2 * c + sl];
+    if (b == PT_GROUND) continue;
+    for (int i = 0; i < 6; i++) {
+      const double v = jac[6 * sl + i];
+      if (col < 0) {
+        R[6 * b + i] += v * lam;
+      } else {
+        e->A[(size_t)(6 * b + i) * n + col] += v;
+        e->A[(size_t)col * n + 6 * b + i] += v;
+      }
+    }
+  }
 }
 
 // q <- q (+) s dz: r += s dr, p <- rot(s dpi) p (a global rotation; exact, stays unit).
@@ -161,6 +228,18 @@ static void tangent(eq_work *e, const double *lam) {
       }
     }
   }
+  for (int k = 0; k < m->ncoupler; k++) {
+    double v[2], jac[2][12], jdx;
+    for (int s = 0; s < 2; s++)
+      pt_measure(m, w, m->joint_coord_adr[m->coupler_joint[2 * k + s]], v + s, jac[s], &jdx);
+    coupler_rows(e, k, jac, 0, NULL, nz + m->ncon + k);
+  }
+  for (int h = 0; h < e->nhold; h++) {
+    const int c = m->joint_coord_adr[e->hold_joint[h]];
+    double v, jac[12], jdx;
+    pt_measure(m, w, c, &v, jac, &jdx);
+    hold_rows(e, c, jac, 0, NULL, nz + m->ncon + m->ncoupler + h);
+  }
 }
 
 static double merit(const eq_work *e, const double *R) {
@@ -208,7 +287,7 @@ static int newton(eq_work *e, int maxit) {
     for (int ls = 0; ls < 40 && !ok; ls++, alpha *= 0.5) {
       ptu_copy(w->q, e->qsave, m->nq);
       displace(m, w, dx, alpha);
-      for (int a = 0; a < m->ncon; a++) e->lam_try[a] = e->lam[a] + alpha * dx[nz + a];
+      for (int a = 0; a < e->nl; a++) e->lam_try[a] = e->lam[a] + alpha * dx[nz + a];
       double t1, t2;
       residual(e, e->lam_try, e->Rp, &t1, &t2);
       if (merit(e, e->Rp) <= (1 - 1e-4 * alpha) * phi0 || converged(e, t1, t2)) ok = 1;
@@ -217,7 +296,7 @@ static int newton(eq_work *e, int maxit) {
       ptu_copy(w->q, e->qsave, m->nq);
       return r1 <= PT_TOL_EQ_FORCE_STUCK * e->fscale && r2 <= PT_TOL_EQ_POS_STUCK * e->pscale;
     }
-    ptu_copy(e->lam, e->lam_try, m->ncon);
+    ptu_copy(e->lam, e->lam_try, e->nl);
     track_coords(m, w);
   }
 }
@@ -229,8 +308,8 @@ static int initial_multipliers(eq_work *e) {
   ptu_zero(w->qd, m->nq);
   frozen_rows(m, w);
   pt_forces(m, w);
+  ptu_zero(e->lam, e->nl);  // the couplers' start at 0
   if (pt_w_factor(m, w)) {
-    ptu_zero(e->lam, m->ncon);
     return PT_OK;  // Newton will find them (or report the singularity)
   }
   double *z = w->wrk6;
@@ -280,7 +359,7 @@ static int unstable(eq_work *e) {
     neg += (mid - rad < -thr) + (mid + rad < -thr);
     k++;
   }
-  return neg > e->m->ncon;
+  return neg > e->nl;
 }
 
 // Dependent coordinates and velocities after the independent ones moved (seed gcp eq. 10-11).
@@ -385,7 +464,13 @@ pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m) {
   r->reaction = calloc(6 * (size_t)m->njoint + 1, sizeof(double));
   r->motion_effort = calloc((size_t)m->nmotion + 1, sizeof(double));
   r->lambda = calloc((size_t)m->ncon + 1, sizeof(double));
-  if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda) {
+  r->ncoupler = m->ncoupler;
+  r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
+  r->limit_held = calloc((size_t)m->njoint + 1, sizeof(int));
+  r->limit_reaction = calloc((size_t)m->njoint + 1, sizeof(double));
+  r->limit_notes = calloc(160 * (size_t)m->njoint + 1, 1);
+  if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda ||
+      !r->coupler_effort || !r->limit_held || !r->limit_reaction || !r->limit_notes) {
     pt_equilibrium_result_free(r);
     return NULL;
   }
@@ -399,11 +484,16 @@ void pt_equilibrium_result_free(pt_equilibrium_result *r) {
   free(r->reaction);
   free(r->motion_effort);
   free(r->lambda);
+  free(r->coupler_effort);
+  free(r->limit_held);
+  free(r->limit_reaction);
+  free(r->limit_notes);
   free(r);
 }
 
 static void work_free(eq_work *e) {
   pt_data_free(e->w);
+  free(e->hold_joint);
   free(e->A);
   free(e->A2);
   free(e->piv);
@@ -414,14 +504,20 @@ static int work_alloc(const pt_model *m, const pt_data *d, eq_work *e) {
   memset(e, 0, sizeof(*e));
   e->m = m;
   e->nz = m->nv;
-  e->n = m->nv + m->ncon;
-  const size_t n = (size_t)e->n, nq = (size_t)m->nq, nc = (size_t)m->ncon;
+  // multipliers: the active rows', the couplers', then the held limits' (sized for all)
+  const int nlmax = m->ncon + m->ncoupler + (m->limits_on ? m->nlimit : 0);
+  e->nhold = 0;
+  e->nl = m->ncon + m->ncoupler;
+  e->n = m->nv + e->nl;
+  const size_t n = (size_t)(m->nv + nlmax), nq = (size_t)m->nq, nc = (size_t)nlmax;
+  e->hold_joint = malloc(sizeof(int) * (2 * (size_t)m->nlimit + 2));
+  e->hold_side = e->hold_joint ? e->hold_joint + m->nlimit + 1 : NULL;
   e->w = pt_data_new(m);
   e->A = malloc(sizeof(double) * n * n + 8);
   e->A2 = malloc(sizeof(double) * n * n + 8);
   e->piv = malloc(sizeof(lapack_int) * n + 8);
   e->R = malloc(sizeof(double) * (5 * n + 4 * nq + 2 * nc) + 8);
-  if (!e->w || !e->A || !e->A2 || !e->piv || !e->R) return PT_ENOMEM;
+  if (!e->w || !e->A || !e->A2 || !e->piv || !e->R || !e->hold_joint) return PT_ENOMEM;
   e->Rp = e->R + n;
   e->Rm = e->Rp + n;
   e->dx = e->Rm + n;
@@ -439,7 +535,7 @@ static void scales(eq_work *e) {
   const pt_model *m = e->m;
   pt_data *w = e->w;
   double r1, r2;
-  ptu_zero(e->lam_try, m->ncon);
+  ptu_zero(e->lam_try, e->nl);
   residual(e, e->lam_try, e->R, &r1, &r2);  // R1 = -Q here
   e->fscale = fmax(1, isfinite(r1) ? r1 : 1);
   for (int k = 0; k < m->nbody; k++)
@@ -449,10 +545,102 @@ static void scales(eq_work *e) {
     for (int c = 0; c < 3; c++) e->pscale = fmax(e->pscale, fabs(w->q[7 * k + c]));
 }
 
+#define EQ_LIM_POS_TOL 1e-9  // a coordinate this close to a bound is on it (rad or m)
+#define EQ_HOLD_ROUNDS 8     // active-set rounds at most
+
+static int is_follower(const pt_model *m, int j);
+
+// The result's notes: a held limit treated as a constraint with its reaction; a coordinate
+// on a bound but free (its limit's reaction would pull: released, or the analysis did not
+// hold it), said as such.
+static void limit_notes(const pt_model *m, pt_equilibrium_result *res, int dropped) {
+  size_t n = 0;
+  const size_t cap = 160 * (size_t)m->njoint + 1;
+  res->limit_notes[0] = '\0';
+  for (int j = 0; j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0 || is_follower(m, j)) continue;
+    const double v = res->coord[c], lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const int side = res->limit_held[j] ? res->limit_held[j]
+                     : v <= lo + EQ_LIM_POS_TOL ? -1 : v >= hi - EQ_LIM_POS_TOL ? 1 : 0;
+    if (!side || n + 1 >= cap) continue;
+    const int k = res->limit_held[j]
+        ? snprintf(res->limit_notes + n, cap - n,
+                   "joint %s at its %s limit %.6g: held by the limit, treated as a constraint "
+                   "(reaction %.9g)\n", m->joint_name[j], side < 0 ? "lower" : "upper",
+                   side < 0 ? lo : hi, res->limit_reaction[j])
+        : snprintf(res->limit_notes + n, cap - n,
+                   "joint %s at its %s limit %.6g (coordinate %.9g): free, its limit does not "
+                   "push%s\n", m->joint_name[j], side < 0 ? "lower" : "upper",
+                   side < 0 ? lo : hi, v,
+                   !m->limits_on ? " (limits not enforced)"
+                   : dropped ? " (no equilibrium was found with the limits held: every limit "
+                               "was then treated as free)" : "");
+    if (k > 0) n = n + (size_t)k < cap ? n + (size_t)k : cap - 1;
+  }
+}
+
+static int is_follower(const pt_model *m, int j) {
+  for (int k = 0; k < m->ncoupler; k++)
+    if (m->coupler_joint[2 * k] == j) return 1;
+  return 0;
+}
+
+// The joint limits at or beyond a bound (beyond: strictly past it) at w's positions join the
+// held set (multiplier 0). Returns how many joined.
+static int hold_new(eq_work *e, int beyond) {
+  const pt_model *m = e->m;
+  int added = 0;
+  for (int j = 0; j < m->njoint && m->limits_on; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0 || is_follower(m, j)) continue;
+    int held = 0;
+    for (int h = 0; h < e->nhold; h++) held |= e->hold_joint[h] == j;
+    if (held) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, e->w, c, &v, jac, &jdx);
+    const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const double tol = beyond ? -EQ_LIM_POS_TOL : EQ_LIM_POS_TOL;
+    const int side = v <= lo + tol ? -1 : v >= hi - tol ? 1 : 0;
+    if (!side) continue;
+    e->hold_joint[e->nhold] = j;
+    e->hold_side[e->nhold] = side;
+    e->lam[m->ncon + m->ncoupler + e->nhold] = 0;
+    e->nhold++;
+    added++;
+  }
+  e->nl = m->ncon + m->ncoupler + e->nhold;
+  e->n = e->nz + e->nl;
+  return added;
+}
+
+// Held limits whose reaction pulls (the limit would release) leave the set. The joint force
+// of held limit h on its coordinate is -lambda (R1 = J^T lambda - Q = 0). Returns how many.
+static int hold_release(eq_work *e) {
+  const pt_model *m = e->m;
+  const int base = m->ncon + m->ncoupler;
+  int k = 0, released = 0;
+  for (int h = 0; h < e->nhold; h++) {
+    const double f = -e->lam[base + h];
+    if (e->hold_side[h] * f > 1e-9 * e->fscale) {  // pulls
+      released++;
+      continue;
+    }
+    e->hold_joint[k] = e->hold_joint[h];
+    e->hold_side[k] = e->hold_side[h];
+    e->lam[base + k] = e->lam[base + h];
+    k++;
+  }
+  e->nhold = k;
+  e->nl = base + k;
+  e->n = e->nz + e->nl;
+  return released;
+}
+
 int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
                    pt_equilibrium_result *res, pt_error *err) {
   if (!res || res->nq != m->nq || res->ncoord != m->ncoord || res->njoint != m->njoint ||
-      res->nmotion != m->nmotion)
+      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler)
     return pt_error_set(err, PT_EINVAL, "equilibrium: result not made for model \"%s\"",
                         m->name);
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "model has no moving body");
@@ -473,9 +661,33 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   double *qstart = e.q0;
   ptu_copy(qstart, w->q, m->nq);
   initial_multipliers(&e);
+  hold_new(&e, 0);  // limits at or beyond a bound at the start: held there
   int steps = 0, ok = newton(&e, o.max_iterations);
+  // active set: release the held limits that pull and solve again; hold the coordinates that
+  // went past a bound and solve again; until the set settles
+  for (int round = 0; ok && m->limits_on && round < EQ_HOLD_ROUNDS; round++) {
+    const int released = hold_release(&e);
+    if (released) ok = newton(&e, o.max_iterations);
+    const int added = ok ? hold_new(&e, 1) : 0;
+    if (added) ok = newton(&e, o.max_iterations);
+    if (!released && !added) break;
+  }
+  // not found with the limits held: solved as before with every limit free (and said so)
+  const int dropped = !ok && e.nhold > 0;
+  if (dropped) {
+    e.nhold = 0;
+    e.nl = m->ncon + m->ncoupler;
+    e.n = e.nz + e.nl;
+    ptu_copy(w->q, qstart, m->nq);
+    track_coords(m, w);
+    initial_multipliers(&e);
+    ok = newton(&e, o.max_iterations);
+  }
   int stable = ok ? !unstable(&e) : 0;
-  if ((!ok || (!stable && !o.allow_unstable)) && !o.no_damped && m->ndof > 0) {
+  // the damped dynamics run on the Cartesian partitions, which do not hold couplers: Newton
+  // alone on a model with couplers
+  if ((!ok || (!stable && !o.allow_unstable)) && !o.no_damped && m->ndof > 0 &&
+      !m->ncoupler && !e.nhold) {
     // a start that is itself an unstable equilibrium needs a kick to leave it
     const int kick = ok && e.iterations == 0;
     ptu_copy(w->q, qstart, m->nq);
@@ -498,6 +710,14 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
     pt_measure(m, w, i, res->coord + i, jac, &jdx);
   }
   ptu_copy(res->lambda, e.lam, m->ncon);
+  // R1 = J^T lambda - Q = 0: the constraint force is -J^T lambda, -lambda_c on the follower
+  for (int k = 0; k < m->ncoupler; k++) res->coupler_effort[k] = 0.0 - e.lam[m->ncon + k];
+  for (int j = 0; j < m->njoint; j++) res->limit_held[j] = 0, res->limit_reaction[j] = 0;
+  for (int h = 0; h < e.nhold; h++) {
+    res->limit_held[e.hold_joint[h]] = e.hold_side[h];
+    res->limit_reaction[e.hold_joint[h]] = 0.0 - e.lam[m->ncon + m->ncoupler + h];
+  }
+  limit_notes(m, res, dropped);
   pt_reactions_from(m, w, e.lam, res->reaction);
   for (int i = 0; i < m->nmotion; i++) {
     const int a = m->row_active[m->nrow_joint + i];
@@ -513,8 +733,10 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   if (!ok)
     rc = pt_error_set(err, PT_EASSEMBLY,
                       "equilibrium not found for model \"%s\": force residual %.3g, position "
-                      "residual %.3g after %d Newton iterations and %d damped steps",
-                      m->name, r1, res->residual_position, e.iterations, steps);
+                      "residual %.3g after %d Newton iterations and %d damped steps%s",
+                      m->name, r1, res->residual_position, e.iterations, steps,
+                      m->ncoupler ? " (a model with couplers: Newton only, from the given "
+                                    "state; start nearer)" : "");
   work_free(&e);
   return rc;
 }

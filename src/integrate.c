@@ -67,6 +67,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // the state held now (a step's first stage after the inputs changed): its kinematics
     // and inertias stand, only the forces are new
     pt_forces(m, d);
+    pt_tree_hold(m, d, y + n);  // couplers and held limits into qfrc (coupler.c)
     pt_tree_aba(m, d, y + n, f + n);
     ptu_copy(f, y + n, n);
     return PT_OK;
@@ -80,7 +81,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
     pt_kin_inertias(m, d, 0);
     pt_forces(m, d);
-    if (d->lim_nactive) pt_limits_hold(m, d, y + n);  // reactions of held limits into qfrc
+    pt_tree_hold(m, d, y + n);  // reactions of couplers and held limits into qfrc
     pt_tree_aba(m, d, y + n, f + n);
     ptu_copy(f, y + n, n);
     return PT_OK;
@@ -92,7 +93,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
-    if (d->lim_nactive) pt_limits_hold(m, d, y + n);
+    pt_tree_hold(m, d, y + n);
     pt_tree_aba(m, d, y + n, f + n);
     d->lambda_stale = 1;
     pt_qdd_from_xdd(m, d);
@@ -100,13 +101,13 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     return PT_OK;
   }
   int rc;
-  if (d->lim_nactive) {  // pt_eval with the held limits' reactions added to the forces
+  if (d->lim_nactive || d->cpl_on) {  // pt_eval with the held reactions added to the forces
     d->lambda_stale = 0;
     pt_kin_bodies(m, d);
     pt_joint_rows(m, d);
     pt_motion_rows(m, d);
     pt_forces(m, d);
-    pt_limits_hold(m, d, y + n);
+    pt_tree_hold(m, d, y + n);
     rc = pt_accelerations(m, d);
   } else {
     rc = pt_eval(m, d);
@@ -410,11 +411,16 @@ static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64
 // the impulse of Newton's restitution law; the state is then evaluated again (outputs, and f
 // for the next step) and a multistep integrator restarts, its history being from before the
 // impulse (as after a partition change).
+// Couplers (coupler.c) first: a follower that drifted is put back on its coupler.
 static int limits_after_step(const pt_model *m, pt_data *d) {
-  if (!d->lim_on || !tree_active(d) || !d->tree_y_valid) return PT_OK;
+  if ((!d->lim_on && !d->cpl_on) || !tree_active(d) || !d->tree_y_valid) return PT_OK;
   double *y = d->ystage;
   ptu_copy(y, d->tree_y, 2 * m->ndof);
-  const int what = pt_limits_after_step(m, d, y);
+  int what = pt_couplers_after_step(m, d, y) ? 2 : 0;
+  if (d->lim_on) {
+    const int lw = pt_limits_after_step(m, d, y);
+    if (lw) what = lw;
+  }
   if (!what) return PT_OK;
   if (what == 1) d->abm_count = 0;
   d->tree_fast = 0;
@@ -470,11 +476,17 @@ int pt_forward(const pt_model *m, pt_data *d) {
     double *y = d->ystage;
     pt_kin_bodies(m, d);
     pt_tree_coords(m, d, y, y + n, NULL);
-    pt_tree_positions(m, d, y);
-    pt_tree_velocities(m, d, y + n);
-    ptu_copy(d->tree_y, y, 2 * n);
-    d->tree_y_valid = 1;
-    rc = pt_eval(m, d);  // rot, x, inertias at tree_y
+    if (d->cpl_on) {  // followers from their leaders, then a stage with the couplers held
+      pt_couplers_fix(m, y, n, d->cpl_dof);
+      d->tree_fast = 0;
+      rc = stage_tree(m, d, y, d->ysum);
+    } else {
+      pt_tree_positions(m, d, y);
+      pt_tree_velocities(m, d, y + n);
+      ptu_copy(d->tree_y, y, 2 * n);
+      d->tree_y_valid = 1;
+      rc = pt_eval(m, d);  // rot, x, inertias at tree_y
+    }
     d->tree_kin_held = rc == PT_OK;
   } else {
     // the independent coordinates measured in the state held now, the rest recovered
@@ -499,6 +511,8 @@ int pt_partition_method(const pt_data *d) { return d->part_method == PT_PART_QR;
 
 int pt_set_partition_mode(pt_data *d, int mode) {
   if (mode != PT_MODE_HYBRID && mode != PT_MODE_LU && mode != PT_MODE_QR) return PT_EINVAL;
+  // couplers are held on the tree partition only (coupler.c)
+  if (mode != PT_MODE_HYBRID && d->model->ncoupler > 0) return PT_EPRECOND;
   // a tree's data takes its dense Cartesian work now, outside the step
   if (mode != PT_MODE_HYBRID && pt_data_dense(d->model, d)) return PT_ENOMEM;
   if (mode != d->part_mode && d->tree_ok) {

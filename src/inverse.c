@@ -86,8 +86,11 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   if (maxreq < 0) maxreq = 0;
   pt_inverse_result *r = calloc(1, sizeof(*r));
   if (!r) return NULL;
-  const size_t nr = (size_t)maxreq;
+  const size_t nr = (size_t)maxreq + (size_t)m->ncoupler;  // the followers join a request
   r->maxreq = maxreq;
+  r->ncoupler = m->ncoupler;
+  r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
+  r->cpl_req = calloc(nr + 1, sizeof(pt_assign));
   r->nmotion = m->nmotion;
   r->ncoord = m->ncoord;
   r->njoint = m->njoint;
@@ -121,7 +124,7 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
       return NULL;
     }
   }
-  if (!r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
+  if (!r->coupler_effort || !r->cpl_req || !r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
       !r->coord ||
       !r->coord_rate || !r->coord_acc || !r->reaction || !r->xdd || !r->lambda || !r->wrk) {
     pt_inverse_result_free(r);
@@ -149,12 +152,14 @@ void pt_inverse_result_free(pt_inverse_result *r) {
   free(r->tree_wrk);
   free(r->tree_iwrk);
   free((void *)r->tree_ptr);
+  free(r->coupler_effort);
+  free(r->cpl_req);
   free(r);
 }
 
 static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error *err) {
   if (!res || res->ncoord != m->ncoord || res->njoint != m->njoint ||
-      res->nmotion != m->nmotion)
+      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler)
     return pt_error_set(err, PT_EINVAL, "inverse dynamics: result not made for model \"%s\"",
                         m->name);
   return PT_OK;
@@ -411,6 +416,10 @@ static void request_efforts(const pt_model *m, const pt_data *d, const pt_assign
     const int a = res->coord_actuator[acc[k].coord];
     res->req_coord[k] = acc[k].coord;
     res->req_actuator[k] = a;
+    if (a < 0) {  // a coupler's follower without an actuator: what the coupler must give
+      res->req_effort[k] = -mu[k];
+      continue;
+    }
     const int in = m->actuator_input_adr[a];  // the joint effort: through the gear
     res->req_effort[k] = m->input_gear[in] * d->input[in] - mu[k];
   }
@@ -440,12 +449,86 @@ static int request_tree(const pt_model *m, pt_data *d, const pt_assign *acc, int
   return 1;
 }
 
+// The coordinate of a joint's (revolute or prismatic) coordinate, by joint.
+static int follower_of(const pt_model *m, int c) {
+  const int j = c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1;
+  for (int k = 0; j >= 0 && k < m->ncoupler; k++)
+    if (m->coupler_joint[2 * k] == j) return k;
+  return -1;
+}
+
+// The request with every coupler's follower added (multiplier x its leader's acceleration):
+// in res->cpl_req. A requested follower, or a leader not requested, is refused.
+static int no_follower(const pt_model *m, const pt_assign *acc, int nacc, pt_error *err) {
+  for (int q = 0; acc && q < nacc; q++) {
+    const int k = follower_of(m, acc[q].coord);
+    if (k >= 0)
+      return pt_error_set(err, PT_EINVAL,
+                          "torque request: \"%s\" follows coupler \"%s\" (%s = %g x %s + %g): "
+                          "request its leader \"%s\"; the coupler's effort is reported",
+                          m->coord_name[acc[q].coord], m->coupler_name[k],
+                          m->joint_name[m->coupler_joint[2 * k]], m->coupler_mult[k],
+                          m->joint_name[m->coupler_joint[2 * k + 1]], m->coupler_offset[k],
+                          m->joint_name[m->coupler_joint[2 * k + 1]]);
+  }
+  return PT_OK;
+}
+
+static int coupler_request(const pt_model *m, const pt_assign *acc, int nacc,
+                           pt_inverse_result *res, pt_error *err) {
+  for (int q = 0; q < nacc; q++) res->cpl_req[q] = acc[q];
+  for (int k = 0; k < m->ncoupler; k++) {
+    const int cl = m->joint_coord_adr[m->coupler_joint[2 * k + 1]];
+    int q = 0;
+    while (q < nacc && acc[q].coord != cl) q++;
+    if (q == nacc)
+      return pt_error_set(err, PT_EINVAL,
+                          "torque request: leader \"%s\" of coupler \"%s\" is not requested "
+                          "(with couplers, a request names every leader: the followers' "
+                          "accelerations follow from theirs)", m->coord_name[cl],
+                          m->coupler_name[k]);
+    res->cpl_req[nacc + k].coord = m->joint_coord_adr[m->coupler_joint[2 * k]];
+    res->cpl_req[nacc + k].value = m->coupler_mult[k] * acc[q].value;
+  }
+  return PT_OK;
+}
+
+static int request_solve(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
+                         pt_inverse_result *res, pt_error *err);
+
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err) {
   int rc = result_fits(m, res, err);
+  if (!rc && m->ncoupler) rc = no_follower(m, acc, nacc, err);
+  if (!rc) rc = check_requests(m, acc, nacc, res, err);
   if (rc) return rc;
-  rc = check_requests(m, acc, nacc, res, err);
+  if (!m->ncoupler) return request_solve(m, d, acc, nacc, res, err);
+  // Couplers: the followers requested at multiplier x their leaders' accelerations. Their
+  // request multipliers are then the couplers' efforts lambda (the extra force along e_f is
+  // the coupler's alone: a follower's actuator keeps its input), and the leaders carry
+  // multiplier x lambda more than their own coordinates need (G^T lambda, G = e_f - mult e_l).
+  rc = coupler_request(m, acc, nacc, res, err);
+  if (!rc) rc = request_solve(m, d, res->cpl_req, nacc + m->ncoupler, res, err);
   if (rc) return rc;
+  for (int k = 0; k < m->ncoupler; k++) {
+    const int cf = res->cpl_req[nacc + k].coord, a = res->coord_actuator[cf];
+    double lam = res->req_effort[nacc + k];
+    if (a >= 0) {
+      const int in = m->actuator_input_adr[a];
+      lam -= m->input_gear[in] * d->input[in];
+    }
+    res->coupler_effort[k] = lam;
+    const int cl = m->joint_coord_adr[m->coupler_joint[2 * k + 1]];
+    for (int q = 0; q < nacc; q++)
+      if (res->req_coord[q] == cl) res->req_effort[q] += m->coupler_mult[k] * lam;
+  }
+  res->nreq = nacc;
+  return PT_OK;
+}
+
+static int request_solve(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
+                         pt_inverse_result *res, pt_error *err) {
+  int rc;
   res->method = PT_INVERSE_TREE;
   if (!res->schur_only && pt_inverse_tree_applies(m, res->tree, acc, nacc, res->tree_iwrk) &&
       request_tree(m, d, acc, nacc, res))
@@ -603,7 +686,7 @@ int pt_inverse_set_time(const pt_model *m, pt_data *d, double t, pt_error *err) 
 int pt_actuated_coords(const pt_model *m, int *coords, int max) {
   int n = 0;
   for (int c = 0; c < m->ncoord; c++) {
-    if (actuator_of(m, c) < 0) continue;
+    if (actuator_of(m, c) < 0 || follower_of(m, c) >= 0) continue;  // followers: by leaders
     int driven = 0;
     for (int i = 0; i < m->nmotion; i++) driven |= m->motion_coord[i] == c;
     if (driven) continue;

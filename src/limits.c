@@ -44,6 +44,9 @@ void pt_limits_init(const pt_model *m, pt_data *d) {
   int k = 0;
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_limited[j] || d->tree_dof[j] < 0) continue;
+    int follower = 0;  // a follower's limits are not enforced: its leader's are (coupler.c)
+    for (int c = 0; c < m->ncoupler; c++) follower |= m->coupler_joint[2 * c] == j;
+    if (follower) continue;
     d->lim_joint[k] = j;
     d->lim_dof[k] = d->tree_dof[j];
     d->lim_state[k] = 0;
@@ -76,6 +79,10 @@ static void minv_columns(const pt_model *m, pt_data *d, const double *rate, cons
     pt_tree_aba(m, d, rate, col);
     for (int i = 0; i < n; i++) col[i] -= acc0[i];
     ptu_copy(d->qfrc, d->lim_qfrc, m->nv);
+  }
+  if (d->cpl_on) {  // the coupled dynamics (coupler.c, prepared at this state): P H^-1 e_i
+    pt_couplers_project(m, d, acc0, n, 1);
+    pt_couplers_project(m, d, d->lim_minv, n, ns);
   }
 }
 
@@ -120,7 +127,7 @@ static void solve_active(const pt_data *d, int ns, const double *b) {
 // complementarity problem", 1974), finite for the positive definite W: the pushing set A is
 // flipped at the first limit that pulls (x < 0 in A) or penetrates (w < 0 outside A). One
 // limit: one division. Bounded by LIM_PIVOT_MAXIT flips.
-static void lcp(const pt_data *d, const int *set, int ns, const double *b, int n) {
+static void lcp(pt_data *d, const int *set, int ns, const double *b, int n) {
   double *W = d->lim_w, *x = d->lim_x;
   int *in = d->lim_in;
   double scale = 0;
@@ -136,7 +143,8 @@ static void lcp(const pt_data *d, const int *set, int ns, const double *b, int n
   }
   const double tol = LIM_LCP_TOL * scale;
   for (int a = 0; a < ns; a++) in[a] = b[a] < 0;
-  for (int it = 0; it < LIM_PIVOT_MAXIT; it++) {
+  int solved = 0;
+  for (int it = 0; it < LIM_PIVOT_MAXIT && !solved; it++) {
     solve_active(d, ns, b);
     int flip = -1;
     for (int a = 0; a < ns && flip < 0; a++) {
@@ -148,9 +156,13 @@ static void lcp(const pt_data *d, const int *set, int ns, const double *b, int n
         if (w < -tol) flip = a;
       }
     }
-    if (flip < 0) break;
+    if (flip < 0) {
+      solved = 1;
+      break;
+    }
     in[flip] = !in[flip];
   }
+  if (!solved) d->counters.limit_lcp_unsolved++;  // not silent: pt_get_counters
   for (int a = 0; a < ns; a++) x[a] = fmax(0.0, x[a]);
 }
 
@@ -222,11 +234,14 @@ int pt_limits_after_step(const pt_model *m, pt_data *d, double *y) {
     d->lim_nactive = 0;
     return changed;
   }
-  // the clamped state's bodies and forces, for the columns of H^-1
+  // the clamped state's bodies and forces, for the columns of H^-1; a clamped leader takes
+  // its followers along
+  if (d->cpl_on) pt_couplers_fix(m, y, n, d->cpl_dof);
   pt_tree_positions(m, d, y);
   pt_tree_velocities(m, d, y + n);
   pt_kin_inertias(m, d, 0);
   pt_forces(m, d);
+  if (d->cpl_on) pt_couplers_prepare(m, d, y + n);
   double *acc0 = d->lim_acc, *b = d->lim_b;
   minv_columns(m, d, y + n, set, ns, acc0);
   double impulse = 0;
@@ -301,6 +316,9 @@ int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how
   for (int j = 0; j < m->njoint; j++) {
     const int c = m->joint_coord_adr[j];
     if (!m->joint_limited[j] || c < 0) continue;
+    int follower = 0;  // a follower's limits are not enforced (coupler.c): nothing to say
+    for (int k = 0; k < m->ncoupler; k++) follower |= m->coupler_joint[2 * k] == j;
+    if (follower) continue;
     const double v = coord[c], lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
     const int side = v <= lo + LIM_POS_TOL ? -1 : v >= hi - LIM_POS_TOL ? 1 : 0;
     if (!side) continue;

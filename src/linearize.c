@@ -267,20 +267,32 @@ typedef struct {           // everything one linearization allocates
   double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
   ptd_grads *g;
   lapack_int *piv;
+  double *held;            // (njoint) tree method: reaction of each limit held, or 0
+  int *held_side;          // (njoint) -1 / +1 held at the lower / upper bound, 0 free
   notes nt;
 } work;
 
 static void work_free(work *k) {
+  free(k->held), free(k->held_side);
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas), free(k->tdof);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
   free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd), free(k->g), free(k->piv);
   free(k->nt.buf);
 }
 
+// The coupler whose follower has coordinate c (coupler.c), or -1; the followers' count.
+static int follower_k(const pt_model *m, int c) {
+  const int j = c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1;
+  for (int k = 0; j >= 0 && k < m->ncoupler; k++)
+    if (m->coupler_joint[2 * k] == j) return k;
+  return -1;
+}
+static int nfollow(const pt_model *m) { return m->ncoupler; }
+
 static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, int *ncand,
                    int *nu, int *ny, pt_error *err) {
   const int nst = o->nstates > 0 && o->states ? o->nstates : 0;
-  *ncand = nst ? nst : m->njcoord;
+  *ncand = nst ? nst : m->njcoord - nfollow(m);
   *nu = o->ninputs > 0 && o->inputs ? o->ninputs : m->ninput;
   *ny = o->noutputs > 0 && o->outputs ? o->noutputs : 0;
   const int ncoords = m->ncoord + 6 * m->nbody;  // names there are: more must repeat one
@@ -294,9 +306,10 @@ static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, in
   k->outs = calloc((size_t)*ny + 1, sizeof(output));
   if (!k->cand || !k->kept || !k->inputs || !k->outs)
     return pt_error_set(err, PT_ENOMEM, "out of memory");
-  for (int i = 0; i < *ncand; i++) {
-    if (!nst) {
-      k->cand[i].meas = i, k->cand[i].body = -1, k->cand[i].comp = -1;
+  for (int i = 0, c = 0; i < *ncand; i++) {
+    if (!nst) {  // the joint coordinates, couplers' followers apart
+      while (follower_k(m, c) >= 0) c++;
+      k->cand[i].meas = c++, k->cand[i].body = -1, k->cand[i].comp = -1;
       continue;
     }
     const char *nm = o->states[i] ? o->states[i] : "";
@@ -307,6 +320,11 @@ static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, in
     for (int j = 0; j < i; j++)
       if (same_coord(k->cand + j, k->cand + i))
         return pt_error_set(err, PT_EINVAL, "state \"%s\" given twice", nm);
+    const int f = follower_k(m, k->cand[i].meas);
+    if (f >= 0)
+      return pt_error_set(err, PT_EINVAL, "state \"%s\" follows coupler \"%s\": name its "
+                          "leader \"%s\" (the follower's motion follows from it)", nm,
+                          m->coupler_name[f], m->joint_name[m->coupler_joint[2 * f + 1]]);
   }
   for (int i = 0; i < *nu; i++) {
     if (o->ninputs > 0 && o->inputs) {
@@ -337,13 +355,38 @@ static void make_notes(const pt_model *m, const pt_linearize_options *o, work *k
   char nm[PT_LIN_NAME_MAX];
   const int given = o->nstates > 0 && o->states;
   note(&k->nt, "operating point: t = %.17g, %d degrees of freedom", k->w->time, z);
-  if (!given) note(&k->nt, "states: none given, the joint coordinates are the candidates");
+  if (!given)
+    note(&k->nt, "states: none given, the joint coordinates are the candidates%s",
+         m->ncoupler ? " (couplers' followers apart: theirs follow their leaders')" : "");
   // joints at a limit (measured at the operating point: the copy's outputs are not updated)
   char lim[1024] = "";
   double *cv = calloc((size_t)m->ncoord + 1, sizeof(double)), jac[12], jdx;
   for (int i = 0; cv && i < m->ncoord; i++) pt_measure(m, k->w, i, cv + i, jac, &jdx);
-  if (cv && pt_joint_limits_note(m, cv, "linearized as free (a limit is not a constraint of the "
-                                 "linearization)", lim, sizeof(lim)))
+  if (cv && k->held_side) {  // the tree method: held limits are constraints
+    for (int j = 0; j < m->njoint; j++) {
+      const int c = m->joint_coord_adr[j];
+      if (!m->joint_limited[j] || c < 0) continue;
+      int follower = 0;
+      for (int q = 0; q < m->ncoupler; q++) follower |= m->coupler_joint[2 * q] == j;
+      const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+      const int side = k->held_side[j] ? k->held_side[j]
+                       : cv[c] <= lo + 1e-9 ? -1 : cv[c] >= hi - 1e-9 ? 1 : 0;
+      if (!side || follower) continue;
+      if (k->held_side[j])
+        note(&k->nt, "joint %s at its %s limit %.6g: held by the limit, treated as a "
+             "constraint (reaction %.9g): not a state", m->joint_name[j],
+             side < 0 ? "lower" : "upper", side < 0 ? lo : hi, k->held[j]);
+      else if (fabs(cv[c] - (side < 0 ? lo : hi)) <= 1e-9)
+        note(&k->nt, "joint %s at its %s limit %.6g (coordinate %.9g): free, its limit's "
+             "reaction would pull (the limit releases)", m->joint_name[j],
+             side < 0 ? "lower" : "upper", side < 0 ? lo : hi, cv[c]);
+      else
+        note(&k->nt, "joint %s at its %s limit %.6g (coordinate %.9g): linearized as free "
+             "(a limit is not a constraint of the linearization)", m->joint_name[j],
+             side < 0 ? "lower" : "upper", side < 0 ? lo : hi, cv[c]);  // beyond it
+    }
+  } else if (cv && pt_joint_limits_note(m, cv, "linearized as free (a limit is not a constraint "
+                                        "of the linearization)", lim, sizeof(lim)))
     for (char *line = lim, *nl; *line && (nl = strchr(line, '\n')); line = nl + 1) {
       *nl = '\0';
       note(&k->nt, "%s", line);
@@ -571,19 +614,27 @@ static int tree_results(const pt_model *m, pt_linearizer *lz, work *k, int nu, i
   }
   int nother = 0;
   for (int y = 0; y < ny; y++) {
-    const int dof = ptd_tree_dof(t, k->outs[y].c.meas);
+    double mu = 1;  // a coupler's follower: multiplier x its leader's row
+    int dof = ptd_tree_dof(t, k->outs[y].c.meas);
+    if (dof < 0) dof = ptd_tree_follower(t, k->outs[y].c.meas, &mu);
     if (dof < 0) {
       nother++;
       continue;
     }
+    if (mu == 0) continue;  // held on its limit (or following one that is): a zero row
     const int i = s[dof];
-    double *Cy = r->C + (size_t)y * n2;
+    double *Cy = r->C + (size_t)y * n2, *Dy = r->D + (size_t)y * nu;
     if (k->outs[y].kind < 2) {
-      Cy[k->outs[y].kind ? z + i : i] = 1;
+      Cy[k->outs[y].kind ? z + i : i] = mu;
       continue;
     }
-    ptu_copy(Cy, r->A + (size_t)(z + i) * n2, n2);
-    ptu_copy(r->D + (size_t)y * nu, r->B + (size_t)(z + i) * nu, nu);
+    for (int j = 0; j < n2; j++) Cy[j] = mu * r->A[(size_t)(z + i) * n2 + j];
+    for (int c = 0; c < nu; c++) Dy[c] = mu * r->B[(size_t)(z + i) * nu + c];
+  }
+  if (nother && lz->tree && ptd_tree_ndof(t) != m->ndof) {
+    pt_linearization_free(r);
+    return pt_error_set(err, PT_EPRECOND, "outputs other than joint coordinates are not "
+                        "available on a model with couplers or limits held yet");
   }
   rc = nother ? tree_other_outputs(m, lz, k, nu, ny, r) : PT_OK;
   if (rc) {
@@ -621,7 +672,8 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   if (!d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
   int ncand, nu, ny, rc;
-  const int nv = m->nv, z = m->nv - m->ncon;
+  const int nv = m->nv;
+  int z = m->nv - m->ncon - m->ncoupler;  // degrees of freedom (less the limits held)
   const ptd_layout L = ptd_layout_of(m, z);
   if (L.N > MAX_ORDER)
     return pt_error_set(err, PT_EINVAL, "the augmented system would have order %d "
@@ -642,7 +694,49 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   ptu_copy(k.w->input, d->input, m->ninput);
   ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
   k.w->time = d->time;
+  // joint limits on a bound whose reaction pushes are held: constraints of the
+  // linearization, their coordinates eliminated like couplers' followers (linearize_tree.c)
+  int nheld = 0;
+  if (opt->solver == PT_LIN_SPARSE && lz->tree && m->limits_on) {
+    k.held = calloc(2 * (size_t)m->njoint + 1, sizeof(double));
+    k.held_side = calloc((size_t)m->njoint + 1, sizeof(int));
+    if (!k.held || !k.held_side) {
+      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
+      goto done;
+    }
+    nheld = ptd_tree_hold_limits(m, k.w, lz->tree, k.held_side, k.held);
+    int o = 0;
+    for (int i = 0; i < ncand; i++) {
+      const int c = k.cand[i].meas, j = c >= 0 ? m->meas_joint[c] : -1;
+      if (j >= 0 && k.held_side[j] && m->joint_coord_adr[j] == c) {
+        if (opt->nstates > 0 && opt->states) {
+          rc = pt_error_set(err, PT_EINVAL, "state \"%s\" is held on its %s limit at the "
+                            "operating point (a constraint of the linearization): not a state",
+                            m->coord_name[c], k.held_side[j] < 0 ? "lower" : "upper");
+          goto done;
+        }
+        continue;
+      }
+      k.cand[o++] = k.cand[i];
+    }
+    ncand = o;
+    z -= nheld;
+  }
   const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand);
+  if (!tree && k.held_side) {  // the general path keeps every limit free (and says so)
+    free(k.held_side), free(k.held);
+    k.held_side = NULL, k.held = NULL;
+    pt_limits_clear(k.w);
+    z += nheld;
+  }
+  if (m->ncoupler > 0 && !tree) {
+    rc = pt_error_set(err, PT_EPRECOND,
+                      "model \"%s\" has couplers: it is linearized by the tree method only, "
+                      "with its independent joint coordinates as the states (the followers "
+                      "excluded, every other joint coordinate once) and the default solver",
+                      m->name);
+    goto done;
+  }
   rc = tree ? ptd_tree_eval(m, k.w, lz->tree) : pt_eval(m, k.w);
   if (rc) {
     pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));

@@ -135,6 +135,13 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w);   // NULL: no tree 
 void ptd_tree_free(ptd_tree *t);                                // out of memory
 int ptd_tree_dof(const ptd_tree *t, int meas);   // tree dof of coordinate meas, or -1
 int ptd_tree_ndof(const ptd_tree *t);
+// With couplers (coupler.c) the dofs are the independent ones; a follower's coordinate gives
+// its leader's dof and *mult, -1 for any other coordinate.
+int ptd_tree_follower(const ptd_tree *t, int meas, double *mult);
+// Joint limits on a bound at w's state whose reaction pushes are held (eliminated like
+// followers, with multiplier 0); side and reaction per joint. Call before ptd_tree_eval.
+int ptd_tree_hold_limits(const pt_model *m, pt_data *w, ptd_tree *t, int *side,
+                         double *reaction);
 // Evaluates the operating point on w (state set): kinematics, forces and the accelerations,
 // by the articulated-body algorithm where tree.c allows it (pt_eval otherwise).
 int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t);

@@ -66,6 +66,16 @@ struct ptd_tree {
   double *L;           // (n x n) its Cholesky factor
   double *T;           // (n x (2n + nin)) dtau by columns: theta, thetadot, inputs
   double *Y;           // (n x (2n + nin)) thetadd by the same columns
+  // couplers (coupler.c): theta = Tm theta_r, the followers eliminated. Tm has one entry per
+  // row: rcoef[i] in column ridx[i] (1 in its own for an independent dof, the multiplier in
+  // its leader's for a follower). The results are then the reduced ones (nr dofs).
+  int nf, nr;          // followers, independent dofs
+  int *ridx;           // (n) reduced dof of each dof's column of Tm
+  int *fol;            // (n) 1 for a follower (or a coordinate held on its limit)
+  int *held;           // (n) scratch: dofs held on a limit
+  double *rcoef;       // (n)
+  double *Hr, *Lr;     // (nr x nr) Tm^T H Tm and its Cholesky factor
+  double *Tr, *Yr;     // (nr x (2 nr + nin)) Tm^T dtau Tm by columns, thetadd_r
 };
 
 enum { POS, VEL, ACC, INPUT };
@@ -75,6 +85,7 @@ void ptd_tree_free(ptd_tree *t) {
   free(t->dof_of_meas), free(t->thd), free(t->nd), free(t->dv), free(t->F);
   free(t->Qq), free(t->Qu), free(t->pair);
   free(t->Qin), free(t->blk), free(t->bqu), free(t->H), free(t->L), free(t->T), free(t->Y);
+  free(t->ridx), free(t->fol), free(t->held), free(t->rcoef), free(t->Hr), free(t->Lr), free(t->Tr), free(t->Yr);
   free(t);
 }
 
@@ -113,6 +124,9 @@ static void force_pairs(const pt_model *m, ptd_tree *t) {
   t->npair = n;
 }
 
+static int couplers_new(const pt_model *m, const pt_data *w, ptd_tree *t);
+static void map_build(const pt_model *m, const pt_data *w, ptd_tree *t, const int *held);
+
 ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
   if (!w->tree_ok || m->nbody == 0) return NULL;
   ptd_tree *t = calloc(1, sizeof(*t));
@@ -149,18 +163,162 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
     e->dof = w->tree_dof[j], e->type = m->joint_type[j], e->b1par = ch == 1;
     e->sg = ch == 1 ? 1 : -1;
   }
+  if ((m->ncoupler > 0 || (w->lim_on && m->nlimit > 0)) && !couplers_new(m, w, t)) {
+    ptd_tree_free(t);
+    return NULL;
+  }
   return t;
 }
 
-int ptd_tree_dof(const ptd_tree *t, int meas) { return meas < 0 ? -1 : t->dof_of_meas[meas]; }
-int ptd_tree_ndof(const ptd_tree *t) { return t->n; }
-const double *ptd_tree_H(const ptd_tree *t) { return t->H; }
-const double *ptd_tree_dtau(const ptd_tree *t) { return t->T; }
-const double *ptd_tree_thdd(const ptd_tree *t) { return t->Y; }
+// The reduced coordinates of a model with couplers (the struct's Tm).
+static int couplers_new(const pt_model *m, const pt_data *w, ptd_tree *t) {
+  const int n = t->n, nr = n - m->ncoupler, ncol = 2 * nr + m->ninput;
+  t->nf = m->ncoupler, t->nr = nr;
+  t->ridx = malloc(sizeof(int) * ((size_t)n + 1));
+  t->fol = calloc((size_t)n + 1, sizeof(int));
+  t->held = calloc((size_t)n + 1, sizeof(int));
+  t->rcoef = malloc(sizeof(double) * ((size_t)n + 1));
+  t->Hr = malloc(sizeof(double) * ((size_t)nr * nr + 1));
+  t->Lr = malloc(sizeof(double) * ((size_t)nr * nr + 1));
+  t->Tr = malloc(sizeof(double) * ((size_t)nr * ncol + 1));
+  t->Yr = malloc(sizeof(double) * ((size_t)nr * ncol + 1));
+  if (!t->ridx || !t->fol || !t->held || !t->rcoef || !t->Hr || !t->Lr || !t->Tr || !t->Yr) return 0;
+  map_build(m, w, t, NULL);
+  return 1;
+}
+
+// Tm for the couplers and the limits held (held[dof] != 0: the coordinate stays on its
+// bound, rcoef 0); a follower of a held leader is held too.
+static void map_build(const pt_model *m, const pt_data *w, ptd_tree *t, const int *held) {
+  const int n = t->n;
+  for (int i = 0; i < n; i++) t->fol[i] = held && held[i], t->rcoef[i] = held && held[i] ? 0 : 1;
+  for (int k = 0; w->cpl_on && k < m->ncoupler; k++) t->fol[w->cpl_dof[2 * k]] = 1;
+  int r = 0;
+  for (int i = 0; i < n; i++) t->ridx[i] = t->fol[i] ? 0 : r++;
+  for (int k = 0; w->cpl_on && k < m->ncoupler; k++) {
+    const int f = w->cpl_dof[2 * k], l = w->cpl_dof[2 * k + 1];
+    t->ridx[f] = t->ridx[l];
+    t->rcoef[f] = t->rcoef[l] == 0 ? 0 : m->coupler_mult[k];
+  }
+  t->nf = n - r;
+  t->nr = r;
+}
+
+// The limits held at w's state (set, not evaluated): every enforced limit whose coordinate
+// is on a bound (within 1e-9) is tried as held, and those whose reaction pushes (the complementarity
+// problem of limits.c, couplers included) stay held; w keeps them held for ptd_tree_eval.
+// side[j] (njoint): -1 / +1 held at the lower / upper bound, 0 otherwise; reaction[j]: the
+// limit's joint force (or, for a limit on a bound that would pull, 0). Returns how many.
+int ptd_tree_hold_limits(const pt_model *m, pt_data *w, ptd_tree *t, int *side,
+                         double *reaction) {
+  for (int j = 0; j < m->njoint; j++) side[j] = 0, reaction[j] = 0;
+  if (!t->ridx) return 0;
+  pt_limits_clear(w);
+  int nheld = 0;
+  if (w->lim_on) {
+    pt_kin_bodies(m, w);
+    pt_forces(m, w);
+    pt_tree_coords(m, w, NULL, t->thd, NULL);
+    for (int k = 0; k < w->lim_n; k++) {
+      const int j = w->lim_joint[k], c = m->joint_coord_adr[j];
+      double v, jac[12], jdx;
+      pt_measure(m, w, c, &v, jac, &jdx);
+      const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+      // on a bound (a coordinate beyond one is not a state the limit holds: free, noted)
+      w->lim_state[k] = fabs(v - lo) <= 1e-9 ? -1 : fabs(v - hi) <= 1e-9 ? 1 : 0;
+      w->lim_nactive += w->lim_state[k] != 0;
+    }
+    if (w->lim_nactive) {
+      ptu_copy(t->F, w->qfrc, m->nv);
+      pt_tree_hold(m, w, t->thd);  // the limits' problem, the couplers' rows with it
+      ptu_copy(w->qfrc, t->F, m->nv);
+      for (int k = 0, a = 0; k < w->lim_n; k++) {
+        if (!w->lim_state[k]) continue;
+        const int j = w->lim_joint[k];
+        const double x = w->lim_x[a++];
+        if (x > 0) {
+          side[j] = w->lim_state[k];
+          reaction[j] = w->lim_state[k] < 0 ? x : -x;
+          nheld++;
+        } else {
+          w->lim_state[k] = 0;  // would pull: free
+          w->lim_nactive--;
+        }
+      }
+    }
+  }
+  int *held = t->held;
+  for (int i = 0; i < t->n; i++) held[i] = 0;
+  for (int j = 0; j < m->njoint; j++)
+    if (side[j]) held[w->tree_dof[j]] = 1;
+  map_build(m, w, t, held);
+  return nheld;
+}
+
+// Hr = Tm^T H Tm, Tr = Tm^T dtau [Tm, Tm, I] and Yr = -Hr^-1 Tr: the equations of motion
+// H thetadd + ... = tau_applied + G^T lambda projected on the couplers' null space
+// (G Tm = 0 removes lambda), theta = Tm theta_r.
+static int reduce(ptd_tree *t, int nu) {
+  const int n = t->n, r = t->nr, ncol = 2 * r + nu;
+  ptu_zero(t->Hr, r * r);
+  ptu_zero(t->Tr, r * ncol);
+  for (int j = 0; j < n; j++) {
+    const int b = t->ridx[j];
+    const double cj = t->rcoef[j];
+    for (int i = 0; i < n; i++) {
+      const int a = t->ridx[i];
+      const double ci = t->rcoef[i] * cj;
+      t->Hr[(size_t)b * r + a] += ci * t->H[(size_t)j * n + i];
+      t->Tr[(size_t)b * r + a] += ci * t->T[(size_t)j * n + i];
+      t->Tr[(size_t)(r + b) * r + a] += ci * t->T[(size_t)(n + j) * n + i];
+    }
+  }
+  for (int c = 0; c < nu; c++)
+    for (int i = 0; i < n; i++)
+      t->Tr[(size_t)(2 * r + c) * r + t->ridx[i]] += t->rcoef[i] * t->T[(size_t)(2 * n + c) * n + i];
+  for (int i = 0; i < r * ncol; i++) t->Yr[i] = -t->Tr[i];
+  if (r == 0) return PT_OK;  // everything held: no state left
+  ptu_copy(t->Lr, t->Hr, r * r);
+  lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', r, t->Lr, r);
+  if (info == 0) info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', r, ncol, t->Lr, r, t->Yr, r);
+  for (int i = 0; i < r * ncol; i++) t->Yr[i] += 0.0, t->Tr[i] += 0.0;
+  return info == 0 ? PT_OK : PT_ESINGULAR;
+}
+
+// With couplers the dofs are the reduced ones: a follower has none (ptd_tree_follower).
+int ptd_tree_dof(const ptd_tree *t, int meas) {
+  const int i = meas < 0 ? -1 : t->dof_of_meas[meas];
+  if (i < 0 || !t->nf) return i;
+  return t->fol[i] ? -1 : t->ridx[i];
+}
+int ptd_tree_follower(const ptd_tree *t, int meas, double *mult) {
+  const int i = meas < 0 || !t->nf ? -1 : t->dof_of_meas[meas];
+  if (i < 0 || !t->fol[i]) return -1;
+  *mult = t->rcoef[i];
+  return t->ridx[i];
+}
+int ptd_tree_ndof(const ptd_tree *t) { return t->nf ? t->nr : t->n; }
+const double *ptd_tree_H(const ptd_tree *t) { return t->nf ? t->Hr : t->H; }
+const double *ptd_tree_dtau(const ptd_tree *t) { return t->nf ? t->Tr : t->T; }
+const double *ptd_tree_thdd(const ptd_tree *t) { return t->nf ? t->Yr : t->Y; }
 
 static const double zero6[6] = {0, 0, 0, 0, 0, 0};
 
 int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t) {
+  if (w->cpl_on || w->lim_nactive) {
+    // the accelerations with the couplers and the held limits (coupler.c, limits.c); the
+    // applied forces stay the elements' alone: the joint residuals are those of the
+    // elements, and the couplers' and limits' efforts drop out of the reduced equations
+    // (reduce)
+    pt_kin_bodies(m, w);
+    pt_forces(m, w);
+    pt_tree_coords(m, w, NULL, t->thd, NULL);
+    ptu_copy(t->F, w->qfrc, m->nv);
+    pt_tree_hold(m, w, t->thd);
+    pt_tree_aba(m, w, t->thd, t->thdd);
+    ptu_copy(w->qfrc, t->F, m->nv);
+    return PT_OK;
+  }
   if (!w->tree_aba) {
     const int rc = pt_eval(m, w);
     if (!rc) pt_tree_coords(m, w, NULL, t->thd, t->thdd);
@@ -482,7 +640,8 @@ int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs
   lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, t->L, n);
   if (info == 0) info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, ncol, t->L, n, t->Y, n);
   for (int i = 0; i < n * ncol; i++) t->Y[i] += 0.0, t->T[i] += 0.0;   // no -0 in the results
-  return info == 0 ? PT_OK : PT_ESINGULAR;
+  if (info != 0) return PT_ESINGULAR;
+  return t->nf ? reduce(t, nu) : PT_OK;
 }
 
 void ptd_tree_cartesian(const pt_data *w, ptd_tree *t, const int *sdof, int nu, double *R) {

@@ -51,6 +51,9 @@ typedef struct {
   double damping;
   int has_bounds;        // <limit lower/upper> given (either; the other is 0 as in urdfdom)
   double bounds[2];      // lower, upper
+  char mimic[PT_NAME_MAX];  // <mimic joint=>: the leader ("" if none)
+  int mimic_line;
+  double mimic_mult, mimic_offset;  // <mimic multiplier= offset=> (defaults 1 and 0)
 } urdf_joint;
 
 typedef struct {
@@ -357,6 +360,18 @@ static int parse_joint(urdf *u, const xmlNode *e) {
       if (rc) return rc;
     }
   }
+  xmlNode *mim = uxml_child(e, "mimic", NULL);
+  if (mim) {  // follower = multiplier x leader + offset (a coupler, compile.c and coupler.c)
+    j->mimic_line = uxml_line(mim);
+    j->mimic_mult = 1;
+    const int got = attr_name(mim, "joint", j->mimic);
+    if (got <= 0)
+      return fail(u, PT_EPARSE, j->mimic_line, "joint", j->name,
+                  got ? "<mimic joint=\"...\">: name too long" : "<mimic> has no attribute joint");
+    rc = attr_numbers(u, mim, "multiplier", &j->mimic_mult, 1, 0, "joint", j->name);
+    if (!rc) rc = attr_numbers(u, mim, "offset", &j->mimic_offset, 1, 0, "joint", j->name);
+    if (rc) return rc;
+  }
   xmlNode *dyn = uxml_child(e, "dynamics", NULL);
   if (dyn && (rc = attr_numbers(u, dyn, "damping", &j->damping, 1, 0, "joint", j->name)))
     return rc;
@@ -616,6 +631,34 @@ static int add_planar(const urdf *u, pt_spec *s, const urdf_joint *uj, int groun
   return PT_OK;
 }
 
+// <mimic> joints become couplers named after their follower (compile.c checks leader and
+// follower). A fixed follower has no coordinate to couple (urdfdom keeps the element, ROS's
+// robot_state_publisher moves nothing): said in one warning.
+static int add_mimics(const urdf *u, pt_spec *s) {
+  int nfixed = 0, first = 0;
+  for (int k = 0; k < u->njoint; k++) {
+    const urdf_joint *j = &u->joints[k];
+    if (!j->mimic[0]) continue;
+    if (j->kind == J_FIXED) {
+      if (!nfixed++) first = j->mimic_line;
+      continue;
+    }
+    pt_spec_coupler *c = pt_spec_add_coupler(s);
+    if (!c) return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
+    strcpy(c->name, j->name);
+    c->line = j->mimic_line;
+    strcpy(c->follower, j->name);
+    strcpy(c->leader, j->mimic);
+    c->multiplier = j->mimic_mult;
+    c->offset = j->mimic_offset;
+  }
+  if (nfixed && pt_spec_warn(s, "%s:%d: ignored <mimic> of %d fixed joint%s (the first here): a "
+                                "fixed joint has no coordinate to couple", u->source, first,
+                             nfixed, nfixed == 1 ? "" : "s"))
+    return pt_error_set(u->err, PT_ENOMEM, "%s: out of memory", u->source);
+  return PT_OK;
+}
+
 static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
   int root = u->order[0];
   double *gmass = calloc((size_t)u->nlink, sizeof(double));
@@ -673,6 +716,7 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
     else if (j->kind == J_PLANAR)
       rc = add_planar(u, s, j, ground_group);
   }
+  if (!rc) rc = add_mimics(u, s);
   return rc;
 }
 

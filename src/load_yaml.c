@@ -850,6 +850,25 @@ static int check_visual(loader *L, void *e, const seen *sn) {
   return 0;
 }
 
+// couplers: follower = multiplier x leader + offset between two joints' coordinates
+static const keydef coupler_keys[] = {
+    {"name", V_NAME, FIELD(pt_spec_coupler, name), ALL, ALL, NULL, 0},
+    {"follower", V_NAME, FIELD(pt_spec_coupler, follower), ALL, ALL, NULL, 0},
+    {"leader", V_NAME, FIELD(pt_spec_coupler, leader), ALL, ALL, NULL, 0},
+    {"multiplier", V_NUM, FIELD(pt_spec_coupler, multiplier), ALL, 0, NULL, 0},
+    {"offset", V_NUM, FIELD(pt_spec_coupler, offset), ALL, 0, NULL, 0},
+};
+
+static int check_coupler(loader *L, void *e, const seen *sn) {
+  const pt_spec_coupler *c = e;
+  if (!(c->multiplier != 0 && isfinite(c->multiplier)))
+    return fail(L, LINE(coupler_keys, "multiplier"),
+                "multiplier: must be a finite number other than 0, got %g", c->multiplier);
+  if (!isfinite(c->offset))
+    return fail(L, LINE(coupler_keys, "offset"), "offset: must be finite, got %g", c->offset);
+  return 0;
+}
+
 static void *add_visual(pt_spec *s) { return pt_spec_add_visual(s); }
 
 static void *add_body(pt_spec *s) { return pt_spec_add_body(s); }
@@ -858,6 +877,7 @@ static void *add_motion(pt_spec *s) { return pt_spec_add_motion(s); }
 static void *add_force(pt_spec *s) { return pt_spec_add_force(s); }
 static void *add_actuator(pt_spec *s) { return pt_spec_add_actuator(s); }
 static void *add_coord(pt_spec *s) { return pt_spec_add_coord(s); }
+static void *add_coupler(pt_spec *s) { return pt_spec_add_coupler(s); }
 
 static const kinddef kinds[] = {
     {"bodies", body_keys, NKEYS(body_keys), -1, FIELD(pt_spec_body, line), add_body, check_body},
@@ -871,6 +891,8 @@ static const kinddef kinds[] = {
      add_actuator, check_actuator},
     {"coordinates", coord_keys, NKEYS(coord_keys), 1, FIELD(pt_spec_coord, line), add_coord,
      NULL},
+    {"couplers", coupler_keys, NKEYS(coupler_keys), -1, FIELD(pt_spec_coupler, line), add_coupler,
+     check_coupler},
 };
 #define NKINDS NKEYS(kinds)
 #define MAX_VISUALS 10000     // visual shapes in one file
@@ -1002,11 +1024,12 @@ static int model_name_here(loader *L) {
 
 // Top-level keys: model, gravity, simulation, then the lists in the order of kinds[].
 static const char *const top_keys[] = {"model", "gravity", "simulation", "bodies", "joints",
-                                       "motions", "forces", "actuators", "coordinates", NULL};
+                                       "motions", "forces", "actuators", "coordinates",
+                                       "couplers", NULL};
 
 static int parse_document(loader *L) {
   char q[72];
-  int seen_key[9] = {0};
+  int seen_key[10] = {0};
   if (next(L) || next(L)) return -1;  // stream start, then a document or the end
   if (L->ev.type == YAML_STREAM_END_EVENT)
     return fail(L, line_of(L), "empty file (expected a mapping with model: and bodies:)");

@@ -175,6 +175,16 @@ const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3]
 // Joint limits (model-format.md): 1 and lim = (lower, upper) when joint j has them, else 0.
 int pt_joint_limits(const pt_model *m, int j, double lim[2]);
 int pt_model_limits_enforced(const pt_model *m);    // 1 when limits are enforced (tree, on)
+// Couplers (URDF <mimic>, YAML couplers:): q_follower = multiplier x q_leader + offset
+// between two joints' coordinates, held on trees (docs/model-format.md). pt_coupler_info gives
+// the follower's and the leader's joint indices; pt_coupler_force the joint force (N or N m)
+// that coupler k puts on its follower in the state held now (the leader takes -multiplier
+// times it), 0 when the data does not hold couplers.
+int pt_model_ncoupler(const pt_model *m);
+const char *pt_coupler_name(const pt_model *m, int k);
+int pt_coupler_info(const pt_model *m, int k, int *follower, int *leader, double *multiplier,
+                    double *offset);
+double pt_coupler_force(const pt_data *d, int k);
 double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
 // Appends to buf (NUL-terminated, size n) one line per limited joint whose coordinate in coord
 // (ncoord) is on or beyond a bound: "joint NAME at its lower limit L (coordinate V): HOW".
@@ -254,6 +264,9 @@ typedef struct {
   int64_t spin_substeps;    // extra RK4 substeps taken for fast motion on a tree (issue 10,
                             // item 8): a step taken as k substeps adds k - 1
   int spin_substeps_last;   // substeps of the last step (1: an ordinary step)
+  int64_t limit_lcp_unsolved;  // limit problems (limits.c) whose principal pivoting reached
+                               // its bound of flips without a solution (the last iterate is
+                               // used, clipped to pushing forces): should stay 0
 } pt_counters;
 // A joint limit in the state held now: -1 resting on (held at) the lower bound, +1 on the
 // upper one, 0 free or not enforced; pre and post (may be NULL) get the joint's rate just

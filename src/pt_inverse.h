@@ -52,6 +52,12 @@ typedef struct {
   double *tree_wrk;         // scratch of the recursive pass
   int *tree_iwrk;           // scratch of the recursive pass (requests of each joint first)
   const double **tree_ptr;  // scratch of the recursive pass (rows of each block)
+  // couplers (docs/model-format.md, "couplers"): a torque request names the leaders, the
+  // followers' accelerations follow (multiplier x the leader's)
+  int ncoupler;
+  double *coupler_effort;   // (ncoupler) joint force or torque each coupler puts on its
+                            // follower (its leader takes -multiplier times it)
+  pt_assign *cpl_req;       // (maxreq + ncoupler) scratch: the request with the followers
 } pt_inverse_result;
 
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
@@ -67,6 +73,11 @@ void pt_inverse_result_free(pt_inverse_result *r);
 int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inverse_result *res,
                          pt_error *err);
 
+// On a model with couplers, the request names no follower (PT_EINVAL: "... follows coupler
+// ...: request its leader") and every coupler's leader (PT_EINVAL otherwise): a follower's
+// acceleration is multiplier x its leader's, its actuator keeps its input, and what the
+// coupler transmits is reported in coupler_effort; the leader's effort includes what it
+// passes to its followers (multiplier x coupler_effort).
 // Torque request at d's current state (q, qd, time, inputs): the efforts the joint actuators
 // of the requested coordinates must apply so that those coordinates have the requested second
 // derivatives (acc[k].coord, acc[k].value); every other coordinate follows the dynamics,
@@ -84,7 +95,8 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err);
 
-// The coordinates a torque request can name (driven by a joint actuator, not by a motion), in
+// The coordinates a torque request can name (driven by a joint actuator, not by a motion, not
+// a coupler's follower), in
 // coordinate order: the first `max` indices go to coords (may be NULL); returns how many there
 // are. `partita inverse --acc all=V` requests V for each of them.
 int pt_actuated_coords(const pt_model *m, int *coords, int max);
@@ -138,6 +150,16 @@ typedef struct {
   double residual_position; // max |Phi| (with the Euler-parameter normalisation)
   double residual_force;    // max |J^T lambda - Q|
   double *lambda;           // (ncon)
+  int ncoupler;
+  double *coupler_effort;   // (ncoupler) joint force or torque each coupler puts on its
+                            // follower at the equilibrium (the leader takes -multiplier x)
+  // Joint limits (where enforced) are constraints of the equilibrium: a coordinate at or
+  // beyond a bound is held there while the limit's reaction pushes, released when it would
+  // pull (an active set, re-solved until it settles).
+  int *limit_held;          // (njoint) -1 held at the lower bound, +1 at the upper, 0 free
+  double *limit_reaction;   // (njoint) the held limit's joint force or torque (pushes:
+                            // >= 0 at a lower bound, <= 0 at an upper one)
+  char *limit_notes;        // '\n'-terminated lines on the limits at their bounds ("" if none)
 } pt_equilibrium_result;
 
 pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m);

@@ -171,6 +171,17 @@ typedef struct {
   double point1[3], point2[3];
 } pt_spec_coord;
 
+// A coupler between two joint coordinates (URDF <mimic>, YAML couplers:):
+// follower = multiplier x leader + offset, held by the engine (coupler.c).
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  char follower[PT_NAME_MAX];  // a revolute or prismatic joint
+  char leader[PT_NAME_MAX];    // a revolute or prismatic joint, not itself a follower
+  double multiplier;           // finite, not 0
+  double offset;               // finite (rad or m)
+} pt_spec_coupler;
+
 typedef struct pt_spec {
   char source[256];         // file name (or "<string>") for messages
   char model[PT_NAME_MAX];
@@ -189,6 +200,8 @@ typedef struct pt_spec {
   pt_spec_force *forces;
   pt_spec_actuator *actuators;
   pt_spec_coord *coords;
+  int ncoupler, coupler_cap;
+  pt_spec_coupler *couplers;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
   int nvisual, visual_cap;  // visual shapes of all bodies (src/visual.c)
   pt_spec_visual *visuals;
@@ -204,6 +217,7 @@ pt_spec_motion *pt_spec_add_motion(pt_spec *s);
 pt_spec_force *pt_spec_add_force(pt_spec *s);
 pt_spec_actuator *pt_spec_add_actuator(pt_spec *s);
 pt_spec_coord *pt_spec_add_coord(pt_spec *s);
+pt_spec_coupler *pt_spec_add_coupler(pt_spec *s);  // multiplier 1, offset 0
 pt_spec_visual *pt_spec_add_visual(pt_spec *s);   // scale 1 1 1, identity orientation
 int pt_mesh_kind_ok(const char *path);   // a mesh viewers draw: .stl, .dae or .obj (any case)
 // Appends one warning line (printf-style; the '\n' is added). Compile hands the spec's

@@ -26,6 +26,7 @@ void pt_spec_free(pt_spec *s) {
   free(s->forces);
   free(s->actuators);
   free(s->coords);
+  free(s->couplers);
   free(s->visuals);
   free(s->warnings);
   free(s);
@@ -71,6 +72,12 @@ pt_spec_actuator *pt_spec_add_actuator(pt_spec *s) {
 
 pt_spec_coord *pt_spec_add_coord(pt_spec *s) {
   return grow((void **)&s->coords, &s->ncoord, &s->cap[5], sizeof(pt_spec_coord));
+}
+
+pt_spec_coupler *pt_spec_add_coupler(pt_spec *s) {
+  pt_spec_coupler *c = grow((void **)&s->couplers, &s->ncoupler, &s->coupler_cap, sizeof(*c));
+  if (c) c->multiplier = 1;
+  return c;
 }
 
 pt_spec_visual *pt_spec_add_visual(pt_spec *s) {

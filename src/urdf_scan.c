@@ -65,7 +65,8 @@ static const known_elem known[] = {
     {"origin", "xyz rpy", "", ""},
     {"mass", "value", "", ""},
     {"inertia", "ixx ixy ixz iyy iyz izz", "", ""},
-    {"joint", "name type", "parent child origin axis limit dynamics", ""},
+    {"joint", "name type", "parent child origin axis limit dynamics mimic", ""},
+    {"mimic", "joint multiplier offset", "", ""},
     {"parent", "link", "", ""},
     {"child", "link", "", ""},
     {"axis", "xyz", "", ""},
@@ -82,7 +83,6 @@ static const struct {
     {"<link><collision>", "Partita has no contacts"},
     {"<joint><calibration>", "calibration is for the real robot's encoders"},
     {"<joint><safety_controller>", "controller settings, not mechanics"},
-    {"<joint><mimic>", "mimic joints are not coupled: the follower moves on its own"},
     {"<limit velocity>", "velocity limits are not enforced"},
     {"<dynamics friction>", "Coulomb friction is not imported (docs/urdf.md: it would need a "
                             "velocity scale; YAML joints take friction and friction_velocity)"},

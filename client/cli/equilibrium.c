@@ -43,6 +43,31 @@ static int eq_parse(int argc, char **argv, eq_options *o) {
                              "partita equilibrium MODEL [--init NAME=VALUE ...] [--json]");
 }
 
+// The result's limit notes (limits held as constraints, or free on a bound): JSON
+// "limit_notes", text "notes"; nothing when there are none.
+static void eq_limit_notes(cli_json *j, const pt_equilibrium_result *r) {
+  const char *t = r->limit_notes ? r->limit_notes : "";
+  if (!*t) return;
+  if (j) {
+    cli_json_key(j, "limit_notes");
+    cli_json_begin_array(j);
+  } else {
+    printf("notes\n");
+  }
+  while (*t) {
+    const char *nl = strchr(t, '\n');
+    const size_t len = nl ? (size_t)(nl - t) : strlen(t);
+    char line[512];
+    snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), t);
+    if (j)
+      cli_json_string(j, line);
+    else
+      printf("  %s\n", line);
+    t += len + (nl ? 1 : 0);
+  }
+  if (j) cli_json_end_array(j);
+}
+
 static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json) {
   const int nc = pt_model_ncoord(m);
   if (json) {
@@ -56,7 +81,7 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
     }
     cli_json_end_object(&j);
     cli_analysis_reactions(&j, m, r->reaction);
-    cli_analysis_limit_notes(&j, m, r->coord, "equilibrium treats it as free (an equilibrium held by the limit is not sought)");
+    eq_limit_notes(&j, r);
     cli_json_key(&j, "efforts");
     cli_json_begin_object(&j);
     for (int i = 0; i < r->nmotion; i++) {
@@ -88,7 +113,7 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
   for (int i = 0; i < r->nmotion; i++)
     printf("  %-16s %.17g\n", pt_motion_name(m, i), r->motion_effort[i]);
   cli_analysis_reactions(NULL, m, r->reaction);
-  cli_analysis_limit_notes(NULL, m, r->coord, "equilibrium treats it as free (an equilibrium held by the limit is not sought)");
+  eq_limit_notes(NULL, r);
 }
 
 static int eq_run(const eq_options *o) {

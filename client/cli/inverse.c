@@ -126,6 +126,13 @@ static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
       cli_json_number(&j, r->motion_effort[i]);
     }
     cli_json_end_object(&j);
+    cli_json_key(&j, "coupler_efforts");  // {coupler: effort on its follower}
+    cli_json_begin_object(&j);
+    for (int k = 0; k < r->ncoupler && r->nreq > 0; k++) {
+      cli_json_key(&j, pt_coupler_name(m, k));
+      cli_json_number(&j, r->coupler_effort[k]);
+    }
+    cli_json_end_object(&j);
     cli_analysis_reactions(&j, m, r->reaction);
     cli_analysis_limit_notes(&j, m, r->coord, "inverse dynamics treats it as free (its reaction is in no effort or reaction)");
     const char *keys[3] = {"coordinates", "rates", "accelerations"};
@@ -150,6 +157,11 @@ static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
     printf("  %-16s %.17g\n", pt_actuator_name(m, r->req_actuator[k]), r->req_effort[k]);
   for (int i = 0; i < r->nmotion; i++)
     printf("  %-16s %.17g\n", pt_motion_name(m, i), r->motion_effort[i]);
+  if (r->ncoupler > 0 && r->nreq > 0) {
+    printf("couplers (effort on the follower; the leader takes -multiplier times it)\n");
+    for (int k = 0; k < r->ncoupler; k++)
+      printf("  %-16s %.17g\n", pt_coupler_name(m, k), r->coupler_effort[k]);
+  }
   cli_analysis_reactions(NULL, m, r->reaction);
   printf("coordinates (value, rate, acceleration)\n");
   for (int i = 0; i < nc; i++)

@@ -116,6 +116,26 @@ static void check_json(const pt_model *m, const char *path, const char **indep, 
   cli_json_bool(&j, pt_model_limits_enforced(m));
   cli_json_key(&j, "restitution");
   cli_json_number(&j, pt_model_restitution(m));
+  cli_json_key(&j, "couplers");  // [{name, follower, leader, multiplier, offset}]
+  cli_json_begin_array(&j);
+  for (int k = 0; k < pt_model_ncoupler(m); k++) {
+    int f = 0, l = 0;
+    double mu = 0, off = 0;
+    pt_coupler_info(m, k, &f, &l, &mu, &off);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "name");
+    cli_json_string(&j, pt_coupler_name(m, k));
+    cli_json_key(&j, "follower");
+    cli_json_string(&j, pt_joint_name(m, f));
+    cli_json_key(&j, "leader");
+    cli_json_string(&j, pt_joint_name(m, l));
+    cli_json_key(&j, "multiplier");
+    cli_json_number(&j, mu);
+    cli_json_key(&j, "offset");
+    cli_json_number(&j, off);
+    cli_json_end_object(&j);
+  }
+  cli_json_end_array(&j);
   json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
   cli_json_key(&j, "independent");
   cli_json_begin_array(&j);
@@ -186,6 +206,18 @@ static void text_limits(const pt_model *m) {
     printf(" (not enforced)\n");
 }
 
+// Couplers: `couplers     panda_finger_joint2 = 1 x panda_finger_joint1 + 0, ...`.
+static void text_couplers(const pt_model *m) {
+  for (int k = 0; k < pt_model_ncoupler(m); k++) {
+    int f = 0, l = 0;
+    double mu = 0, off = 0;
+    pt_coupler_info(m, k, &f, &l, &mu, &off);
+    printf("%s%s = %.6g x %s + %.6g", k ? ", " : "couplers     ", pt_joint_name(m, f), mu,
+           pt_joint_name(m, l), off);
+  }
+  if (pt_model_ncoupler(m) > 0) printf("\n");
+}
+
 static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
   printf("%-13s%s\n", "model", pt_model_name(m));
   printf("%-13s%s\n", "file", path);
@@ -197,6 +229,7 @@ static void check_text(const pt_model *m, const char *path, const char **indep, 
   text_list("actuators", m, pt_model_ninput(m), pt_input_name);
   text_gears(m);
   text_limits(m);
+  text_couplers(m);
   text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
   printf("%-13s%d", "independent", nindep);
   for (int i = 0; i < nindep; i++) {

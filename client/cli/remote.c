@@ -939,6 +939,7 @@ static int cmd_inverse(ctx *x) {
                                              : x->acc.n || x->gravity ? "torque_request"
                                                                       : "kinematic");
     json_named_values(&j, "efforts", r->efforts, r->n_efforts);
+    json_named_values(&j, "coupler_efforts", r->coupler_efforts, r->n_coupler_efforts);
     json_reactions(&j, r->reactions, r->n_reactions);
     json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
     json_named_values(&j, "rates", r->rates, r->n_rates);

@@ -87,15 +87,35 @@ class InverseTest(unittest.TestCase):
             rc, out, err = run("inverse", path, "--init", "hinge=0.3", "--acc", "hinge=0",
                                "--json")
             self.assertNotIn("limit_notes", json.loads(out))
-            # it hangs at 0, the lower bound
+            # it hangs at 0, the lower bound, where the limit has nothing to hold
             rc, out, err = run("equilibrium", path, "--init", "hinge=1.0")
             self.assertEqual(rc, 0, err)
             self.assertIn("notes\n  joint hinge at its lower limit 0 (coordinate ", out)
-            self.assertIn("equilibrium treats it as free", out)
+            self.assertIn("): free, its limit does not push", out)
+            # limits [0.4, 1.2]: from the upper bound, where the limit would pull, it is
+            # released, falls and rests on the lower bound, which carries m g d sin(0.4)
+            lim2 = os.path.join(tmp, "lim2.yaml")
+            with open(lim2, "w") as f:
+                f.write(LIMITED.replace("limits: [0, 1.2]", "limits: [0.4, 1.2]"))
+            rc, out, err = run("equilibrium", lim2, "--init", "hinge=1.2", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertAlmostEqual(res["coordinates"]["hinge"], 0.4, places=12)
+            note = res["limit_notes"][0]
+            self.assertTrue(note.startswith("joint hinge at its lower limit 0.4: held by the "
+                                            "limit, treated as a constraint (reaction "), note)
+            reaction = float(note.split("reaction ")[1].rstrip(")"))
+            self.assertAlmostEqual(reaction, 2 * 9.81 * 0.5 * math.sin(0.4), places=6)
             rc, out, err = run("linearize", path, "--init", "hinge=1.2")
             self.assertEqual(rc, 0, err)
-            self.assertIn("note: joint hinge at its upper limit 1.2 (coordinate 1.2): linearized "
-                          "as free (a limit is not a constraint of the linearization)", out)
+            # on its upper bound with gravity pulling it off: the limit releases, a free state
+            self.assertIn("note: joint hinge at its upper limit 1.2 (coordinate 1.2): free, its "
+                          "limit's reaction would pull (the limit releases)", out)
+            # on its lower bound (limits [0.4, 1.2]) gravity pushes into it: held, not a state
+            rc, out, err = run("linearize", lim2, "--init", "hinge=0.4")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("note: joint hinge at its lower limit 0.4: held by the limit, treated "
+                          "as a constraint (reaction 3.82019394): not a state", out)
 
     def test_free_model_refused(self):
         rc, out, err = run("inverse", os.path.join(MODELS, "double_pendulum.yaml"), "--json")

@@ -366,6 +366,37 @@ def test_inverse_dynamics_holding_torque(client, pendulum):
     assert client.get_state(pendulum).step == 0     # ran on a copy
 
 
+GRIPPER_YAML = """model: gripper
+bodies:
+  - {name: left, mass: 0.3, inertia: [1e-4, 1e-4, 1e-4], position: [0, 0.02, 0]}
+  - {name: right, mass: 0.2, inertia: [1e-4, 1e-4, 1e-4], position: [0, -0.02, 0]}
+joints:
+  - {name: slide_l, type: prismatic, body1: ground, body2: left, point: [0, 0.02, 0], axis: [0, 1, 0]}
+  - {name: slide_r, type: prismatic, body1: ground, body2: right, point: [0, -0.02, 0], axis: [0, -1, 0]}
+actuators:
+  - {name: drive, type: joint_force, joint: slide_l}
+couplers:
+  - {name: fingers, follower: slide_r, leader: slide_l, multiplier: 2}
+"""
+
+
+def test_coupler_dof_and_effort(client):
+    """A coupler (docs/model-format.md): one degree of freedom less in ModelInfo; a torque
+    request on the leader moves both fingers and reports the coupler's effort, by hand:
+    leader (m_l + 4 m_f) a, coupler 2 m_f a."""
+    name = unique("gripper")
+    info = client.load_model(GRIPPER_YAML, name=name, format=pb.YAML)
+    assert info.dof == 1 and list(info.independent) == ["slide_l"]
+    r = client.inverse_dynamics(name, accelerations={"all": 2.5})
+    assert r["efforts"]["drive"] == pytest.approx((0.3 + 4 * 0.2) * 2.5, rel=1e-12)
+    assert r["coupler_efforts"] == pytest.approx({"fingers": 2 * 0.2 * 2.5}, rel=1e-12)
+    assert r["accelerations"]["slide_r"] == pytest.approx(5.0, rel=1e-12)
+    with pytest.raises(partita.PartitaError) as e:
+        client.inverse_dynamics(name, accelerations={"slide_r": 1.0})
+    assert 'follows coupler "fingers"' in str(e.value)
+    client.unload_model(name)
+
+
 def test_linearize_hanging_pendulum(client, pendulum):
     ss = client.linearize(pendulum, states=["hinge"], coordinates={"hinge": math.pi / 2},
                           rates={"hinge": 0.0})

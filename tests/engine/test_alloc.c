@@ -168,6 +168,51 @@ static void limits_run(pt_integrator integ) {
   pt_model_free(m);
 }
 
+// Couplers (coupler.c): a two-link arm whose elbow follows its shoulder (multiplier -2) and a
+// third link on a hinge that follows the shoulder with an offset, the shoulder limited and
+// driven onto its limit: coupler rows and limit rows held together, no allocation.
+static void coupler_run(pt_integrator integ) {
+  static const char text[] =
+      "model: coupled\ngravity: [0, 0, -9.81]\n"
+      "bodies:\n"
+      "  - {name: a, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], position: [0.25, 0, 0]}\n"
+      "  - {name: b, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], position: [0.75, 0, 0]}\n"
+      "  - {name: c, mass: 0.5, inertia: [0.0001, 0.01, 0.01], position: [0.25, 0.3, 0]}\n"
+      "joints:\n"
+      "  - {name: shoulder, type: revolute, body1: ground, body2: a, point: [0, 0, 0],"
+      " axis: [0, 1, 0], limits: [-0.4, 0.4]}\n"
+      "  - {name: elbow, type: revolute, body1: a, body2: b, point: [0.5, 0, 0], axis: [0, 1, 0]}\n"
+      "  - {name: side, type: revolute, body1: ground, body2: c, point: [0, 0.3, 0],"
+      " axis: [0, 1, 0]}\n"
+      "actuators:\n  - {name: tau, type: joint_torque, joint: shoulder}\n"
+      "couplers:\n"
+      "  - {name: k1, follower: elbow, leader: shoulder, multiplier: -2}\n"
+      "  - {name: k2, follower: side, leader: shoulder, multiplier: 1, offset: 0.1}\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), 1, "coupled.yaml", NULL, &m, &err)) {
+    CHECK(0, "coupled: %s", err.msg);
+    return;
+  }
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  pt_counters c;
+  long allocs = count_steps(m, d, 2000, &c);
+  pt_set_input(m, d, 0, -30.0);
+  allocs += count_steps(m, d, 500, &c);
+  pt_get_counters(d, &c);
+  const double *q = pt_coords(d);
+  printf("%-26s %s, 2500 steps: %ld allocations; %lld limit impacts, elbow + 2 shoulder %.2g\n",
+         "arm with couplers", pt_integrator_name(integ), allocs, (long long)c.limit_impacts,
+         q[1] + 2 * q[0]);
+  CHECK(allocs == 0, "couplers: %ld allocations", allocs);
+  CHECK(c.limit_impacts >= 1, "the shoulder never reached its limit");
+  CHECK(fabs(q[1] + 2 * q[0]) < 1e-10 && fabs(q[2] - q[0] - 0.1) < 1e-10,
+        "followers off their couplers: %g %g %g", q[0], q[1], q[2]);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 // Seven links falling onto limits [-0.3, 0.3] on every joint: several limits hit in one step
 // and held together (the coupled complementarity problems), no allocation.
 static void limits_chain(void) {
@@ -188,6 +233,8 @@ static void limits_chain(void) {
   printf("%-26s rk4, 2000 steps: %ld allocations; %lld limit impacts, %d held at the end\n",
          "chain of 7 with limits", allocs, (long long)c.limit_impacts, held);
   CHECK(allocs == 0, "limits chain: %ld allocations", allocs);
+  CHECK(c.limit_lcp_unsolved == 0, "limits chain: %lld problems unsolved by the pivoting",
+        (long long)c.limit_lcp_unsolved);
   CHECK(c.limit_impacts >= 10 && held >= 2, "impacts %lld, held %d", (long long)c.limit_impacts,
         held);
   pt_data_free(d);
@@ -264,6 +311,8 @@ int main(int argc, char **argv) {
   limits_run(PT_INT_RK4);
   limits_run(PT_INT_ABM4);
   limits_chain();
+  coupler_run(PT_INT_RK4);
+  coupler_run(PT_INT_ABM4);
   for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
     const char *file = runs[k].file;
     pt_model *m = load(root, file);

@@ -442,7 +442,100 @@ static void urdf(void) {
   pt_model_free(m);
 }
 
+// Equilibrium with the limits as constraints (equilibrium.c): the rod started on its upper
+// bound 1.2, where the limit would have to pull to hold it, is released, falls past the
+// lower bound 0.4 and is held there, the limit carrying m g d sin(0.4); started inside the
+// range with limits [-0.5, 1.2], it hangs free at 0 and no limit is held.
+static void equilibrium_on_limit(void) {
+  pt_model *m = rod("", "[0.4, 1.2]", "");
+  pt_data *d = pt_data_new(m);
+  set_angle(m, d, 1.2, 0);
+  pt_equilibrium_result *res = pt_equilibrium_result_new(m);
+  pt_error err = {0};
+  int rc = pt_equilibrium(m, d, NULL, res, &err);
+  CHECK(rc == PT_OK, "equilibrium: %s", err.msg);
+  CHECK_CLOSE(res->coord[0], 0.4, 1e-12, "rests on the lower bound");
+  CHECK(res->limit_held[0] == -1, "held %d", res->limit_held[0]);
+  CHECK_CLOSE(res->limit_reaction[0], mass * g * dist * sin(0.4), 1e-9,
+              "limit reaction = m g d sin(0.4)");
+  CHECK(res->stable == 1, "stable %d", res->stable);
+  CHECK(strstr(res->limit_notes, "joint hinge at its lower limit 0.4: held by the limit, "
+                                 "treated as a constraint (reaction 3.82019") != NULL,
+        "notes: %s", res->limit_notes);
+  printf("equilibrium on a limit: %.15g rad, reaction %.12g N m (closed form %.12g)\n",
+         res->coord[0], res->limit_reaction[0], mass * g * dist * sin(0.4));
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+  m = rod("", "[-0.5, 1.2]", "");
+  d = pt_data_new(m);
+  set_angle(m, d, 1.0, 0);
+  res = pt_equilibrium_result_new(m);
+  rc = pt_equilibrium(m, d, NULL, res, &err);
+  CHECK(rc == PT_OK && fabs(res->coord[0]) < 1e-9 && res->limit_held[0] == 0 &&
+            res->limit_notes[0] == 0, "free: %s %g held %d notes %s", err.msg, res->coord[0],
+        res->limit_held[0], res->limit_notes);
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Linearization with a limit held (linearize.c, linearize_tree.c): a double pendulum whose
+// upper link rests on its lower bound 0.4 (gravity pushes it there) and whose lower link
+// hangs straight down (theta2 = -0.4): the upper link's coordinate is a constraint, not a
+// state, and the lower link swings about a fixed pivot: A = [0 1; -m2 g d2 / J2 0] with
+// J2 = I2 + m2 d2^2; the note says so; naming the held coordinate as a state is refused.
+static void linearize_on_limit(void) {
+  static const char text[] =
+      "model: dp\ngravity: [0, 0, -9.81]\n"
+      "bodies:\n"
+      "  - {name: a, mass: 2, inertia: [0.16666666666666666, 0.16666666666666666, 0.001],"
+      " position: [0, 0, -0.5]}\n"
+      "  - {name: b, mass: 1, inertia: [0.03, 0.03, 0.001], position: [0, 0, -1.3]}\n"
+      "joints:\n"
+      "  - {name: shoulder, type: revolute, body1: ground, body2: a, point: [0, 0, 0],"
+      " axis: [0, 1, 0], limits: [0.4, 1.2]}\n"
+      "  - {name: elbow, type: revolute, body1: a, body2: b, point: [0, 0, -1], axis: [0, 1, 0]}\n"
+      "actuators:\n  - {name: tau, type: joint_torque, joint: elbow}\n";
+  pt_error err = {0};
+  pt_model *m = load_text(text, &err);
+  CHECK(m != NULL, "load: %s", err.msg);
+  if (!m) return;
+  pt_data *d = pt_data_new(m);
+  pt_assign p[2] = {{0, 0.4}, {1, -0.4}};
+  CHECK(pt_set_state(m, d, p, 2, NULL, 0, &err) == PT_OK, "state: %s", err.msg);
+  pt_linearization *lin = NULL;
+  int rc = pt_linearize(m, d, NULL, &lin, &err);
+  CHECK(rc == PT_OK, "linearize: %s", err.msg);
+  if (!rc) {
+    const double J2 = 0.03 + 1 * 0.3 * 0.3, a10 = -1 * 9.81 * 0.3 / J2;
+    CHECK(lin->nz == 1 && strcmp(lin->state_name[0], "elbow") == 0, "states %d %s", lin->nz,
+          lin->nz ? lin->state_name[0] : "");
+    if (lin->nz == 1) {
+      CHECK_CLOSE(lin->A[2], a10, 1e-9, "A: -m2 g d2 / J2");
+      CHECK_CLOSE(lin->M[0], J2, 1e-12, "M = J2");
+      CHECK_CLOSE(lin->B[1], 1 / J2, 1e-12, "B = 1 / J2");
+    }
+    CHECK(strstr(lin->notes, "joint shoulder at its lower limit 0.4: held by the limit, treated "
+                             "as a constraint (reaction ") != NULL, "notes: %s", lin->notes);
+    printf("linearize on a limit: A = [0 1; %.12g 0] (closed form %.12g), M = %.12g\n",
+           lin->nz == 1 ? lin->A[2] : 0.0, a10, lin->nz == 1 ? lin->M[0] : 0.0);
+  }
+  pt_linearization_free(lin);
+  lin = NULL;
+  const char *st[] = {"shoulder", "elbow"};
+  pt_linearize_options o = {.states = st, .nstates = 2};
+  rc = pt_linearize(m, d, &o, &lin, &err);
+  CHECK(rc == PT_EINVAL && strstr(err.msg, "state \"shoulder\" is held on its lower limit"),
+        "held state: %s", err.msg);
+  pt_linearization_free(lin);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(void) {
+  linearize_on_limit();
+  equilibrium_on_limit();
   urdf();
   stop_at_limit(PT_INT_RK4);
   stop_at_limit(PT_INT_ABM4);

@@ -284,9 +284,10 @@ int main(int argc, char **argv) {
     char copy[128];
     snprintf(copy, sizeof(copy), "/tmp/partita_corpus_%d.urdf", (int)getpid());
     if (text) {
+      // <mimic> too: MuJoCo 2.2.2 ignores it, Partita couples; both read the copy
       static const char *const strip[] = {"visual", "collision", "gazebo", "transmission",
-                                          "mujoco"};
-      for (int k = 0; k < 5; k++) strip_elements(text, strip[k]);
+                                          "mujoco", "mimic"};
+      for (int k = 0; k < 6; k++) strip_elements(text, strip[k]);
       strip_friction(text);
       int nrep = 0;
       char *bal = balance_copy(text, &nrep);  // physical inertias for MuJoCo too

@@ -378,7 +378,8 @@ class Client:
                          time=None, gravity=False):
         """accelerations: {coordinate: value}, "all" standing for every actuated coordinate;
         gravity: the holding efforts (every rate and actuated acceleration zero). Answers the members of `partita inverse --json`: {"model", "time", "mode"
-        ("kinematic" or "torque_request"), "efforts": {name: value}, "reactions": {joint:
+        ("kinematic" or "torque_request"), "efforts": {name: value}, "coupler_efforts": {coupler:
+        value}, "reactions": {joint:
         {force, torque}}, "coordinates", "rates", "accelerations": {coordinate: value}}."""
         msg = pb.InverseDynamics(model=model, coordinates=_named(coordinates or {}),
                                  rates=_named(rates or {}),
@@ -390,6 +391,7 @@ class Client:
         r = self.request("inverse_dynamics", msg).inverse_dynamics
         return {"model": r.model, "time": r.time, "mode": r.mode,
                 "efforts": {e.name: e.value for e in r.efforts},
+                "coupler_efforts": {e.name: e.value for e in r.coupler_efforts},
                 "reactions": _reactions(r.reactions),
                 "coordinates": {c.name: c.value for c in r.coordinates},
                 "rates": {c.name: c.value for c in r.rates},
