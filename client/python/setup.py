@@ -39,7 +39,7 @@ class BuildPyWithProto(build_py):
 
 
 def version():
-    with open(os.path.join(ROOT, "src", "partita.h")) as f:
+    with open(os.path.join(ROOT, "src", "include", "partita", "partita.h")) as f:
         for line in f:
             if line.startswith("#define PT_VERSION"):
                 return line.split('"')[1]

@@ -1,6 +1,6 @@
 // bench_limits: microseconds per RK4 step of revolute chains (n links released from
 // horizontal, as bench_step) without limits, with limits [-0.3, 0.3] on every joint that are
-// hit and then held (src/limits.c), and with the same limits switched off. Measured, never
+// hit and then held (src/core/limits.c), and with the same limits switched off. Measured, never
 // asserted: prints a table.
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -1,4 +1,4 @@
-// test_coupler.c: couplers between joint coordinates (issue 11, item 3; src/coupler.c).
+// test_coupler.c: couplers between joint coordinates (issue 11, item 3; src/core/coupler.c).
 // A two-finger gripper (two prismatic fingers sliding apart, the right one following the
 // left) opens symmetrically under one input, with the closed-form acceleration
 // F / (m_l + mult^2 m_f) and the coupler's effort mult m_f F / (m_l + mult^2 m_f) (the joint

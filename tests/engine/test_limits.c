@@ -1,4 +1,4 @@
-// test_limits.c: joint limits on a tree (issue 11, item 4; src/limits.c).
+// test_limits.c: joint limits on a tree (issue 11, item 4; src/core/limits.c).
 // A physical pendulum (rod of 2 kg, 1 m, hinge at its end) released toward a limit stops at it
 // (restitution 0: no overshoot, energy never increases, then it swings between the bound and
 // the mirror angle its remaining energy reaches); with restitution 0.5 the rate after the

@@ -2,7 +2,7 @@
 // (configs/models/iiwa14.urdf) driven by bounded joint torques tau_j = 2 sin(pi t + j) N m
 // (j = 0..6, no damping, no limits, gravity on) spins its light distal link to 2000 rad/s and
 // its wrist to 1000 rad/s and more. With the joint coordinates as the integrated variables (the
-// tree partition, src/tree.c) RK4 at dt = 1 ms must run through the horizon (argv[2] seconds:
+// tree partition, src/core/tree.c) RK4 at dt = 1 ms must run through the horizon (argv[2] seconds:
 // 300 in the release build, 5 under the sanitizers) without divergence.
 //
 // Without substeps this fails on this arm (both engines; tests/bench/bench_mujoco): the arm

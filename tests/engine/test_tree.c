@@ -1,4 +1,4 @@
-// The tree partition (src/tree.c, issue 10): on a tree of revolute, prismatic and fixed joints
+// The tree partition (src/core/tree.c, issue 10): on a tree of revolute, prismatic and fixed joints
 // the joint coordinates are the independent set and q follows by forward kinematics. Checked
 // against the Cartesian LU partition (Newton on the rows, an independent computation of the
 // same ODE): the two trajectories agree to the integration error, the tree partition holds the

@@ -1,5 +1,5 @@
 // fuzz_model.c: libFuzzer target for the model loaders, built twice: FUZZ_FORMAT 1 (YAML,
-// src/load_yaml.c) and 2 (URDF, src/load_urdf.c). The input is the model text; a text that
+// src/load/load_yaml.c) and 2 (URDF, src/load/load_urdf.c). The input is the model text; a text that
 // loads is compiled and stepped (20 steps): every path must end in a model or a message, never
 // a crash, a leak or undefined behaviour. A refused text must say where (`SOURCE:`).
 #include <stdint.h>

@@ -1,4 +1,4 @@
-// test_yaml.c: the YAML model loader (src/load_yaml.c).
+// test_yaml.c: the YAML model loader (src/load/load_yaml.c).
 //
 //   test_yaml SOURCE_ROOT [examples|conventions|bad|limits|fuzz|compile]
 //

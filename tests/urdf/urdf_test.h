@@ -1,6 +1,6 @@
 // urdf_test.h: small helpers shared by the URDF tests (file reading, checks, rotations).
 // The rotation helpers work with quaternions, independently of the matrix code in
-// src/load_urdf.c, so that the tests compare two different computations.
+// src/load/load_urdf.c, so that the tests compare two different computations.
 #ifndef URDF_TEST_H
 #define URDF_TEST_H
 

@@ -61,7 +61,7 @@ typedef struct {
   unsigned char vec[3];  // pt_joint_vec indices
 } pt_coord_def;
 
-// A joint class (one table, src/joint.c): its rows and its coordinates. The model copies the
+// A joint class (one table, src/core/joint.c): its rows and its coordinates. The model copies the
 // rows into row_kind / row_vec and the coordinates into the measures at compile, so that
 // nothing after compile (rows, partitions, assembly, inverse dynamics, linearization) switches
 // on the joint type.
@@ -78,7 +78,7 @@ extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 struct pt_model {
   char name[PT_NAME_MAX];
   char *warnings;              // '\n'-terminated lines
-  int nvisual;                 // visual shapes (src/visual.c), never read by the mechanics
+  int nvisual;                 // visual shapes (src/load/visual.c), never read by the mechanics
   pt_visual *visual;           // (nvisual), strings inside visual_text
   char *visual_text;
   double gravity[3];
@@ -392,7 +392,7 @@ struct pt_data {
   void *buffer;
   int dense;                   // the buffer holds the dense Cartesian-partition work (data.c)
 
-  // hybrid LU/QR partitioning (issue 7, src/qr_partition.c, seed hybrid eq. 4-9)
+  // hybrid LU/QR partitioning (issue 7, src/partition/qr_partition.c, seed hybrid eq. 4-9)
   int part_mode;               // PT_MODE_HYBRID, PT_MODE_LU, PT_MODE_QR (partita.h)
   int qr_b_valid;              // qr_b holds the factor at the current q
   int qr_b_chord;              // qr_b holds a factor of B near q (chord Newton steps)
@@ -501,7 +501,7 @@ int pt_data_dense(const pt_model *m, pt_data *d);
 // (the loaders), and which mesh files a viewer can draw.
 int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err);
 void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt);
-// load_urdf.c's hook: the <visual> elements of one <link> (src/visual_urdf.c). R, p: the
+// load_urdf.c's hook: the <visual> elements of one <link> (src/load/visual_urdf.c). R, p: the
 // link frame at the zero configuration (x_global = R x_link + p); body: the body carrying it.
 struct _xmlNode;
 int pt_urdf_link_visuals(const struct _xmlNode *link, const struct _xmlNode *robot,

@@ -720,7 +720,7 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
   return rc;
 }
 
-// The <visual> elements of every link, on the body that carries it (src/visual_urdf.c).
+// The <visual> elements of every link, on the body that carries it (src/load/visual_urdf.c).
 static int add_visuals(const urdf *u, const xmlNode *robot, pt_spec *s) {
   for (xmlNode *c = robot->children; c; c = c->next) {
     char name[PT_NAME_MAX];

@@ -156,7 +156,7 @@ static void inertia_box(const pt_model *m, int b, double size[3], double quat[4]
     size[0] = size[1] = size[2] = 0.05;
     return;
   }
-  double d[3], V[9];   // principal moments and axes (src/inertia.c)
+  double d[3], V[9];   // principal moments and axes (src/load/inertia.c)
   if (pt_inertia_axes(m->body_inertia + 9 * b, d, V)) {
     size[0] = size[1] = size[2] = 0.05;
     return;
