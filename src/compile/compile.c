@@ -11,7 +11,6 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "tolerances.h"
 #include "ptu.h"
 #include "tolerances.h"
 
@@ -1000,7 +999,8 @@ static int assemble_initial(pt_model *m, const pt_spec *s, pt_error *err) {
     if (!m->joint_limited[j] || c < 0) continue;
     double v, jac[12], jdx;
     pt_measure(m, d, c, &v, jac, &jdx);
-    if (v < m->joint_limit[2 * j] || v > m->joint_limit[2 * j + 1])
+    if (v < m->joint_limit[2 * j] - PT_TOL_LIMIT_POS ||
+        v > m->joint_limit[2 * j + 1] + PT_TOL_LIMIT_POS)
       warn(m, "joint %s starts outside its limits [%g, %g] (coordinate %.9g); where limits are "
               "enforced it is put on the nearest bound at the first step", m->joint_name[j],
            m->joint_limit[2 * j], m->joint_limit[2 * j + 1], v);

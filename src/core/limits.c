@@ -31,8 +31,9 @@
 
 #include "engine.h"
 #include "ptu.h"
+#include "tolerances.h"
 
-#define LIM_POS_TOL 1e-9   // a coordinate this close to a bound is on it (rad or m)
+#define LIM_POS_TOL PT_TOL_LIMIT_POS  // a coordinate this close to a bound is on it
 #define LIM_VEL_TOL 1e-9   // an approaching rate below this is at rest (rad/s or m/s)
 #define LIM_PIVOT_MAXIT 200  // principal pivots of the LCP (bounded step)
 #define LIM_LCP_TOL 1e-13    // relative tolerance of the complementarity tests

@@ -97,4 +97,8 @@
 #define PT_SPIN_OMEGA_H 0.5
 #define PT_SPIN_SUBSTEPS_MAX 8
 
+// Joint limits (limits.c): a coordinate within PT_TOL_LIMIT_POS of a bound is on it (rad or
+// m); compile.c's "starts outside its limits" warning uses the same test.
+#define PT_TOL_LIMIT_POS 1e-9
+
 #endif
