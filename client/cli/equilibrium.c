@@ -46,26 +46,7 @@ static int eq_parse(int argc, char **argv, eq_options *o) {
 // The result's limit notes (limits held as constraints, or free on a bound): JSON
 // "limit_notes", text "notes"; nothing when there are none.
 static void eq_limit_notes(cli_json *j, const pt_equilibrium_result *r) {
-  const char *t = r->limit_notes ? r->limit_notes : "";
-  if (!*t) return;
-  if (j) {
-    cli_json_key(j, "limit_notes");
-    cli_json_begin_array(j);
-  } else {
-    printf("notes\n");
-  }
-  while (*t) {
-    const char *nl = strchr(t, '\n');
-    const size_t len = nl ? (size_t)(nl - t) : strlen(t);
-    char line[512];
-    snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), t);
-    if (j)
-      cli_json_string(j, line);
-    else
-      printf("  %s\n", line);
-    t += len + (nl ? 1 : 0);
-  }
-  if (j) cli_json_end_array(j);
+  cli_analysis_note_lines(j, r->limit_notes);
 }
 
 static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json) {
