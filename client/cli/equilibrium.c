@@ -70,6 +70,14 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
       cli_json_number(&j, r->motion_effort[i]);
     }
     cli_json_end_object(&j);
+    cli_json_key(&j, "coupler_efforts");  // {coupler: effort on its follower}
+    cli_json_begin_object(&j);
+    for (int k = 0; k < r->ncoupler; k++) {
+      cli_json_key(&j, pt_coupler_name(m, k));
+      cli_json_number(&j, r->coupler_effort[k]);
+    }
+    cli_json_end_object(&j);
+    cli_analysis_limit_reactions(&j, m, r->limit_held, r->limit_reaction);
     cli_json_key(&j, "iterations");
     cli_json_int(&j, r->iterations);
     cli_json_key(&j, "damped_steps");
@@ -93,7 +101,13 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
   if (r->nmotion > 0) printf("efforts (motions frozen at the time above)\n");
   for (int i = 0; i < r->nmotion; i++)
     printf("  %-16s %.17g\n", pt_motion_name(m, i), r->motion_effort[i]);
+  if (r->ncoupler > 0) {
+    printf("couplers (effort on the follower; the leader takes -multiplier times it)\n");
+    for (int k = 0; k < r->ncoupler; k++)
+      printf("  %-16s %.17g\n", pt_coupler_name(m, k), r->coupler_effort[k]);
+  }
   cli_analysis_reactions(NULL, m, r->reaction);
+  cli_analysis_limit_reactions(NULL, m, r->limit_held, r->limit_reaction);
   eq_limit_notes(NULL, r);
 }
 

@@ -108,10 +108,6 @@ done:
   return code;
 }
 
-// Kinematic inverse dynamics: the motions fix every coordinate, a limit takes no part.
-#define KINEMATIC_LIMIT_NOTE \
-  "free: the prescribed motions fix every coordinate (kinematic inverse dynamics)"
-
 static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
   const int nc = pt_model_ncoord(m);
   if (json) {
@@ -138,12 +134,9 @@ static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
     }
     cli_json_end_object(&j);
     cli_analysis_reactions(&j, m, r->reaction);
-    if (r->nreq > 0) {  // torque request: limits held as constraints, or free (notes say why)
-      cli_analysis_limit_reactions(&j, m, r->limit_held, r->limit_reaction);
-      cli_analysis_note_lines(&j, r->limit_notes);
-    } else {
-      cli_analysis_limit_notes(&j, m, r->coord, KINEMATIC_LIMIT_NOTE);
-    }
+    // limits held as constraints (torque requests), and how each one on a bound was treated
+    cli_analysis_limit_reactions(&j, m, r->limit_held, r->limit_reaction);
+    cli_analysis_note_lines(&j, r->limit_notes);
     const char *keys[3] = {"coordinates", "rates", "accelerations"};
     const double *vals[3] = {r->coord, r->coord_rate, r->coord_acc};
     for (int s = 0; s < 3; s++) {
@@ -176,12 +169,8 @@ static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
   for (int i = 0; i < nc; i++)
     printf("  %-16s %.12g %.12g %.12g\n", pt_coord_name(m, i), r->coord[i], r->coord_rate[i],
            r->coord_acc[i]);
-  if (r->nreq > 0) {
-    cli_analysis_limit_reactions(NULL, m, r->limit_held, r->limit_reaction);
-    cli_analysis_note_lines(NULL, r->limit_notes);
-  } else {
-    cli_analysis_limit_notes(NULL, m, r->coord, KINEMATIC_LIMIT_NOTE);
-  }
+  cli_analysis_limit_reactions(NULL, m, r->limit_held, r->limit_reaction);
+  cli_analysis_note_lines(NULL, r->limit_notes);
 }
 
 static int inv_run(const inv_options *o) {

@@ -336,6 +336,10 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
   res->nreq = 0;
   limits_clear(m, res);  // the motions fix every coordinate: no limit takes part
   rc = three_steps(m, w, res, J, piv, err);
+  if (!rc)
+    pt_joint_limits_note(m, res->coord, "free: the prescribed motions fix every coordinate "
+                         "(kinematic inverse dynamics)", res->limit_notes,
+                         LIMIT_NOTE_MAX * (size_t)m->njoint + 1);
 done:
   free(J);
   free(piv);

@@ -44,6 +44,20 @@ actuators:
   - {name: tau, type: joint_torque, joint: hinge}
 """
 
+PAIR = """\
+model: pair
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: a, mass: 1.0, inertia: [0.02, 0.02, 0.001], position: [0, 0, -0.5]}
+  - {name: b, mass: 2.0, inertia: [0.01, 0.01, 0.001], position: [1, 0, -0.3]}
+joints:
+  - {name: ha, type: revolute, body1: ground, body2: a, point: [0, 0, 0], axis: [0, 1, 0],
+     limits: [0.4, 1.0]}
+  - {name: hb, type: revolute, body1: ground, body2: b, point: [1, 0, 0], axis: [0, 1, 0]}
+couplers:
+  - {name: link, follower: hb, leader: ha, multiplier: 0.5, offset: 0.1}
+"""
+
 ARM_LIMITED = """\
 model: arm_v
 gravity: [0, 0, -9.81]
@@ -180,6 +194,41 @@ class InverseTest(unittest.TestCase):
 
 
 class EquilibriumTest(unittest.TestCase):
+    def test_coupler_and_limit_reported(self):
+        # two rods on parallel hinges (a: 1 kg, CoM 0.5 m; b: 2 kg, CoM 0.3 m), hb = 0.5 ha + 0.1
+        # by a coupler, ha limited to [0.4, 1.0]: gravity brings ha onto its lower bound, where
+        # the coupler holds b with lam = m_b g d_b sin(0.3) and the limit carries
+        # R = m_a g d_a sin(0.4) + 0.5 lam (the leader takes -multiplier x lam)
+        g = 9.81
+        lam = 2 * g * 0.3 * math.sin(0.3)
+        reaction = 1 * g * 0.5 * math.sin(0.4) + 0.5 * lam
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "pair.yaml")
+            with open(path, "w") as f:
+                f.write(PAIR)
+            rc, out, err = run("equilibrium", path, "--init", "ha=0.6", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertAlmostEqual(res["coordinates"]["ha"], 0.4, places=12)
+            self.assertAlmostEqual(res["coordinates"]["hb"], 0.3, places=12)
+            self.assertLess(abs(res["coupler_efforts"]["link"] - lam), 1e-9 * lam, res)
+            self.assertEqual(list(res["limit_reactions"]), ["ha"])
+            self.assertLess(abs(res["limit_reactions"]["ha"] - reaction), 1e-9 * reaction, res)
+            rc, out, err = run("equilibrium", path, "--init", "ha=0.6")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("couplers (effort on the follower; the leader takes -multiplier times "
+                          "it)\n  link             1.7394319364", out)
+            self.assertIn("limits held (the limit's joint force or torque: >= 0 at a lower "
+                          "bound, <= 0 at an upper one)\n  ha               lower 2.77981293", out)
+            # a model without couplers or limits: both members present and empty
+            spring = os.path.join(tmp, "spring.yaml")
+            with open(spring, "w") as f:
+                f.write(SPRING_PENDULUM)
+            rc, out, err = run("equilibrium", spring, "--init", "hinge=1.0", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertEqual((res["coupler_efforts"], res["limit_reactions"]), ({}, {}))
+
     def test_spring_pendulum(self):
         m, g, d, k = 10.0, 9.81, 0.5, 25.0
         th = 2.0  # the rod starts upright; the stable rest angle solves k th = m g d sin th

@@ -380,7 +380,8 @@ class Client:
         gravity: the holding efforts (every rate and actuated acceleration zero). Answers the members of `partita inverse --json`: {"model", "time", "mode"
         ("kinematic" or "torque_request"), "efforts": {name: value}, "coupler_efforts": {coupler:
         value}, "reactions": {joint:
-        {force, torque}}, "coordinates", "rates", "accelerations": {coordinate: value}}."""
+        {force, torque}}, "limit_reactions": {joint: reaction of a limit held}, "limit_notes":
+        [line], "coordinates", "rates", "accelerations": {coordinate: value}}."""
         msg = pb.InverseDynamics(model=model, coordinates=_named(coordinates or {}),
                                  rates=_named(rates or {}),
                                  accelerations=_named(accelerations or {}),
@@ -393,6 +394,8 @@ class Client:
                 "efforts": {e.name: e.value for e in r.efforts},
                 "coupler_efforts": {e.name: e.value for e in r.coupler_efforts},
                 "reactions": _reactions(r.reactions),
+                "limit_reactions": {e.name: e.value for e in r.limit_reactions},
+                "limit_notes": list(r.limit_notes),
                 "coordinates": {c.name: c.value for c in r.coordinates},
                 "rates": {c.name: c.value for c in r.rates},
                 "accelerations": {c.name: c.value for c in r.accelerations}}
@@ -423,8 +426,9 @@ class Client:
     def equilibrium(self, model, apply=False, coordinates=None, max_iterations=0,
                     tolerance=0.0, newton_only=False, allow_unstable=False):
         """Answers the members of `partita equilibrium --json` ("model", "time", "coordinates",
-        "reactions", "efforts" of the motions, "iterations", "damped_steps", "stable",
-        "residual") and "applied"."""
+        "reactions", "efforts" of the motions, "coupler_efforts", "limit_reactions" (of the
+        limits held), "limit_notes", "iterations", "damped_steps", "stable", "residual") and
+        "applied"."""
         msg = pb.Equilibrium(model=model, apply=apply,
                              coordinates=_named(coordinates or {}),
                              max_iterations=max_iterations, tolerance=tolerance,
@@ -434,6 +438,9 @@ class Client:
                 "coordinates": {c.name: c.value for c in r.coordinates},
                 "reactions": _reactions(r.reactions),
                 "efforts": {e.name: e.value for e in r.efforts},
+                "coupler_efforts": {e.name: e.value for e in r.coupler_efforts},
+                "limit_reactions": {e.name: e.value for e in r.limit_reactions},
+                "limit_notes": list(r.limit_notes),
                 "iterations": r.iterations, "damped_steps": r.damped_steps,
                 "stable": r.stable, "residual": r.residual, "applied": r.applied}
 
