@@ -59,6 +59,43 @@ static Partita__V1__NamedValue *inv_named(const char *name, double value) {
   return nv;
 }
 
+// The reactions of the limits held (held[j] != 0), by joint name. 0, or -1 out of memory (the
+// caller's message owns what was built either way).
+static int limit_values(const pt_model *m, const int *held, const double *reaction,
+                        Partita__V1__NamedValue ***out, size_t *n) {
+  const int nj = pt_model_njoint(m);
+  *n = 0;
+  if (!(*out = calloc((size_t)nj + 1, sizeof(**out))))
+    return -1;
+  for (int j = 0; j < nj; j++) {
+    if (!held[j])
+      continue;
+    if (!((*out)[*n] = inv_named(pt_joint_name(m, j), reaction[j])))
+      return -1;
+    (*n)++;
+  }
+  return 0;
+}
+
+// '\n'-terminated lines as strings, one a line. 0, or -1 out of memory (as limit_values).
+static int note_lines(const char *text, char ***out, size_t *n) {
+  size_t count = 0;
+  for (const char *p = text; p && *p; p++)
+    count += *p == '\n' || p[1] == '\0';
+  *n = 0;
+  if (!(*out = calloc(count + 1, sizeof(**out))))
+    return -1;
+  for (const char *p = text; p && *p && *n < count;) {
+    const char *nl = strchr(p, '\n');
+    const size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    if (!((*out)[*n] = strndup(p, len)))
+      return -1;
+    (*n)++;
+    p += len + (nl != NULL);
+  }
+  return 0;
+}
+
 // One NamedValue per coordinate, named as the model names them (ncoord values). NULL when out
 // of memory; *n is the count built (the caller's message owns what was built either way).
 static Partita__V1__NamedValue **named_coords(const pt_model *m, const double *v, size_t *n) {
@@ -260,6 +297,11 @@ int heavy_inverse(const pt_model *m, pt_data *d, const Partita__V1__InverseDynam
   }
   if (!r->model || !r->mode || r->n_coordinates != nc || r->n_rates != nc ||
       r->n_accelerations != nc)
+    goto nomem;
+  // the limits held as constraints and how each one on a bound was treated
+  if (limit_values(m, res->limit_held, res->limit_reaction, &r->limit_reactions,
+                   &r->n_limit_reactions) ||
+      note_lines(res->limit_notes, &r->limit_notes, &r->n_limit_notes))
     goto nomem;
   *out = r;
   r = NULL;
@@ -508,6 +550,21 @@ int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibr
       goto nomem;
     r->n_efforts = (size_t)i + 1;
   }
+  // couplers' efforts, the limits held and how each one on a bound was treated
+  if (res->ncoupler > 0) {
+    r->coupler_efforts = calloc((size_t)res->ncoupler, sizeof(*r->coupler_efforts));
+    if (!r->coupler_efforts)
+      goto nomem;
+    for (int k = 0; k < res->ncoupler; k++) {
+      if (!(r->coupler_efforts[k] = inv_named(pt_coupler_name(m, k), res->coupler_effort[k])))
+        goto nomem;
+      r->n_coupler_efforts = (size_t)k + 1;
+    }
+  }
+  if (limit_values(m, res->limit_held, res->limit_reaction, &r->limit_reactions,
+                   &r->n_limit_reactions) ||
+      note_lines(res->limit_notes, &r->limit_notes, &r->n_limit_notes))
+    goto nomem;
   *out = r;
   r = NULL;
   goto done;

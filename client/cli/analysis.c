@@ -189,6 +189,54 @@ void cli_analysis_reactions(cli_json *j, const pt_model *m, const double *reacti
   }
 }
 
+void cli_analysis_note_lines(cli_json *j, const char *text) {
+  const char *t = text ? text : "";
+  if (!*t) return;
+  if (j) {
+    cli_json_key(j, "limit_notes");
+    cli_json_begin_array(j);
+  } else {
+    printf("notes\n");
+  }
+  while (*t) {
+    const char *nl = strchr(t, '\n');
+    const size_t len = nl ? (size_t)(nl - t) : strlen(t);
+    char line[512];
+    snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), t);
+    if (j)
+      cli_json_string(j, line);
+    else
+      printf("  %s\n", line);
+    t += len + (nl ? 1 : 0);
+  }
+  if (j) cli_json_end_array(j);
+}
+
+void cli_analysis_limit_reactions(cli_json *j, const pt_model *m, const int *held,
+                                  const double *reaction) {
+  const int nj = pt_model_njoint(m);
+  int any = 0;
+  for (int i = 0; i < nj; i++) any |= held[i] != 0;
+  if (j) {
+    cli_json_key(j, "limit_reactions");
+    cli_json_begin_object(j);
+  } else if (any) {
+    printf("limits held (the limit's joint force or torque: >= 0 at a lower bound, <= 0 at an "
+           "upper one)\n");
+  }
+  for (int i = 0; i < nj; i++) {
+    if (!held[i]) continue;
+    if (j) {
+      cli_json_key(j, pt_joint_name(m, i));
+      cli_json_number(j, reaction[i]);
+    } else {
+      printf("  %-16s %s %.17g\n", pt_joint_name(m, i), held[i] < 0 ? "lower" : "upper",
+             reaction[i]);
+    }
+  }
+  if (j) cli_json_end_object(j);
+}
+
 // Joints on or beyond a limit at the analysed state (pt_joint_limits_note): JSON "limit_notes"
 // (an array of lines) or a "notes" section in the text; nothing when there are none.
 void cli_analysis_limit_notes(cli_json *j, const pt_model *m, const double *coord,

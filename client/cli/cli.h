@@ -139,6 +139,13 @@ int cli_analysis_flush(const char *cmd);
 void cli_analysis_json_begin(cli_json *j, const pt_model *m, double time);
 // "reactions": {JOINT: {"force": [3], "torque": [3]}} into j, or (j NULL) a text table.
 void cli_analysis_reactions(cli_json *j, const pt_model *m, const double *reaction);
+// '\n'-terminated lines (an analysis result's limit notes): JSON "limit_notes" (an array of
+// lines) or a "notes" section in the text; nothing when text is empty.
+void cli_analysis_note_lines(cli_json *j, const char *text);
+// Limit reactions of the limits an analysis held (held[j] != 0): JSON "limit_reactions"
+// {joint: reaction}, always present; text section "limits held (reaction)" when any is held.
+void cli_analysis_limit_reactions(cli_json *j, const pt_model *m, const int *held,
+                                  const double *reaction);
 void cli_analysis_limit_notes(cli_json *j, const pt_model *m, const double *coord,
                               const char *how);
 

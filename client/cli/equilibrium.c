@@ -46,26 +46,7 @@ static int eq_parse(int argc, char **argv, eq_options *o) {
 // The result's limit notes (limits held as constraints, or free on a bound): JSON
 // "limit_notes", text "notes"; nothing when there are none.
 static void eq_limit_notes(cli_json *j, const pt_equilibrium_result *r) {
-  const char *t = r->limit_notes ? r->limit_notes : "";
-  if (!*t) return;
-  if (j) {
-    cli_json_key(j, "limit_notes");
-    cli_json_begin_array(j);
-  } else {
-    printf("notes\n");
-  }
-  while (*t) {
-    const char *nl = strchr(t, '\n');
-    const size_t len = nl ? (size_t)(nl - t) : strlen(t);
-    char line[512];
-    snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), t);
-    if (j)
-      cli_json_string(j, line);
-    else
-      printf("  %s\n", line);
-    t += len + (nl ? 1 : 0);
-  }
-  if (j) cli_json_end_array(j);
+  cli_analysis_note_lines(j, r->limit_notes);
 }
 
 static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json) {
@@ -89,6 +70,14 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
       cli_json_number(&j, r->motion_effort[i]);
     }
     cli_json_end_object(&j);
+    cli_json_key(&j, "coupler_efforts");  // {coupler: effort on its follower}
+    cli_json_begin_object(&j);
+    for (int k = 0; k < r->ncoupler; k++) {
+      cli_json_key(&j, pt_coupler_name(m, k));
+      cli_json_number(&j, r->coupler_effort[k]);
+    }
+    cli_json_end_object(&j);
+    cli_analysis_limit_reactions(&j, m, r->limit_held, r->limit_reaction);
     cli_json_key(&j, "iterations");
     cli_json_int(&j, r->iterations);
     cli_json_key(&j, "damped_steps");
@@ -112,7 +101,13 @@ static void eq_print(const pt_model *m, const pt_equilibrium_result *r, int json
   if (r->nmotion > 0) printf("efforts (motions frozen at the time above)\n");
   for (int i = 0; i < r->nmotion; i++)
     printf("  %-16s %.17g\n", pt_motion_name(m, i), r->motion_effort[i]);
+  if (r->ncoupler > 0) {
+    printf("couplers (effort on the follower; the leader takes -multiplier times it)\n");
+    for (int k = 0; k < r->ncoupler; k++)
+      printf("  %-16s %.17g\n", pt_coupler_name(m, k), r->coupler_effort[k]);
+  }
   cli_analysis_reactions(NULL, m, r->reaction);
+  cli_analysis_limit_reactions(NULL, m, r->limit_held, r->limit_reaction);
   eq_limit_notes(NULL, r);
 }
 

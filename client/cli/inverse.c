@@ -134,7 +134,9 @@ static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
     }
     cli_json_end_object(&j);
     cli_analysis_reactions(&j, m, r->reaction);
-    cli_analysis_limit_notes(&j, m, r->coord, "inverse dynamics treats it as free (its reaction is in no effort or reaction)");
+    // limits held as constraints (torque requests), and how each one on a bound was treated
+    cli_analysis_limit_reactions(&j, m, r->limit_held, r->limit_reaction);
+    cli_analysis_note_lines(&j, r->limit_notes);
     const char *keys[3] = {"coordinates", "rates", "accelerations"};
     const double *vals[3] = {r->coord, r->coord_rate, r->coord_acc};
     for (int s = 0; s < 3; s++) {
@@ -167,7 +169,8 @@ static void inv_print(const pt_model *m, const pt_inverse_result *r, int json) {
   for (int i = 0; i < nc; i++)
     printf("  %-16s %.12g %.12g %.12g\n", pt_coord_name(m, i), r->coord[i], r->coord_rate[i],
            r->coord_acc[i]);
-  cli_analysis_limit_notes(NULL, m, r->coord, "inverse dynamics treats it as free (its reaction is in no effort or reaction)");
+  cli_analysis_limit_reactions(NULL, m, r->limit_held, r->limit_reaction);
+  cli_analysis_note_lines(NULL, r->limit_notes);
 }
 
 static int inv_run(const inv_options *o) {

@@ -901,6 +901,25 @@ static const char *reply_model(const ctx *x, const char *name) {
   return name && *name ? name : x->model;
 }
 
+// Couplers' efforts, held limits' reactions and the limit notes of an analysis reply (text),
+// each section only when it has lines.
+static void text_limits(Partita__V1__NamedValue **cpl, size_t ncpl,
+                        Partita__V1__NamedValue **lim, size_t nlim, char **notes,
+                        size_t nnotes) {
+  if (ncpl > 0)
+    printf("couplers (effort on the follower):\n");
+  for (size_t i = 0; i < ncpl; i++)
+    printf("  %-16s %.17g\n", cpl[i]->name, cpl[i]->value);
+  if (nlim > 0)
+    printf("limits held (reaction):\n");
+  for (size_t i = 0; i < nlim; i++)
+    printf("  %-16s %.17g\n", lim[i]->name, lim[i]->value);
+  if (nnotes > 0)
+    printf("notes:\n");
+  for (size_t i = 0; i < nnotes; i++)
+    printf("  %s\n", notes[i]);
+}
+
 static int cmd_inverse(ctx *x) {
   if (need_pos(x, 0, 0) ||
       analysis_options(x, OPT_AT | OPT_ACC | OPT_INIT | OPT_INIT_RATE | OPT_GRAVITY))
@@ -941,6 +960,9 @@ static int cmd_inverse(ctx *x) {
     json_named_values(&j, "efforts", r->efforts, r->n_efforts);
     json_named_values(&j, "coupler_efforts", r->coupler_efforts, r->n_coupler_efforts);
     json_reactions(&j, r->reactions, r->n_reactions);
+    json_named_values(&j, "limit_reactions", r->limit_reactions, r->n_limit_reactions);
+    if (r->n_limit_notes > 0)
+      json_names(&j, "limit_notes", r->limit_notes, r->n_limit_notes);
     json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
     json_named_values(&j, "rates", r->rates, r->n_rates);
     json_named_values(&j, "accelerations", r->accelerations, r->n_accelerations);
@@ -948,6 +970,8 @@ static int cmd_inverse(ctx *x) {
   } else {
     printf("t = %.6f\nefforts:\n", r->time);
     text_named_reactions(r->efforts, r->n_efforts, r->reactions, r->n_reactions);
+    text_limits(r->coupler_efforts, r->n_coupler_efforts, r->limit_reactions,
+                r->n_limit_reactions, r->limit_notes, r->n_limit_notes);
   }
   ptc_free(m);
   return CLI_EXIT_OK;
@@ -1056,7 +1080,11 @@ static int cmd_equilibrium(ctx *x) {
     json_num(&j, "time", r->time);
     json_named_values(&j, "coordinates", r->coordinates, r->n_coordinates);
     json_reactions(&j, r->reactions, r->n_reactions);
+    if (r->n_limit_notes > 0)
+      json_names(&j, "limit_notes", r->limit_notes, r->n_limit_notes);
     json_named_values(&j, "efforts", r->efforts, r->n_efforts);
+    json_named_values(&j, "coupler_efforts", r->coupler_efforts, r->n_coupler_efforts);
+    json_named_values(&j, "limit_reactions", r->limit_reactions, r->n_limit_reactions);
     json_int(&j, "iterations", r->iterations);
     json_int(&j, "damped_steps", r->damped_steps);
     cli_json_key(&j, "stable");
@@ -1069,6 +1097,8 @@ static int cmd_equilibrium(ctx *x) {
     printf("equilibrium after %d iterations, residual %.3g%s\n", r->iterations, r->residual,
            r->applied ? " (applied)" : "");
     text_named_reactions(r->coordinates, r->n_coordinates, r->reactions, r->n_reactions);
+    text_limits(r->coupler_efforts, r->n_coupler_efforts, r->limit_reactions,
+                r->n_limit_reactions, r->limit_notes, r->n_limit_notes);
   }
   ptc_free(m);
   return CLI_EXIT_OK;

@@ -20,6 +20,7 @@
 //   lambda = lambda0 - G mu,  xdd = M^-1 (Q - J^T lambda - J_c^T mu).
 // S is singular exactly when the constraints fix a requested coordinate.
 #include <lapacke.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -82,11 +83,16 @@ void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
 
 static int actuator_of(const pt_model *m, int c);
 
+#define LIMIT_NOTE_MAX 200  // bytes of limit_notes per joint
+// How a torque request treated a limit on a bound (limit_why).
+enum { LIM_NONE, LIM_HELD, LIM_RELEASED, LIM_REQUESTED, LIM_MOVING, LIM_OFF, LIM_DROPPED };
+
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   if (maxreq < 0) maxreq = 0;
   pt_inverse_result *r = calloc(1, sizeof(*r));
   if (!r) return NULL;
-  const size_t nr = (size_t)maxreq + (size_t)m->ncoupler;  // the followers join a request
+  // the followers and the held limits join a request
+  const size_t nr = (size_t)maxreq + (size_t)m->ncoupler + (size_t)m->nlimit;
   r->maxreq = maxreq;
   r->ncoupler = m->ncoupler;
   r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
@@ -112,6 +118,10 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   r->wrk = calloc(r->nwrk, sizeof(double));
   r->iwrk = calloc(r->niwrk, sizeof(int));
   r->coord_actuator = calloc((size_t)m->ncoord + 1, sizeof(int));
+  r->limit_held = calloc((size_t)m->njoint + 1, sizeof(int));
+  r->limit_reaction = calloc((size_t)m->njoint + 1, sizeof(double));
+  r->limit_notes = calloc(LIMIT_NOTE_MAX * (size_t)m->njoint + 1, 1);
+  r->limit_why = calloc((size_t)m->njoint + 1, sizeof(int));
   if (r->coord_actuator)
     for (int c = 0; c < m->ncoord; c++) r->coord_actuator[c] = actuator_of(m, c);
   r->tree = pt_inverse_tree_new(m);  // NULL: not a tree, the general path only
@@ -124,7 +134,8 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
       return NULL;
     }
   }
-  if (!r->coupler_effort || !r->cpl_req || !r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
+  if (!r->limit_held || !r->limit_reaction || !r->limit_notes || !r->limit_why ||
+      !r->coupler_effort || !r->cpl_req || !r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
       !r->coord ||
       !r->coord_rate || !r->coord_acc || !r->reaction || !r->xdd || !r->lambda || !r->wrk) {
     pt_inverse_result_free(r);
@@ -154,7 +165,18 @@ void pt_inverse_result_free(pt_inverse_result *r) {
   free((void *)r->tree_ptr);
   free(r->coupler_effort);
   free(r->cpl_req);
+  free(r->limit_held);
+  free(r->limit_reaction);
+  free(r->limit_notes);
+  free(r->limit_why);
   free(r);
+}
+
+// No limit held, nothing to say.
+static void limits_clear(const pt_model *m, pt_inverse_result *res) {
+  for (int j = 0; j < m->njoint; j++)
+    res->limit_held[j] = 0, res->limit_reaction[j] = 0, res->limit_why[j] = LIM_NONE;
+  res->limit_notes[0] = '\0';
 }
 
 static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error *err) {
@@ -312,7 +334,12 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
   rc = pt_assemble(m, w, NULL, 0, NULL, 0, &moved, err);
   if (rc) goto done;
   res->nreq = 0;
+  limits_clear(m, res);  // the motions fix every coordinate: no limit takes part
   rc = three_steps(m, w, res, J, piv, err);
+  if (!rc)
+    pt_joint_limits_note(m, res->coord, "free: the prescribed motions fix every coordinate "
+                         "(kinematic inverse dynamics)", res->limit_notes,
+                         LIMIT_NOTE_MAX * (size_t)m->njoint + 1);
 done:
   free(J);
   free(piv);
@@ -493,36 +520,145 @@ static int coupler_request(const pt_model *m, const pt_assign *acc, int nacc,
   return PT_OK;
 }
 
+
 static int request_solve(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                          pt_inverse_result *res, pt_error *err);
+
+// What a request adds on top of the input of coordinate c's actuator at position q of the
+// full request (req_effort less the actuator's own effort): a coupler's or a limit's force.
+static double extra_effort(const pt_model *m, const pt_data *d, const pt_inverse_result *res,
+                           int q) {
+  const int a = res->coord_actuator[res->req_coord[q]];
+  double f = res->req_effort[q];
+  if (a >= 0) {
+    const int in = m->actuator_input_adr[a];
+    f -= m->input_gear[in] * d->input[in];
+  }
+  return f;
+}
+
+// The limits a request holds (issue 11, item 4): every limited joint whose coordinate is on a
+// bound, not requested and not a follower, held there by d (pt_limit_at), joins the request
+// at acceleration 0 (res->cpl_req from nbase). Sets limit_held and limit_why; returns how many.
+static int limits_select(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
+                         int nbase, pt_inverse_result *res) {
+  limits_clear(m, res);
+  int nh = 0;
+  pt_kin_bodies(m, d);
+  for (int j = 0; j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0 || follower_of(m, c) >= 0) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, d, c, &v, jac, &jdx);
+    int side;
+    const int holds = pt_limit_at(m, d, j, v, pt_jac_dot_x(d, m->meas_body + 2 * c, jac), &side);
+    if (!side) continue;
+    int requested = 0;
+    for (int q = 0; q < nacc; q++) requested |= acc[q].coord == c;
+    res->limit_why[j] = requested ? LIM_REQUESTED : holds < 0 ? LIM_OFF
+                      : holds == 0 ? LIM_MOVING : LIM_HELD;
+    if (res->limit_why[j] != LIM_HELD) continue;
+    res->limit_held[j] = side;
+    res->cpl_req[nbase + nh++] = (pt_assign){c, 0.0};
+  }
+  return nh;
+}
+
+// The reactions of the held limits (at cpl_req[nbase..nbase+nh-1]) of a solved request; the
+// one that pulls hardest is released (removed from the request): returns 1 then, else 0.
+static int limits_release(const pt_model *m, const pt_data *d, int nbase, int *nh,
+                          pt_inverse_result *res) {
+  int worst = -1;
+  double pull_max = PT_INVERSE_LIMIT_PULL;
+  for (int h = 0; h < *nh; h++) {
+    const int j = m->meas_joint[res->cpl_req[nbase + h].coord];
+    const double f = extra_effort(m, d, res, nbase + h);
+    res->limit_reaction[j] = 0.0 + f;
+    const double pull = res->limit_held[j] * f;  // > 0: away from the bound
+    if (pull > pull_max) pull_max = pull, worst = h;
+  }
+  if (worst < 0) return 0;
+  const int j = m->meas_joint[res->cpl_req[nbase + worst].coord];
+  res->limit_held[j] = 0;
+  res->limit_reaction[j] = 0;
+  res->limit_why[j] = LIM_RELEASED;
+  for (int h = worst; h + 1 < *nh; h++) res->cpl_req[nbase + h] = res->cpl_req[nbase + h + 1];
+  (*nh)--;
+  return 1;
+}
+
+// One line per limit on a bound, in joint order (res->coord holds the solved coordinates).
+static void limits_notes(const pt_model *m, pt_inverse_result *res) {
+  char *buf = res->limit_notes;
+  const size_t cap = LIMIT_NOTE_MAX * (size_t)m->njoint + 1;
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int j = 0; j < m->njoint; j++) {
+    const int why = res->limit_why[j];
+    if (why == LIM_NONE) continue;
+    const int c = m->joint_coord_adr[j];
+    const double v = res->coord[c], lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    const int lower = res->limit_held[j] ? res->limit_held[j] < 0 : v <= 0.5 * (lo + hi);
+    const char *how =
+        why == LIM_RELEASED ? "free: released, its limit's reaction would pull"
+        : why == LIM_REQUESTED ? "requested, treated as free (the actuator's effort and the "
+                                 "limit's reaction cannot be separated)"
+        : why == LIM_MOVING ? "free: moving on the bound, not held by its limit"
+        : why == LIM_OFF ? "free: limits not enforced"
+        : why == LIM_DROPPED ? "free: the request has no solution with the limits held"
+        : "";
+    int k;
+    if (why == LIM_HELD)
+      k = snprintf(buf + n, cap - n, "joint %s at its %s limit %.6g: held by the limit, treated "
+                   "as a constraint (reaction %.9g)\n", m->joint_name[j],
+                   lower ? "lower" : "upper", lower ? lo : hi, res->limit_reaction[j]);
+    else
+      k = snprintf(buf + n, cap - n, "joint %s at its %s limit %.6g (coordinate %.9g): %s\n",
+                   m->joint_name[j], lower ? "lower" : "upper", lower ? lo : hi, v, how);
+    if (k > 0 && (size_t)k < cap - n) n += (size_t)k;
+  }
+}
 
 int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int nacc,
                        pt_inverse_result *res, pt_error *err) {
   int rc = result_fits(m, res, err);
   if (!rc && m->ncoupler) rc = no_follower(m, acc, nacc, err);
   if (!rc) rc = check_requests(m, acc, nacc, res, err);
+  // The full request in res->cpl_req: the requested coordinates, then the couplers' followers
+  // at multiplier x their leaders' accelerations, then the held limits at 0.
+  if (!rc) rc = coupler_request(m, acc, nacc, res, err);
   if (rc) return rc;
-  if (!m->ncoupler) return request_solve(m, d, acc, nacc, res, err);
-  // Couplers: the followers requested at multiplier x their leaders' accelerations. Their
-  // request multipliers are then the couplers' efforts lambda (the extra force along e_f is
-  // the coupler's alone: a follower's actuator keeps its input), and the leaders carry
-  // multiplier x lambda more than their own coordinates need (G^T lambda, G = e_f - mult e_l).
-  rc = coupler_request(m, acc, nacc, res, err);
-  if (!rc) rc = request_solve(m, d, res->cpl_req, nacc + m->ncoupler, res, err);
-  if (rc) return rc;
-  for (int k = 0; k < m->ncoupler; k++) {
-    const int cf = res->cpl_req[nacc + k].coord, a = res->coord_actuator[cf];
-    double lam = res->req_effort[nacc + k];
-    if (a >= 0) {
-      const int in = m->actuator_input_adr[a];
-      lam -= m->input_gear[in] * d->input[in];
+  const int nbase = nacc + m->ncoupler;
+  int nh = limits_select(m, d, acc, nacc, nbase, res);
+  // Active set: solve with the held limits; release the one that pulls hardest and solve
+  // again until every held limit pushes (at most one round per limit). A request with no
+  // solution with the limits held is answered with them free (and said so).
+  for (;;) {
+    rc = request_solve(m, d, res->cpl_req, nbase + nh, res, err);
+    if (rc && nh > 0) {
+      for (int h = 0; h < nh; h++) {
+        const int j = m->meas_joint[res->cpl_req[nbase + h].coord];
+        res->limit_held[j] = 0, res->limit_reaction[j] = 0, res->limit_why[j] = LIM_DROPPED;
+      }
+      nh = 0;
+      continue;
     }
+    if (rc) return rc;
+    if (!limits_release(m, d, nbase, &nh, res)) break;
+  }
+  // Couplers: the followers' request multipliers are the couplers' efforts lambda (the extra
+  // force along e_f is the coupler's alone: a follower's actuator keeps its input), and the
+  // leaders carry multiplier x lambda more than their own coordinates need (G^T lambda,
+  // G = e_f - mult e_l).
+  for (int k = 0; k < m->ncoupler; k++) {
+    const double lam = extra_effort(m, d, res, nacc + k);
     res->coupler_effort[k] = lam;
     const int cl = m->joint_coord_adr[m->coupler_joint[2 * k + 1]];
     for (int q = 0; q < nacc; q++)
       if (res->req_coord[q] == cl) res->req_effort[q] += m->coupler_mult[k] * lam;
   }
   res->nreq = nacc;
+  limits_notes(m, res);
   return PT_OK;
 }
 

@@ -475,6 +475,11 @@ int pt_tree_outputs(const pt_model *m, pt_data *d);
 void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
+// For the analyses (inverse.c): joint j's limit at coordinate value v and rate w in d. *side:
+// the bound v is on or beyond (-1 lower, +1 upper, 0 none). Returns -1 when d does not enforce
+// the limit, 1 when it holds it on *side (d's limit state holds it there, or the coordinate
+// is at rest on it), 0 otherwise (free: off its bounds, or moving).
+int pt_limit_at(const pt_model *m, const pt_data *d, int j, double v, double w, int *side);
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
 // coupler.c
 void pt_couplers_init(const pt_model *m, pt_data *d);

@@ -308,9 +308,20 @@ int pt_joint_limit_state(const pt_data *d, int joint, double *pre, double *post)
   return 0;
 }
 
+int pt_limit_at(const pt_model *m, const pt_data *d, int j, double v, double w, int *side) {
+  const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+  *side = !m->joint_limited[j] ? 0 : v <= lo + LIM_POS_TOL ? -1 : v >= hi - LIM_POS_TOL ? 1 : 0;
+  for (int k = 0; d->lim_on && k < d->lim_n; k++) {
+    if (d->lim_joint[k] != j) continue;
+    if (!*side) return 0;
+    return d->lim_state[k] == *side || fabs(w) <= LIM_VEL_TOL;
+  }
+  return -1;
+}
+
 // Lines "joint NAME at its lower limit -0.5 (coordinate -0.5): HOW" for each limited joint whose
 // coordinate (coord, ncoord) is on or beyond a bound, appended to buf (NUL-terminated, size n).
-// The analyses (inverse dynamics, equilibrium, linearization) treat limits as free and say so.
+// The analyses name with it the limits they treat as free.
 int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how, char *buf,
                          size_t n) {
   int count = 0;

@@ -66,6 +66,9 @@
 // driven system's Jacobian is singular when its smallest LU pivot falls below
 // PT_TOL_KINEMATIC_PIVOT of its largest entry.
 #define PT_TOL_SCHUR_PIVOT 1e-10
+// A limit held in a torque request is released when its reaction pulls by more than this
+// (N or N m): rounding on a limit that carries nothing does not release it.
+#define PT_INVERSE_LIMIT_PULL 1e-12
 #define PT_TOL_KINEMATIC_PIVOT 1e-12
 
 // Linearization: a coordinate's pivot below PT_TOL_SELECT_PIVOT of max |J| counts as zero

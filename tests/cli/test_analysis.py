@@ -44,6 +44,33 @@ actuators:
   - {name: tau, type: joint_torque, joint: hinge}
 """
 
+PAIR = """\
+model: pair
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: a, mass: 1.0, inertia: [0.02, 0.02, 0.001], position: [0, 0, -0.5]}
+  - {name: b, mass: 2.0, inertia: [0.01, 0.01, 0.001], position: [1, 0, -0.3]}
+joints:
+  - {name: ha, type: revolute, body1: ground, body2: a, point: [0, 0, 0], axis: [0, 1, 0],
+     limits: [0.4, 1.0]}
+  - {name: hb, type: revolute, body1: ground, body2: b, point: [1, 0, 0], axis: [0, 1, 0]}
+couplers:
+  - {name: link, follower: hb, leader: ha, multiplier: 0.5, offset: 0.1}
+"""
+
+ARM_LIMITED = """\
+model: arm_v
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: l1, mass: 1.0, inertia: [0.1, 0.1, 0.01], position: [0, 0, -0.5]}
+  - {name: l2, mass: 2.0, inertia: [0.05, 0.05, 0.01], position: [0, 0, -1.4]}
+joints:
+  - {name: shoulder, type: revolute, body1: ground, body2: l1, point: [0, 0, 0],
+     axis: [0, 1, 0], limits: [0.3, 1.0]}
+  - {name: elbow, type: revolute, body1: l1, body2: l2, point: [0, 0, -1], axis: [0, 1, 0]}
+actuators:
+  - {name: tau2, type: joint_torque, joint: elbow}
+"""
 
 def run(*args):
     p = subprocess.run([PARTITA] + list(args), capture_output=True, text=True, timeout=120)
@@ -69,6 +96,48 @@ class InverseTest(unittest.TestCase):
             self.assertIn("hinge", res["reactions"])
             self.assertEqual(len(res["reactions"]["hinge"]["force"]), 3)
 
+    def test_inverse_limit_held(self):
+        # a two-link pendulum (hinges about y, gravity -z), the unactuated shoulder limited to
+        # [0.3, 1.0], at rest on its lower bound, the elbow asked for a2: the limit holds the
+        # shoulder (acceleration 0) with R1 = H12 a2 - Q1, the elbow takes tau2 = H22 a2 - Q2
+        # (Q: gravity forces; H12 = I2 + m2 d2^2 + m2 L1 d2 cos t2, H22 = I2 + m2 d2^2)
+        m1, L1, m2, d2, I2, g = 1.0, 1.0, 2.0, 0.4, 0.05, 9.81
+        t1, t2, a2 = 0.3, 0.5, 1.5
+        q1 = -g * (m1 * L1 / 2 * math.sin(t1) + m2 * (L1 * math.sin(t1) + d2 * math.sin(t1 + t2)))
+        q2 = -g * m2 * d2 * math.sin(t1 + t2)
+        r1 = (I2 + m2 * d2 * d2 + m2 * L1 * d2 * math.cos(t2)) * a2 - q1
+        tau2 = (I2 + m2 * d2 * d2) * a2 - q2
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "arm.yaml")
+            with open(path, "w") as f:
+                f.write(ARM_LIMITED)
+            rc, out, err = run("inverse", path, "--init", "shoulder=0.3", "--init", "elbow=0.5",
+                               "--acc", "elbow=1.5", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertLess(abs(res["limit_reactions"]["shoulder"] - r1), 1e-9 * r1, res)
+            self.assertLess(abs(res["efforts"]["tau2"] - tau2), 1e-9 * tau2, res)
+            self.assertLess(abs(res["accelerations"]["shoulder"]), 1e-12)
+            self.assertEqual(len(res["limit_notes"]), 1)
+            self.assertTrue(res["limit_notes"][0].startswith(
+                "joint shoulder at its lower limit 0.3: held by the limit, treated as a "
+                "constraint (reaction 14.48554"), res["limit_notes"])
+            rc, out, err = run("inverse", path, "--init", "shoulder=0.3", "--init", "elbow=0.5",
+                               "--acc", "elbow=1.5")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("limits held (the limit's joint force or torque: >= 0 at a lower "
+                          "bound, <= 0 at an upper one)\n  shoulder         lower 14.48554", out)
+            # on the upper bound gravity pulls it away: released, it falls
+            rc, out, err = run("inverse", path, "--init", "shoulder=1.0", "--init", "elbow=0.5",
+                               "--acc", "elbow=1.5", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertEqual(res["limit_reactions"], {})
+            self.assertEqual(res["limit_notes"], [
+                "joint shoulder at its upper limit 1 (coordinate 1): free: released, its "
+                "limit's reaction would pull"])
+            self.assertLess(res["accelerations"]["shoulder"], -1)
+
     def test_limit_noted(self):
         # a torque request at a joint's limit: answered as if free, and said so
         with tempfile.TemporaryDirectory() as tmp:
@@ -80,8 +149,9 @@ class InverseTest(unittest.TestCase):
             self.assertEqual(rc, 0, err)
             res = json.loads(out)
             self.assertEqual(res["limit_notes"], [
-                "joint hinge at its upper limit 1.2 (coordinate 1.2): inverse dynamics treats "
-                "it as free (its reaction is in no effort or reaction)"])
+                "joint hinge at its upper limit 1.2 (coordinate 1.2): requested, treated as free "
+                "(the actuator's effort and the limit's reaction cannot be separated)"])
+            self.assertEqual(res["limit_reactions"], {})
             tau = 2 * 9.81 * 0.5 * math.sin(1.2)   # gravity held by the motor alone
             self.assertLess(abs(res["efforts"]["tau"] - tau), 1e-9)
             rc, out, err = run("inverse", path, "--init", "hinge=0.3", "--acc", "hinge=0",
@@ -124,6 +194,41 @@ class InverseTest(unittest.TestCase):
 
 
 class EquilibriumTest(unittest.TestCase):
+    def test_coupler_and_limit_reported(self):
+        # two rods on parallel hinges (a: 1 kg, CoM 0.5 m; b: 2 kg, CoM 0.3 m), hb = 0.5 ha + 0.1
+        # by a coupler, ha limited to [0.4, 1.0]: gravity brings ha onto its lower bound, where
+        # the coupler holds b with lam = m_b g d_b sin(0.3) and the limit carries
+        # R = m_a g d_a sin(0.4) + 0.5 lam (the leader takes -multiplier x lam)
+        g = 9.81
+        lam = 2 * g * 0.3 * math.sin(0.3)
+        reaction = 1 * g * 0.5 * math.sin(0.4) + 0.5 * lam
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "pair.yaml")
+            with open(path, "w") as f:
+                f.write(PAIR)
+            rc, out, err = run("equilibrium", path, "--init", "ha=0.6", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertAlmostEqual(res["coordinates"]["ha"], 0.4, places=12)
+            self.assertAlmostEqual(res["coordinates"]["hb"], 0.3, places=12)
+            self.assertLess(abs(res["coupler_efforts"]["link"] - lam), 1e-9 * lam, res)
+            self.assertEqual(list(res["limit_reactions"]), ["ha"])
+            self.assertLess(abs(res["limit_reactions"]["ha"] - reaction), 1e-9 * reaction, res)
+            rc, out, err = run("equilibrium", path, "--init", "ha=0.6")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("couplers (effort on the follower; the leader takes -multiplier times "
+                          "it)\n  link             1.7394319364", out)
+            self.assertIn("limits held (the limit's joint force or torque: >= 0 at a lower "
+                          "bound, <= 0 at an upper one)\n  ha               lower 2.77981293", out)
+            # a model without couplers or limits: both members present and empty
+            spring = os.path.join(tmp, "spring.yaml")
+            with open(spring, "w") as f:
+                f.write(SPRING_PENDULUM)
+            rc, out, err = run("equilibrium", spring, "--init", "hinge=1.0", "--json")
+            self.assertEqual(rc, 0, err)
+            res = json.loads(out)
+            self.assertEqual((res["coupler_efforts"], res["limit_reactions"]), ({}, {}))
+
     def test_spring_pendulum(self):
         m, g, d, k = 10.0, 9.81, 0.5, 25.0
         th = 2.0  # the rod starts upright; the stable rest angle solves k th = m g d sin th

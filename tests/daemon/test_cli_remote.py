@@ -498,8 +498,8 @@ def test_inverse_offline_equals_remote(daemon, loaded):
     name, path, _ = loaded(config_text("door"))
     r, _ = same_both_ways(daemon, name, path, "inverse", "--at", 1)
     assert r["mode"] == "kinematic" and set(r["efforts"]) == {"door_motor"}
-    assert set(r) == {"time", "mode", "efforts", "coupler_efforts", "reactions", "coordinates",
-                      "rates", "accelerations"}
+    assert set(r) == {"time", "mode", "efforts", "coupler_efforts", "reactions",
+                      "limit_reactions", "coordinates", "rates", "accelerations"}
     assert r["coupler_efforts"] == {}             # the door has no coupler
     # the closed form in door.yaml: (J' + m 0.5^2) phi'' + c phi' + k phi at phi = pi/2 sin(pi/4)
     w, a = math.pi / 4, math.pi / 2
@@ -524,6 +524,27 @@ def test_inverse_offline_equals_remote(daemon, loaded):
     assert r["efforts"]["tau_hinge"] == pytest.approx(I_HINGE * 3 - M * G * L * math.cos(0.4),
                                                       rel=1e-9)
     same_both_ways(daemon, name, path, "inverse", "--acc", "hinge=-2", "--at", 0.5)
+
+
+def test_limits_and_couplers_offline_equals_remote(daemon, loaded):
+    # a limit held in a torque request, and an equilibrium with a coupler and a held limit:
+    # limit_reactions, limit_notes and coupler_efforts the same both ways (issue 11)
+    from test_operations import ARM_LIMITED_YAML, PAIR_YAML
+    name, path, _ = loaded(ARM_LIMITED_YAML)
+    r, _ = same_both_ways(daemon, name, path, "inverse", "--init", "shoulder=0.3", "--init",
+                          "elbow=0.5", "--acc", "elbow=1.5")
+    assert list(r["limit_reactions"]) == ["shoulder"] and len(r["limit_notes"]) == 1
+    r, _ = same_both_ways(daemon, name, path, "inverse", "--gravity", "--init", "shoulder=1.0")
+    assert r["limit_reactions"] == {} and "released" in r["limit_notes"][0]
+    text = cli_ok(daemon, "inverse", "--model", name, "--init", "shoulder=0.3", "--acc",
+                  "elbow=0")
+    assert "limits held (reaction):\n  shoulder " in text and "notes:\n  joint shoulder" in text
+    name, path, _ = loaded(PAIR_YAML)
+    r, _ = same_both_ways(daemon, name, path, "equilibrium", "--init", "ha=0.6")
+    assert list(r["coupler_efforts"]) == ["link"] and list(r["limit_reactions"]) == ["ha"]
+    text = cli_ok(daemon, "equilibrium", "--model", name, "--init", "ha=0.6")
+    assert "couplers (effort on the follower):\n  link " in text
+    assert "limits held (reaction):\n  ha " in text
 
 
 def test_linearize_offline_equals_remote(daemon, loaded):
@@ -551,8 +572,8 @@ def test_equilibrium_offline_equals_remote(daemon, loaded):
     pos = "[%r, 0, %r]" % (L * math.cos(theta0), -L * math.sin(theta0))
     name, path, _ = loaded(swing_yaml("tilt", "[0, 0, -%r]" % G, pos))
     r, _ = same_both_ways(daemon, name, path, "equilibrium")
-    assert set(r) == {"time", "coordinates", "reactions", "efforts", "iterations",
-                      "damped_steps", "stable", "residual"}
+    assert set(r) == {"time", "coordinates", "reactions", "efforts", "coupler_efforts",
+                      "limit_reactions", "iterations", "damped_steps", "stable", "residual"}
     assert r["coordinates"]["hinge"] == pytest.approx(math.pi / 2 - theta0, abs=1e-7)
     assert r["stable"] is True
     same_both_ways(daemon, name, path, "equilibrium", "--init", "hinge=0.2", "--tolerance",

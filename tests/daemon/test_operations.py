@@ -397,6 +397,82 @@ def test_coupler_dof_and_effort(client):
     client.unload_model(name)
 
 
+PAIR_YAML = """model: pair
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: a, mass: 1.0, inertia: [0.02, 0.02, 0.001], position: [0, 0, -0.5]}
+  - {name: b, mass: 2.0, inertia: [0.01, 0.01, 0.001], position: [1, 0, -0.3]}
+joints:
+  - {name: ha, type: revolute, body1: ground, body2: a, point: [0, 0, 0], axis: [0, 1, 0],
+     limits: [0.4, 1.0]}
+  - {name: hb, type: revolute, body1: ground, body2: b, point: [1, 0, 0], axis: [0, 1, 0]}
+couplers:
+  - {name: link, follower: hb, leader: ha, multiplier: 0.5, offset: 0.1}
+"""
+
+
+def test_equilibrium_reply_coupler_and_limit(client):
+    """EquilibriumReply's coupler_efforts, limit_reactions and limit_notes (issue 11): two rods
+    (a: 1 kg, CoM 0.5 m; b: 2 kg, CoM 0.3 m), hb = 0.5 ha + 0.1, ha limited to [0.4, 1.0]:
+    at rest on ha's lower bound the coupler holds b with lam = m_b g d_b sin(0.3), and the
+    limit carries R = m_a g d_a sin(0.4) + 0.5 lam (the leader takes -multiplier x lam)."""
+    name = unique("pair")
+    client.load_model(PAIR_YAML, name=name, format=pb.YAML)
+    r = client.equilibrium(name, coordinates={"ha": 0.6})
+    lam = 2 * G * 0.3 * math.sin(0.3)
+    assert r["coordinates"]["ha"] == pytest.approx(0.4, abs=1e-12)
+    assert r["coordinates"]["hb"] == pytest.approx(0.3, abs=1e-12)
+    assert r["coupler_efforts"] == pytest.approx({"link": lam}, rel=1e-9)
+    assert r["limit_reactions"] == pytest.approx(
+        {"ha": 1 * G * 0.5 * math.sin(0.4) + 0.5 * lam}, rel=1e-9)
+    assert len(r["limit_notes"]) == 1
+    assert r["limit_notes"][0].startswith("joint ha at its lower limit 0.4: held by the limit, "
+                                          "treated as a constraint (reaction 2.7798129")
+    assert not r["applied"]
+    client.unload_model(name)
+
+
+ARM_LIMITED_YAML = """model: arm_v
+gravity: [0, 0, -9.81]
+bodies:
+  - {name: l1, mass: 1.0, inertia: [0.1, 0.1, 0.01], position: [0, 0, -0.5]}
+  - {name: l2, mass: 2.0, inertia: [0.05, 0.05, 0.01], position: [0, 0, -1.4]}
+joints:
+  - {name: shoulder, type: revolute, body1: ground, body2: l1, point: [0, 0, 0],
+     axis: [0, 1, 0], limits: [0.3, 1.0]}
+  - {name: elbow, type: revolute, body1: l1, body2: l2, point: [0, 0, -1], axis: [0, 1, 0]}
+actuators:
+  - {name: tau2, type: joint_torque, joint: elbow}
+"""
+
+
+def test_inverse_reply_limit_held(client):
+    """InverseDynamicsReply's limit_reactions and limit_notes (issue 11): a two-link pendulum,
+    the unactuated shoulder at rest on its lower bound 0.3, the elbow (0.5 rad) asked for
+    1.5 rad/s^2: the limit holds the shoulder with R1 = H12 a2 - Q1 (by hand: Q gravity forces,
+    H12 = I2 + m2 d2^2 + m2 L1 d2 cos t2); on the upper bound gravity pulls it away: released."""
+    name = unique("arm")
+    client.load_model(ARM_LIMITED_YAML, name=name, format=pb.YAML)
+    m1, l1, m2, d2, i2, t1, t2, a2 = 1.0, 1.0, 2.0, 0.4, 0.05, 0.3, 0.5, 1.5
+    q1 = -G * (m1 * l1 / 2 * math.sin(t1) + m2 * (l1 * math.sin(t1) + d2 * math.sin(t1 + t2)))
+    r1 = (i2 + m2 * d2 * d2 + m2 * l1 * d2 * math.cos(t2)) * a2 - q1
+    r = client.inverse_dynamics(name, coordinates={"shoulder": t1, "elbow": t2},
+                                rates={"shoulder": 0.0, "elbow": 0.0},
+                                accelerations={"elbow": a2})
+    assert r["limit_reactions"] == pytest.approx({"shoulder": r1}, rel=1e-9)
+    assert r["accelerations"]["shoulder"] == pytest.approx(0, abs=1e-12)
+    assert r["limit_notes"] == ["joint shoulder at its lower limit 0.3: held by the limit, "
+                                "treated as a constraint (reaction %.9g)" % r1]
+    r = client.inverse_dynamics(name, coordinates={"shoulder": 1.0, "elbow": t2},
+                                rates={"shoulder": 0.0, "elbow": 0.0},
+                                accelerations={"elbow": a2})
+    assert r["limit_reactions"] == {}
+    assert r["limit_notes"] == ["joint shoulder at its upper limit 1 (coordinate 1): free: "
+                                "released, its limit's reaction would pull"]
+    assert r["accelerations"]["shoulder"] < -1
+    client.unload_model(name)
+
+
 def test_linearize_hanging_pendulum(client, pendulum):
     ss = client.linearize(pendulum, states=["hinge"], coordinates={"hinge": math.pi / 2},
                           rates={"hinge": 0.0})

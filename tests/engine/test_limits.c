@@ -533,7 +533,117 @@ static void linearize_on_limit(void) {
   pt_model_free(m);
 }
 
+// Inverse dynamics with a limit held (inverse.c, issue 11 item 4): a two-link pendulum in the
+// vertical x-z plane (hinges about y, gravity -z), the shoulder unactuated and limited to
+// [0.3, 1.0], the elbow driven by a torque actuator. Hand computation (angles from hanging,
+// theta1 absolute, theta2 relative; link 1 of mass m1, length L1, CoM at L1/2, I1 about its
+// CoM; link 2 of mass m2, CoM d2 past the elbow, I2):
+//   gravity forces  Q1 = -g (m1 L1/2 sin t1 + m2 (L1 sin t1 + d2 sin(t1 + t2)))
+//                   Q2 = -g m2 d2 sin(t1 + t2)
+//   inertia         H12 = I2 + m2 d2^2 + m2 L1 d2 cos t2,  H22 = I2 + m2 d2^2.
+// At rest on the lower bound with the elbow asked for a2, the shoulder held (t1'' = 0): the
+// limit's reaction is R1 = H12 a2 - Q1 (the gravity torque about the shoulder, the elbow
+// link's included) and the elbow's effort tau2 = H22 a2 - Q2. On the upper bound gravity
+// pulls the shoulder away: the limit would have to pull, so it is released and the answer
+// equals that of the same model without limits.
+static const char *arm_v =
+    "model: arm_v\n"
+    "gravity: [0, 0, -9.81]\n"
+    "bodies:\n"
+    "  - {name: l1, mass: 1.0, inertia: [0.1, 0.1, 0.01], position: [0, 0, -0.5]}\n"
+    "  - {name: l2, mass: 2.0, inertia: [0.05, 0.05, 0.01], position: [0, 0, -1.4]}\n"
+    "joints:\n"
+    "  - {name: shoulder, type: revolute, body1: ground, body2: l1, point: [0, 0, 0],\n"
+    "     axis: [0, 1, 0]%s}\n"
+    "  - {name: elbow, type: revolute, body1: l1, body2: l2, point: [0, 0, -1], axis: [0, 1, 0]}\n"
+    "actuators:\n"
+    "  - {name: tau2, type: joint_torque, joint: elbow}\n";
+
+static pt_model *arm_v_model(const char *limits) {
+  char text[2048];
+  snprintf(text, sizeof(text), arm_v, limits);
+  return load_yaml(text);
+}
+
+static void inverse_on_limit(void) {
+  const double m1 = 1, L1 = 1, m2 = 2, d2 = 0.4, I2 = 0.05, t2 = 0.5, a2 = 1.5;
+  pt_model *m = arm_v_model(", limits: [0.3, 1.0]");
+  pt_model *mfree = arm_v_model("");
+  pt_data *d = pt_data_new(m), *dfree = pt_data_new(mfree);
+  pt_inverse_result *res = pt_inverse_result_new(m, 1);
+  pt_inverse_result *rfree = pt_inverse_result_new(mfree, 1);
+  pt_error err = {0};
+  const int c1 = pt_coord_index(m, "shoulder"), c2 = pt_coord_index(m, "elbow");
+  const pt_assign acc = {c2, a2};
+  // held on the lower bound
+  double t1 = 0.3;
+  pt_assign p[2] = {{c1, t1}, {c2, t2}}, v[2] = {{c1, 0}, {c2, 0}};
+  CHECK(pt_set_state(m, d, p, 2, v, 2, &err) == PT_OK, "set state: %s", err.msg);
+  CHECK(pt_inverse_request(m, d, &acc, 1, res, &err) == PT_OK, "request: %s", err.msg);
+  double Q1 = -g * (m1 * L1 / 2 * sin(t1) + m2 * (L1 * sin(t1) + d2 * sin(t1 + t2)));
+  double Q2 = -g * m2 * d2 * sin(t1 + t2);
+  const double H12 = I2 + m2 * d2 * d2 + m2 * L1 * d2 * cos(t2), H22 = I2 + m2 * d2 * d2;
+  const double R1 = H12 * a2 - Q1, tau2 = H22 * a2 - Q2;
+  CHECK(res->limit_held[0] == -1 && res->limit_held[1] == 0, "held %d %d", res->limit_held[0],
+        res->limit_held[1]);
+  CHECK_CLOSE(res->limit_reaction[0], R1, 1e-10 * fabs(R1), "shoulder limit reaction");
+  CHECK(R1 > 0, "the hand computation pushes: %g", R1);
+  CHECK(res->nreq == 1 && res->req_coord[0] == c2, "one request: %d", res->nreq);
+  CHECK_CLOSE(res->req_effort[0], tau2, 1e-10 * fabs(tau2), "elbow effort");
+  CHECK(fabs(res->coord_acc[c1]) <= 1e-12 && fabs(res->coord_acc[c2] - a2) <= 1e-12,
+        "accelerations %.3g %.3g", res->coord_acc[c1], res->coord_acc[c2]);
+  char want[160];
+  snprintf(want, sizeof(want), "joint shoulder at its lower limit 0.3: held by the limit, "
+           "treated as a constraint (reaction %.9g)\n", res->limit_reaction[0]);
+  CHECK(strcmp(res->limit_notes, want) == 0, "notes: %s", res->limit_notes);
+  printf("inverse dynamics on a limit: reaction %.15g N m (hand %.15g), elbow %.15g N m "
+         "(hand %.15g)\n", res->limit_reaction[0], R1, res->req_effort[0], tau2);
+  // the general path (Schur complement on W's factor) holds it the same way
+  CHECK(res->method == PT_INVERSE_TREE, "method %d", res->method);
+  res->schur_only = 1;
+  CHECK(pt_inverse_request(m, d, &acc, 1, res, &err) == PT_OK, "schur: %s", err.msg);
+  CHECK(res->method == PT_INVERSE_SCHUR && res->limit_held[0] == -1, "schur: method %d held %d",
+        res->method, res->limit_held[0]);
+  CHECK_CLOSE(res->limit_reaction[0], R1, 1e-10 * fabs(R1), "schur: shoulder limit reaction");
+  CHECK_CLOSE(res->req_effort[0], tau2, 1e-10 * fabs(tau2), "schur: elbow effort");
+  res->schur_only = 0;
+  // the same at rest, asked through the holding efforts: R1 = -Q1, tau2 = -Q2
+  CHECK(pt_inverse_holding(m, d, res, &err) == PT_OK, "holding: %s", err.msg);
+  CHECK_CLOSE(res->limit_reaction[0], -Q1, 1e-10 * fabs(Q1), "holding: limit reaction");
+  CHECK_CLOSE(res->req_effort[0], -Q2, 1e-10 * fabs(Q2), "holding: elbow");
+  // moving away from the bound: free, and said so
+  v[0].value = 0.2;
+  CHECK(pt_set_state(m, d, p, 2, v, 2, &err) == PT_OK, "set state: %s", err.msg);
+  CHECK(pt_inverse_request(m, d, &acc, 1, res, &err) == PT_OK, "request: %s", err.msg);
+  CHECK(res->limit_held[0] == 0 && strstr(res->limit_notes, "free: moving on the bound"),
+        "moving: held %d notes %s", res->limit_held[0], res->limit_notes);
+  // on the upper bound gravity pulls it away: released, as if there were no limit
+  t1 = 1.0;
+  p[0].value = t1, v[0].value = 0;
+  CHECK(pt_set_state(m, d, p, 2, v, 2, &err) == PT_OK, "set state: %s", err.msg);
+  CHECK(pt_set_state(mfree, dfree, p, 2, v, 2, &err) == PT_OK, "set state: %s", err.msg);
+  CHECK(pt_inverse_request(m, d, &acc, 1, res, &err) == PT_OK, "request: %s", err.msg);
+  CHECK(pt_inverse_request(mfree, dfree, &acc, 1, rfree, &err) == PT_OK, "free: %s", err.msg);
+  CHECK(res->limit_held[0] == 0 && res->limit_reaction[0] == 0, "released: held %d",
+        res->limit_held[0]);
+  CHECK(strstr(res->limit_notes, "joint shoulder at its upper limit 1 (coordinate 1): free: "
+                                 "released, its limit's reaction would pull\n") != NULL,
+        "notes: %s", res->limit_notes);
+  CHECK_CLOSE(res->req_effort[0], rfree->req_effort[0], 1e-12 * fabs(rfree->req_effort[0]),
+              "released: elbow effort as without limits");
+  CHECK_CLOSE(res->coord_acc[c1], rfree->coord_acc[c1], 1e-12 * fabs(rfree->coord_acc[c1]),
+              "released: shoulder acceleration as without limits");
+  CHECK(rfree->coord_acc[c1] < 0, "falls away from the upper bound: %g", rfree->coord_acc[c1]);
+  pt_inverse_result_free(res);
+  pt_inverse_result_free(rfree);
+  pt_data_free(d);
+  pt_data_free(dfree);
+  pt_model_free(m);
+  pt_model_free(mfree);
+}
+
 int main(void) {
+  inverse_on_limit();
   linearize_on_limit();
   equilibrium_on_limit();
   urdf();

@@ -380,7 +380,8 @@ class Client:
         gravity: the holding efforts (every rate and actuated acceleration zero). Answers the members of `partita inverse --json`: {"model", "time", "mode"
         ("kinematic" or "torque_request"), "efforts": {name: value}, "coupler_efforts": {coupler:
         value}, "reactions": {joint:
-        {force, torque}}, "coordinates", "rates", "accelerations": {coordinate: value}}."""
+        {force, torque}}, "limit_reactions": {joint: reaction of a limit held}, "limit_notes":
+        [line] (only when a joint is on a bound), "coordinates", "rates", "accelerations": {coordinate: value}}."""
         msg = pb.InverseDynamics(model=model, coordinates=_named(coordinates or {}),
                                  rates=_named(rates or {}),
                                  accelerations=_named(accelerations or {}),
@@ -389,13 +390,15 @@ class Client:
             msg.use_time = True
             msg.time = time
         r = self.request("inverse_dynamics", msg).inverse_dynamics
-        return {"model": r.model, "time": r.time, "mode": r.mode,
+        resp = {"model": r.model, "time": r.time, "mode": r.mode,
                 "efforts": {e.name: e.value for e in r.efforts},
                 "coupler_efforts": {e.name: e.value for e in r.coupler_efforts},
                 "reactions": _reactions(r.reactions),
+                "limit_reactions": {e.name: e.value for e in r.limit_reactions},
                 "coordinates": {c.name: c.value for c in r.coordinates},
                 "rates": {c.name: c.value for c in r.rates},
                 "accelerations": {c.name: c.value for c in r.accelerations}}
+        return _with_notes(r, resp)
 
     def linearize(self, model, states=(), inputs=(), outputs=(), coordinates=None, rates=None,
                   input_values=None):
@@ -423,19 +426,23 @@ class Client:
     def equilibrium(self, model, apply=False, coordinates=None, max_iterations=0,
                     tolerance=0.0, newton_only=False, allow_unstable=False):
         """Answers the members of `partita equilibrium --json` ("model", "time", "coordinates",
-        "reactions", "efforts" of the motions, "iterations", "damped_steps", "stable",
-        "residual") and "applied"."""
+        "reactions", "efforts" of the motions, "coupler_efforts", "limit_reactions" (of the
+        limits held), "limit_notes" (only when a joint is on a bound), "iterations", "damped_steps", "stable", "residual") and
+        "applied"."""
         msg = pb.Equilibrium(model=model, apply=apply,
                              coordinates=_named(coordinates or {}),
                              max_iterations=max_iterations, tolerance=tolerance,
                              newton_only=newton_only, allow_unstable=allow_unstable)
         r = self.request("equilibrium", msg).equilibrium
-        return {"model": r.model, "time": r.time,
+        resp = {"model": r.model, "time": r.time,
                 "coordinates": {c.name: c.value for c in r.coordinates},
                 "reactions": _reactions(r.reactions),
                 "efforts": {e.name: e.value for e in r.efforts},
+                "coupler_efforts": {e.name: e.value for e in r.coupler_efforts},
+                "limit_reactions": {e.name: e.value for e in r.limit_reactions},
                 "iterations": r.iterations, "damped_steps": r.damped_steps,
                 "stable": r.stable, "residual": r.residual, "applied": r.applied}
+        return _with_notes(r, resp)
 
     def stats(self, model=""):
         """Answers the Stats message (models[], server)."""
@@ -472,6 +479,13 @@ def _by_index(msg, by_index):
         pairs = by_index.items() if hasattr(by_index, "items") else enumerate(by_index)
         for i, v in pairs:
             msg.by_index.add(index=int(i), value=float(v))
+
+
+def _with_notes(reply, doc):
+    """doc with "limit_notes" (the reply's lines) when there are any, as the CLI prints it."""
+    if reply.limit_notes:
+        doc["limit_notes"] = list(reply.limit_notes)
+    return doc
 
 
 def _reactions(reactions):

@@ -188,7 +188,7 @@ double pt_coupler_force(const pt_data *d, int k);
 double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
 // Appends to buf (NUL-terminated, size n) one line per limited joint whose coordinate in coord
 // (ncoord) is on or beyond a bound: "joint NAME at its lower limit L (coordinate V): HOW".
-// Inverse dynamics, equilibrium and linearization treat limits as free and say so with it.
+// The analyses name with it the limits they treat as free (kinematic inverse dynamics).
 // Returns the number of such joints.
 int pt_joint_limits_note(const pt_model *m, const double *coord, const char *how, char *buf,
                          size_t n);

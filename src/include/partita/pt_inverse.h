@@ -57,7 +57,19 @@ typedef struct {
   int ncoupler;
   double *coupler_effort;   // (ncoupler) joint force or torque each coupler puts on its
                             // follower (its leader takes -multiplier times it)
-  pt_assign *cpl_req;       // (maxreq + ncoupler) scratch: the request with the followers
+  pt_assign *cpl_req;       // (maxreq + ncoupler + nlimit) scratch: the request with the
+                            // followers, then the held limits
+  // Joint limits in a torque request (where d enforces them: trees, docs/model-format.md): a
+  // coordinate not requested that is on a bound and held there (in d's limit state, or at
+  // rest on it) is a constraint of the request, its acceleration 0, while the limit's
+  // reaction pushes; a limit whose reaction would pull is released (the coordinate is free).
+  // A requested coordinate on a bound stays free: its actuator's effort and the limit's
+  // reaction cannot be separated. limit_notes says which was done, joint by joint.
+  int *limit_held;          // (njoint) -1 held at the lower bound, +1 at the upper, 0 free
+  double *limit_reaction;   // (njoint) the held limit's joint force or torque (pushes:
+                            // >= 0 at a lower bound, <= 0 at an upper one); 0 when free
+  char *limit_notes;        // '\n'-terminated lines on the limits at their bounds ("" if none)
+  int *limit_why;           // (njoint) scratch: how each limit on a bound was treated
 } pt_inverse_result;
 
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
@@ -78,6 +90,8 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
 // acceleration is multiplier x its leader's, its actuator keeps its input, and what the
 // coupler transmits is reported in coupler_effort; the leader's effort includes what it
 // passes to its followers (multiplier x coupler_effort).
+// Joint limits: held as constraints at a bound while they push, released when they would pull
+// (see limit_held above); their reactions are in limit_reaction, not in the joint reactions.
 // Torque request at d's current state (q, qd, time, inputs): the efforts the joint actuators
 // of the requested coordinates must apply so that those coordinates have the requested second
 // derivatives (acc[k].coord, acc[k].value); every other coordinate follows the dynamics,
