@@ -40,8 +40,21 @@
 void pt_limits_init(const pt_model *m, pt_data *d) {
   d->lim_on = 0;
   d->lim_nactive = 0;
-  if (!m->limits_on || !d->tree_ok) return;
+  if (!m->limits_on) return;
   int k = 0;
+  if (!d->tree_ok) {  // closed loops: on the LU/QR partitions (partition/loop_limits.c)
+    for (int j = 0; j < m->njoint; j++) {
+      if (!m->joint_limited[j] || m->joint_coord_adr[j] < 0) continue;
+      d->lim_joint[k] = j;
+      d->lim_dof[k] = -1;
+      d->lim_state[k] = 0;
+      d->lim_pre[k] = d->lim_post[k] = 0;
+      k++;
+    }
+    d->lim_n = k;
+    d->lim_on = k > 0;
+    return;
+  }
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_limited[j] || d->tree_dof[j] < 0) continue;
     int follower = 0;  // a follower's limits are not enforced: its leader's are (coupler.c)
@@ -128,15 +141,21 @@ static void solve_active(const pt_data *d, int ns, const double *b) {
 // flipped at the first limit that pulls (x < 0 in A) or penetrates (w < 0 outside A). One
 // limit: one division. Bounded by LIM_PIVOT_MAXIT flips.
 static void lcp(pt_data *d, const int *set, int ns, const double *b, int n) {
-  double *W = d->lim_w, *x = d->lim_x;
-  int *in = d->lim_in;
-  double scale = 0;
-  for (int a = 0; a < ns; a++) {
+  double *W = d->lim_w;
+  for (int a = 0; a < ns; a++)
     for (int c = 0; c < ns; c++)
       W[a * ns + c] = normal(d, set[a]) * normal(d, set[c]) *
                       d->lim_minv[(size_t)c * n + d->lim_dof[set[a]]];
-    scale = fmax(scale, fabs(b[a]));
-  }
+  pt_limits_lcp(d, ns, b);
+}
+
+// The LCP w = W x + b >= 0, x >= 0, x . w = 0 with W (ns x ns, symmetric positive definite)
+// already in lim_w; x in lim_x (the closed loops' W comes from partition/loop_limits.c).
+void pt_limits_lcp(pt_data *d, int ns, const double *b) {
+  double *W = d->lim_w, *x = d->lim_x;
+  int *in = d->lim_in;
+  double scale = 0;
+  for (int a = 0; a < ns; a++) scale = fmax(scale, fabs(b[a]));
   if (ns == 1) {
     x[0] = fmax(0.0, -b[0] / W[0]);
     return;
@@ -164,6 +183,12 @@ static void lcp(pt_data *d, const int *set, int ns, const double *b, int n) {
   }
   if (!solved) d->counters.limit_lcp_unsolved++;  // not silent: pt_get_counters
   for (int a = 0; a < ns; a++) x[a] = fmax(0.0, x[a]);
+}
+
+// W x = -b (W in lim_w, ns x ns, symmetric positive definite), x in lim_x.
+void pt_limits_solve(pt_data *d, int ns, const double *b) {
+  for (int a = 0; a < ns; a++) d->lim_in[a] = 1;
+  solve_active(d, ns, b);
 }
 
 // (2): the reactions of the active limits at this stage's state (inertia_g, x and qfrc
