@@ -395,27 +395,31 @@ static double kinetic(const pt_model *m, pt_data *w) {
 
 static int is_follower(const pt_model *m, int j);
 
-// Whether an enforced limit's coordinate is strictly past its bound at w's positions.
+// How many enforced limits' coordinates are strictly past their bounds at w's positions.
 static int past_bound(const pt_model *m, const pt_data *w) {
+  int n = 0;
   for (int j = 0; j < m->njoint && m->limits_on; j++) {
     const int c = m->joint_coord_adr[j];
     if (!m->joint_limited[j] || c < 0 || is_follower(m, j)) continue;
     double v, jac[12], jdx;
     pt_measure(m, w, c, &v, jac, &jdx);
     const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
-    if (v < lo - EQ_LIM_POS_TOL || v > hi + EQ_LIM_POS_TOL) return 1;
+    n += v < lo - EQ_LIM_POS_TOL || v > hi + EQ_LIM_POS_TOL;
   }
-  return 0;
+  return n;
 }
 
 // Approach 2 (damped dynamics) and 4 (Newton from where it has slowed down). 1 = converged,
-// 2 = stopped where an enforced limit's coordinate went past its bound (the caller holds it).
+// 2 = stopped where an enforced limit's coordinate went past its bound (the caller holds it;
+// only when stop_at_limits, and not for coordinates past their bounds at the start).
 // kick: start with a small velocity (the start is an unstable equilibrium).
-static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps) {
+static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps,
+                  int stop_at_limits) {
   const pt_model *m = e->m;
   pt_data *w = e->w;
   *steps = 0;
   if (m->ndof <= 0) return 0;
+  const int past0 = stop_at_limits ? past_bound(m, w) : 0;
   ptu_zero(w->qd, m->nq);
   if (pt_partition_build(m, w)) return 0;
   if (kick) {  // along the independent coordinates, alternating signs
@@ -456,7 +460,7 @@ static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps) {
     }
     ke_prev = ke;
     track_coords(m, w);
-    if (past_bound(m, w)) {  // a limit in the way: Newton takes over with it held (caller)
+    if (stop_at_limits && past_bound(m, w) > past0) {  // a limit in the way: held (caller)
       initial_multipliers(e);
       return 2;
     }
@@ -716,7 +720,7 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
     const int kick = ok && e.iterations == 0;
     ptu_copy(w->q, qstart, m->nq);
     track_coords(m, w);
-    ok = damped(&e, o.max_damped_steps, o.max_iterations, kick, &steps);
+    ok = damped(&e, o.max_damped_steps, o.max_iterations, kick, &steps, 1);
     stable = ok == 1;
     // the damped motion stopped where a limit's coordinate went past its bound (or found an
     // equilibrium past one): held on that bound and solved again (the active set as above);
@@ -735,7 +739,15 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
           ptu_copy(w->q, e.q0, m->nq);
           track_coords(m, w);
           initial_multipliers(&e);
-          ok = stable = newton(&e, o.max_iterations);
+          if (stable) {  // the damped dynamics' equilibrium, with every limit free
+            ok = newton(&e, o.max_iterations);
+            stable = ok;
+          } else {  // stopped at a limit: the damped dynamics go on without stopping
+            int more = 0;
+            ok = damped(&e, o.max_damped_steps, o.max_iterations, 0, &more, 0) == 1;
+            steps += more;
+            stable = ok;
+          }
         }
       }
     }

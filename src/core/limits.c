@@ -36,6 +36,7 @@
 #define LIM_VEL_TOL 1e-9   // an approaching rate below this is at rest (rad/s or m/s)
 #define LIM_PIVOT_MAXIT 200  // principal pivots of the LCP (bounded step)
 #define LIM_LCP_TOL 1e-13    // relative tolerance of the complementarity tests
+#define LIM_PIVOT_DEP 1e-10  // a Cholesky pivot this small relative to its diagonal: dependent
 
 void pt_limits_init(const pt_model *m, pt_data *d) {
   d->lim_on = 0;
@@ -102,11 +103,14 @@ static void minv_columns(const pt_model *m, pt_data *d, const double *rate, cons
 static double normal(const pt_data *d, int k) { return d->lim_state[k] < 0 ? 1.0 : -1.0; }
 
 // x_A = -W_AA^-1 b_A for the limits in A (in[a] = 1), by a dense Cholesky factor (W is
-// symmetric positive definite: E selects distinct coordinates of H^-1); the others 0.
-static void solve_active(const pt_data *d, int ns, const double *b) {
+// symmetric positive definite on a tree: E selects distinct coordinates of H^-1); the others
+// 0. On a closed loop two limits can be dependent (a parallelogram's crank and rocker turn
+// alike): a pivot below LIM_PIVOT_DEP of its diagonal takes that limit out of A (its rate
+// follows the others').
+static void solve_active(pt_data *d, int ns, const double *b) {
   const double *W = d->lim_w;
   double *L = d->lim_l, *x = d->lim_x;
-  const int *in = d->lim_in;
+  int *in = d->lim_in;
   for (int a = 0; a < ns; a++) {
     x[a] = 0;
     if (!in[a]) continue;
@@ -115,7 +119,11 @@ static void solve_active(const pt_data *d, int ns, const double *b) {
       double v = W[a * ns + c];
       for (int e = 0; e < c; e++)
         if (in[e]) v -= L[a * ns + e] * L[c * ns + e];
-      L[a * ns + c] = c == a ? sqrt(fmax(v, 1e-300)) : v / L[c * ns + c];
+      if (c == a && !(v > LIM_PIVOT_DEP * W[a * ns + a])) {
+        in[a] = 0;  // dependent on the limits before it
+        break;
+      }
+      L[a * ns + c] = c == a ? sqrt(v) : v / L[c * ns + c];
     }
   }
   for (int a = 0; a < ns; a++) {  // L y = -b

@@ -22,7 +22,10 @@
 // held, every stage adds the reactions lambda >= 0 of the LCP E^T cdd >= 0 (eq. 2 there) to
 // the applied forces and evaluates the accelerations again. Each problem costs ns + 1
 // evaluations of the accelerations (one limit: two); everything lives in the data, sized at
-// load (nlimit x ndof columns, nlimit^2 W): no allocation.
+// load (nlimit x ndof columns, nlimit^2 W): no allocation. Unlike a tree's, W can be singular
+// here: two limits on coordinates that the loop ties together (a parallelogram's crank and
+// rocker) are dependent, and the Cholesky factor of core/limits.c leaves such a limit to the
+// others (its pivot below 1e-10 of its diagonal).
 #include "engine.h"
 #include "partition.h"
 #include "ptu.h"

@@ -29,13 +29,13 @@ static const char *fourbar_fmt =
     "  - {name: C, type: revolute, body1: coupler, body2: rocker, point: [1, 0, 1],\n"
     "     axis: [0, 1, 0]}\n"
     "  - {name: D, type: revolute, body1: ground, body2: rocker, point: [1, 0, 0],\n"
-    "     axis: [0, 1, 0]}\n";
+    "     axis: [0, 1, 0]%s}\n";
 
 static const double g = 9.81, JO = 0.0833583 + 0.25, MEFF = 2 * 0.3333583 + 1.0;
 
-static pt_model *fourbar(const char *sim, const char *limits) {
+static pt_model *fourbar_d(const char *sim, const char *limits, const char *d_extra) {
   char text[4096];
-  snprintf(text, sizeof(text), fourbar_fmt, sim, limits);
+  snprintf(text, sizeof(text), fourbar_fmt, sim, limits, d_extra);
   pt_error err = {0};
   pt_model *m = NULL;
   if (pt_model_load_string(text, strlen(text), 1, "test.yaml", NULL, &m, &err)) {
@@ -43,6 +43,10 @@ static pt_model *fourbar(const char *sim, const char *limits) {
     exit(1);
   }
   return m;
+}
+
+static pt_model *fourbar(const char *sim, const char *limits) {
+  return fourbar_d(sim, limits, "");
 }
 
 static void set_angle(const pt_model *m, pt_data *d, double a, double rate) {
@@ -222,6 +226,39 @@ static void tree_on_partition(int mode) {
   pt_model_free(m);
 }
 
+// The rocker limited to the same range as the crank: in a parallelogram the two turn alike,
+// so the two limits are hit in the same step and are dependent (W singular): one impulse
+// serves both, the crank and the rocker stop on 0.6, no complementarity problem is left
+// unsolved.
+static void dependent_limits(int mode) {
+  pt_model *m = fourbar_d("", "-0.6, 0.6", ", limits: [-0.6, 0.6]");
+  pt_data *d = pt_data_new(m);
+  CHECK(pt_set_partition_mode(d, mode) == PT_OK, "mode");
+  set_angle(m, d, 0.05, 0);
+  const int cd = pt_coord_index(m, "D");
+  double over = 0, e_prev = energy(d), rise = 0;
+  for (int i = 0; i < 2000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    over = fmax(over, fmax(theta(m, d), pt_coords(d)[cd]) - 0.6);
+    rise = fmax(rise, energy(d) - e_prev);
+    e_prev = energy(d);
+  }
+  pt_counters c;
+  pt_get_counters(d, &c);
+  CHECK(over <= 1e-6, "overshoot %.3g rad", over);
+  CHECK(rise <= 1e-9, "energy rose by %.3g J in a step", rise);
+  CHECK(c.limit_lcp_unsolved == 0, "%lld problems unsolved", (long long)c.limit_lcp_unsolved);
+  CHECK(fabs(theta(m, d) - 0.6) <= 1e-9 && fabs(pt_coords(d)[cd] - 0.6) <= 1e-9,
+        "resting at %.12f, %.12f", theta(m, d), pt_coords(d)[cd]);
+  CHECK(fabs(rate(m, d)) <= 1e-9, "resting rate %.3g", rate(m, d));
+  printf("%s: crank and rocker both limited (dependent): overshoot %.3g rad, largest energy "
+         "rise %.3g J, resting at %.12f / %.12f, impacts %lld, unsolved %lld\n",
+         mode_name(mode), over, rise, theta(m, d), pt_coords(d)[cd],
+         (long long)c.limit_impacts, (long long)c.limit_lcp_unsolved);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 // Equilibrium of the four-bar started at 0.3 inside [-0.6, 0.6]: Newton finds the upright
 // position, unstable; the damped dynamics then fall onto the bound 0.6, where the limit is held
 // with the reaction that balances gravity, -dV/dtheta = -2 m g L sin(0.6) (the joint force on
@@ -262,6 +299,8 @@ int main(void) {
   release(PT_INT_ABM4);
   tree_on_partition(PT_MODE_LU);
   tree_on_partition(PT_MODE_QR);
+  dependent_limits(PT_MODE_HYBRID);
+  dependent_limits(PT_MODE_QR);
   equilibrium();
   return finish("test_loop_limits");
 }
