@@ -283,6 +283,7 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(int, lim_joint, nlimit, limits)         /* joint of each limit */                              \
   X(int, lim_dof, nlimit, limits)           /* its independent coordinate (tree_y index) */        \
   X(int, lim_state, nlimit, limits)         /* -1 held at lower, +1 held at upper, 0 free */       \
+  X(int, lim_state_save, nlimit, limits)    /* lim_state at the step start */                      \
   X(int, lim_set, nlimit, limits)           /* work: limits in the current problem */              \
   X(double, lim_pre, nlimit, limits)        /* rate before the last impulse */                     \
   X(double, lim_post, nlimit, limits)       /* rate after the last impulse */                      \
@@ -377,6 +378,7 @@ struct pt_data {
   int lim_n;                   // limited joints with a coordinate in the tree
   int lim_nactive;             // limits held now (lim_state != 0)
   int lim_touched;             // this step's end was changed by the limits (closed loops)
+  int lim_nactive_save;        // lim_nactive at the step start
 
   // couplers on the tree partition (coupler.c): always-active rows G = e_f - mult e_l; the
   // arrays are in PT_DATA_ARRAYS (stage couplers)

@@ -322,6 +322,8 @@ static void save_state(const pt_model *m, pt_data *d) {
   ptu_copy(d->q_save, d->q, m->nq);
   ptu_copy(d->qd_save, d->qd, m->nq);
   if (d->tree_y_valid) ptu_copy(d->tree_y_save, d->tree_y, 2 * m->ndof);
+  for (int k = 0; k < d->lim_n; k++) d->lim_state_save[k] = d->lim_state[k];
+  d->lim_nactive_save = d->lim_nactive;
 }
 
 static void restore_state(const pt_model *m, pt_data *d, double t0) {
@@ -329,6 +331,8 @@ static void restore_state(const pt_model *m, pt_data *d, double t0) {
   ptu_copy(d->q, d->q_save, m->nq);
   ptu_copy(d->qd, d->qd_save, m->nq);
   if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
+  for (int k = 0; k < d->lim_n; k++) d->lim_state[k] = d->lim_state_save[k];  // held limits
+  d->lim_nactive = d->lim_nactive_save;
   d->time = t0;
   d->acc_valid = 0;
 }
@@ -382,6 +386,8 @@ static int finish_step(const pt_model *m, pt_data *d, double t0, double h) {
   return PT_OK;
 }
 
+static int limits_after_step(const pt_model *m, pt_data *d);
+
 // A QR step that failed or made the total energy jump has crossed the bifurcation of a
 // singular position onto the other branch (the parallelogram four-bar folding: with ABM4 at
 // 1 ms after about 312 s, 60 % more energy, then divergence). It is taken again from the step
@@ -402,8 +408,9 @@ static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64
       rc = attempt(m, d, t0 + k * (h / ns), h / ns, retried);
     }
     d->abm_count = 0;
+    if (!rc) rc = limits_after_step(m, d);
     if (!rc) rc = finish_step(m, d, t0, h);
-    if (!rc && !pt_policy_energy_jump(d)) return PT_OK;
+    if (!rc && (d->lim_touched || !pt_policy_energy_jump(d))) return PT_OK;
   }
   return rc;
 }
@@ -456,6 +463,7 @@ int pt_step(const pt_model *m, pt_data *d) {
     d->nstep = nstep0;
     rc = pt_policy_to_qr(m, d);
     if (!rc) rc = attempt(m, d, t0, h, &retried);
+    if (!rc) rc = limits_after_step(m, d);
     if (!rc) rc = finish_step(m, d, t0, h);
   }
   if (d->part_method == PT_PART_QR && (rc || (!d->lim_touched && pt_policy_energy_jump(d))))
