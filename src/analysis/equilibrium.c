@@ -391,13 +391,35 @@ static double kinetic(const pt_model *m, pt_data *w) {
   return pt_kinetic(m, w);
 }
 
-// Approach 2 (damped dynamics) and 4 (Newton from where it has slowed down). 1 = converged.
+#define EQ_LIM_POS_TOL 1e-9  // a coordinate this close to a bound is on it (rad or m)
+
+static int is_follower(const pt_model *m, int j);
+
+// How many enforced limits' coordinates are strictly past their bounds at w's positions.
+static int past_bound(const pt_model *m, const pt_data *w) {
+  int n = 0;
+  for (int j = 0; j < m->njoint && m->limits_on; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0 || is_follower(m, j)) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, w, c, &v, jac, &jdx);
+    const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
+    n += v < lo - EQ_LIM_POS_TOL || v > hi + EQ_LIM_POS_TOL;
+  }
+  return n;
+}
+
+// Approach 2 (damped dynamics) and 4 (Newton from where it has slowed down). 1 = converged,
+// 2 = stopped where an enforced limit's coordinate went past its bound (the caller holds it;
+// only when stop_at_limits, and not for coordinates past their bounds at the start).
 // kick: start with a small velocity (the start is an unstable equilibrium).
-static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps) {
+static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps,
+                  int stop_at_limits) {
   const pt_model *m = e->m;
   pt_data *w = e->w;
   *steps = 0;
   if (m->ndof <= 0) return 0;
+  const int past0 = stop_at_limits ? past_bound(m, w) : 0;
   ptu_zero(w->qd, m->nq);
   if (pt_partition_build(m, w)) return 0;
   if (kick) {  // along the independent coordinates, alternating signs
@@ -438,6 +460,10 @@ static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps) {
     }
     ke_prev = ke;
     track_coords(m, w);
+    if (stop_at_limits && past_bound(m, w) > past0) {  // a limit in the way: held (caller)
+      initial_multipliers(e);
+      return 2;
+    }
     if (s % EQ_TRY_EVERY == 0 && (amax <= 0.05 * acc0 || s % (20 * EQ_TRY_EVERY) == 0)) {
       ptu_copy(e->q0, w->q, m->nq);
       ptu_copy(e->qd0, w->qd, m->nq);
@@ -545,10 +571,7 @@ static void scales(eq_work *e) {
     for (int c = 0; c < 3; c++) e->pscale = fmax(e->pscale, fabs(w->q[7 * k + c]));
 }
 
-#define EQ_LIM_POS_TOL 1e-9  // a coordinate this close to a bound is on it (rad or m)
 #define EQ_HOLD_ROUNDS 8     // active-set rounds at most
-
-static int is_follower(const pt_model *m, int j);
 
 // The result's notes: a held limit treated as a constraint with its reaction; a coordinate
 // on a bound but free (its limit's reaction would pull: released, or the analysis did not
@@ -637,6 +660,20 @@ static int hold_release(eq_work *e) {
   return released;
 }
 
+// The active set after a Newton solve (ok its result): release the held limits that pull and
+// solve again; hold the coordinates that went past a bound and solve again; until the set
+// settles. Returns whether the last solve converged.
+static int settle(eq_work *e, int ok, int maxit) {
+  for (int round = 0; ok && e->m->limits_on && round < EQ_HOLD_ROUNDS; round++) {
+    const int released = hold_release(e);
+    if (released) ok = newton(e, maxit);
+    const int added = ok ? hold_new(e, 1) : 0;
+    if (added) ok = newton(e, maxit);
+    if (!released && !added) break;
+  }
+  return ok;
+}
+
 int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
                    pt_equilibrium_result *res, pt_error *err) {
   if (!res || res->nq != m->nq || res->ncoord != m->ncoord || res->njoint != m->njoint ||
@@ -662,18 +699,9 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   ptu_copy(qstart, w->q, m->nq);
   initial_multipliers(&e);
   hold_new(&e, 0);  // limits at or beyond a bound at the start: held there
-  int steps = 0, ok = newton(&e, o.max_iterations);
-  // active set: release the held limits that pull and solve again; hold the coordinates that
-  // went past a bound and solve again; until the set settles
-  for (int round = 0; ok && m->limits_on && round < EQ_HOLD_ROUNDS; round++) {
-    const int released = hold_release(&e);
-    if (released) ok = newton(&e, o.max_iterations);
-    const int added = ok ? hold_new(&e, 1) : 0;
-    if (added) ok = newton(&e, o.max_iterations);
-    if (!released && !added) break;
-  }
+  int steps = 0, ok = settle(&e, newton(&e, o.max_iterations), o.max_iterations);
   // not found with the limits held: solved as before with every limit free (and said so)
-  const int dropped = !ok && e.nhold > 0;
+  int dropped = !ok && e.nhold > 0;
   if (dropped) {
     e.nhold = 0;
     e.nl = m->ncon + m->ncoupler;
@@ -692,8 +720,37 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
     const int kick = ok && e.iterations == 0;
     ptu_copy(w->q, qstart, m->nq);
     track_coords(m, w);
-    ok = damped(&e, o.max_damped_steps, o.max_iterations, kick, &steps);
-    stable = ok;
+    ok = damped(&e, o.max_damped_steps, o.max_iterations, kick, &steps, 1);
+    stable = ok == 1;
+    // the damped motion stopped where a limit's coordinate went past its bound (or found an
+    // equilibrium past one): held on that bound and solved again (the active set as above);
+    // if that fails, the damped result stands with every limit free, and the notes say so
+    if (ok && m->limits_on) {
+      ptu_copy(e.q0, w->q, m->nq);
+      if (hold_new(&e, 1)) {
+        ok = settle(&e, newton(&e, o.max_iterations), o.max_iterations);
+        if (ok) {
+          stable = !unstable(&e);
+        } else {
+          dropped = 1;
+          e.nhold = 0;
+          e.nl = m->ncon + m->ncoupler;
+          e.n = e.nz + e.nl;
+          ptu_copy(w->q, e.q0, m->nq);
+          track_coords(m, w);
+          initial_multipliers(&e);
+          if (stable) {  // the damped dynamics' equilibrium, with every limit free
+            ok = newton(&e, o.max_iterations);
+            stable = ok;
+          } else {  // stopped at a limit: the damped dynamics go on without stopping
+            int more = 0;
+            ok = damped(&e, o.max_damped_steps, o.max_iterations, 0, &more, 0) == 1;
+            steps += more;
+            stable = ok;
+          }
+        }
+      }
+    }
   }
   // the result at the final positions (rows evaluated there by residual())
   double r1, r2;

@@ -64,9 +64,14 @@ static void warn(pt_model *m, const char *fmt, ...) {
 static void limits_check(pt_model *m, const pt_spec *s) {
   m->limits_on = m->nlimit > 0 && !s->limits_off;
   if (!m->limits_on || pt_tree_qualifies(m)) return;
+  // closed loops: enforced on the LU/QR partitions (partition/loop_limits.c) for every joint
+  // with a coordinate
+  int ok = 1;
+  for (int j = 0; j < m->njoint; j++) ok &= !m->joint_limited[j] || m->joint_coord_adr[j] >= 0;
+  if (ok) return;
   char names[512] = "";
   for (int j = 0, n = 0; j < m->njoint; j++) {
-    if (!m->joint_limited[j]) continue;
+    if (!m->joint_limited[j] || m->joint_coord_adr[j] >= 0) continue;
     size_t k = strlen(names);
     if (n++ == 8) {
       snprintf(names + k, sizeof(names) - k, ", ...");
@@ -74,9 +79,8 @@ static void limits_check(pt_model *m, const pt_spec *s) {
     }
     snprintf(names + k, sizeof(names) - k, "%s%s", n > 1 ? ", " : "", m->joint_name[j]);
   }
-  warn(m, "joint limits not enforced (%s): limits are enforced on trees of revolute, prismatic "
-          "and fixed joints without motions, and this model has closed loops, motions or other "
-          "joints", names);
+  warn(m, "joint limits not enforced (%s): limits are enforced on joints with one coordinate "
+          "(revolute, prismatic, and each coordinate of the others)", names);
   m->limits_on = 0;
 }
 

@@ -283,6 +283,7 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(int, lim_joint, nlimit, limits)         /* joint of each limit */                              \
   X(int, lim_dof, nlimit, limits)           /* its independent coordinate (tree_y index) */        \
   X(int, lim_state, nlimit, limits)         /* -1 held at lower, +1 held at upper, 0 free */       \
+  X(int, lim_state_save, nlimit, limits)    /* lim_state at the step start */                      \
   X(int, lim_set, nlimit, limits)           /* work: limits in the current problem */              \
   X(double, lim_pre, nlimit, limits)        /* rate before the last impulse */                     \
   X(double, lim_post, nlimit, limits)       /* rate after the last impulse */                      \
@@ -295,6 +296,7 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, lim_u, nlimit, limits)          /* approaching rates before the impulses */            \
   X(double, lim_acc, ndof, limits)          /* free accelerations */                               \
   X(double, lim_qfrc, nv, limits)           /* applied forces saved during the columns */          \
+  X(double, lim_xdd, nv, limits)            /* free xdd (closed loops, loop_limits.c) */           \
   X(int, cpl_dof, 2 * ncoupler, couplers)   /* follower, leader independent coordinate */         \
   X(double, cpl_minv, ncoupler * ndof, couplers) /* columns H^-1 G^T at the current stage */      \
   X(double, cpl_w, ncoupler * ncoupler, couplers) /* W = G H^-1 G^T, then its Cholesky factor */  \
@@ -375,6 +377,8 @@ struct pt_data {
   int lim_on;                  // enforced on this data (model option on, tree partition)
   int lim_n;                   // limited joints with a coordinate in the tree
   int lim_nactive;             // limits held now (lim_state != 0)
+  int lim_touched;             // this step's end was changed by the limits (closed loops)
+  int lim_nactive_save;        // lim_nactive at the step start
 
   // couplers on the tree partition (coupler.c): always-active rows G = e_f - mult e_l; the
   // arrays are in PT_DATA_ARRAYS (stage couplers)
@@ -481,6 +485,8 @@ int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
 // is at rest on it), 0 otherwise (free: off its bounds, or moving).
 int pt_limit_at(const pt_model *m, const pt_data *d, int j, double v, double w, int *side);
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
+void pt_limits_lcp(pt_data *d, int ns, const double *b);
+void pt_limits_solve(pt_data *d, int ns, const double *b);
 // coupler.c
 void pt_couplers_init(const pt_model *m, pt_data *d);
 int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);

@@ -37,12 +37,26 @@
 #define LIM_VEL_TOL 1e-9   // an approaching rate below this is at rest (rad/s or m/s)
 #define LIM_PIVOT_MAXIT 200  // principal pivots of the LCP (bounded step)
 #define LIM_LCP_TOL 1e-13    // relative tolerance of the complementarity tests
+#define LIM_PIVOT_DEP 1e-10  // a Cholesky pivot this small relative to its diagonal: dependent
 
 void pt_limits_init(const pt_model *m, pt_data *d) {
   d->lim_on = 0;
   d->lim_nactive = 0;
-  if (!m->limits_on || !d->tree_ok) return;
+  if (!m->limits_on) return;
   int k = 0;
+  if (!d->tree_ok) {  // closed loops: on the LU/QR partitions (partition/loop_limits.c)
+    for (int j = 0; j < m->njoint; j++) {
+      if (!m->joint_limited[j] || m->joint_coord_adr[j] < 0) continue;
+      d->lim_joint[k] = j;
+      d->lim_dof[k] = -1;
+      d->lim_state[k] = 0;
+      d->lim_pre[k] = d->lim_post[k] = 0;
+      k++;
+    }
+    d->lim_n = k;
+    d->lim_on = k > 0;
+    return;
+  }
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_limited[j] || d->tree_dof[j] < 0) continue;
     int follower = 0;  // a follower's limits are not enforced: its leader's are (coupler.c)
@@ -90,11 +104,14 @@ static void minv_columns(const pt_model *m, pt_data *d, const double *rate, cons
 static double normal(const pt_data *d, int k) { return d->lim_state[k] < 0 ? 1.0 : -1.0; }
 
 // x_A = -W_AA^-1 b_A for the limits in A (in[a] = 1), by a dense Cholesky factor (W is
-// symmetric positive definite: E selects distinct coordinates of H^-1); the others 0.
-static void solve_active(const pt_data *d, int ns, const double *b) {
+// symmetric positive definite on a tree: E selects distinct coordinates of H^-1); the others
+// 0. On a closed loop two limits can be dependent (a parallelogram's crank and rocker turn
+// alike): a pivot below LIM_PIVOT_DEP of its diagonal takes that limit out of A (its rate
+// follows the others').
+static void solve_active(pt_data *d, int ns, const double *b) {
   const double *W = d->lim_w;
   double *L = d->lim_l, *x = d->lim_x;
-  const int *in = d->lim_in;
+  int *in = d->lim_in;
   for (int a = 0; a < ns; a++) {
     x[a] = 0;
     if (!in[a]) continue;
@@ -103,7 +120,11 @@ static void solve_active(const pt_data *d, int ns, const double *b) {
       double v = W[a * ns + c];
       for (int e = 0; e < c; e++)
         if (in[e]) v -= L[a * ns + e] * L[c * ns + e];
-      L[a * ns + c] = c == a ? sqrt(fmax(v, 1e-300)) : v / L[c * ns + c];
+      if (c == a && !(v > LIM_PIVOT_DEP * W[a * ns + a])) {
+        in[a] = 0;  // dependent on the limits before it
+        break;
+      }
+      L[a * ns + c] = c == a ? sqrt(v) : v / L[c * ns + c];
     }
   }
   for (int a = 0; a < ns; a++) {  // L y = -b
@@ -129,15 +150,21 @@ static void solve_active(const pt_data *d, int ns, const double *b) {
 // flipped at the first limit that pulls (x < 0 in A) or penetrates (w < 0 outside A). One
 // limit: one division. Bounded by LIM_PIVOT_MAXIT flips.
 static void lcp(pt_data *d, const int *set, int ns, const double *b, int n) {
-  double *W = d->lim_w, *x = d->lim_x;
-  int *in = d->lim_in;
-  double scale = 0;
-  for (int a = 0; a < ns; a++) {
+  double *W = d->lim_w;
+  for (int a = 0; a < ns; a++)
     for (int c = 0; c < ns; c++)
       W[a * ns + c] = normal(d, set[a]) * normal(d, set[c]) *
                       d->lim_minv[(size_t)c * n + d->lim_dof[set[a]]];
-    scale = fmax(scale, fabs(b[a]));
-  }
+  pt_limits_lcp(d, ns, b);
+}
+
+// The LCP w = W x + b >= 0, x >= 0, x . w = 0 with W (ns x ns, symmetric positive definite)
+// already in lim_w; x in lim_x (the closed loops' W comes from partition/loop_limits.c).
+void pt_limits_lcp(pt_data *d, int ns, const double *b) {
+  double *W = d->lim_w, *x = d->lim_x;
+  int *in = d->lim_in;
+  double scale = 0;
+  for (int a = 0; a < ns; a++) scale = fmax(scale, fabs(b[a]));
   if (ns == 1) {
     x[0] = fmax(0.0, -b[0] / W[0]);
     return;
@@ -165,6 +192,12 @@ static void lcp(pt_data *d, const int *set, int ns, const double *b, int n) {
   }
   if (!solved) d->counters.limit_lcp_unsolved++;  // not silent: pt_get_counters
   for (int a = 0; a < ns; a++) x[a] = fmax(0.0, x[a]);
+}
+
+// W x = -b (W in lim_w, ns x ns, symmetric positive definite), x in lim_x.
+void pt_limits_solve(pt_data *d, int ns, const double *b) {
+  for (int a = 0; a < ns; a++) d->lim_in[a] = 1;
+  solve_active(d, ns, b);
 }
 
 // (2): the reactions of the active limits at this stage's state (inertia_g, x and qfrc

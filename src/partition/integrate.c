@@ -47,7 +47,8 @@ static int stage_partition(const pt_model *m, pt_data *d, const double *y, doubl
   const int it = p->recover(m, d, y, NEWTON_MAXIT);
   if (it < 0) return it;
   pt_policy_note_stage(d, it);
-  const int rc = eval_partition(p, m, d);
+  int rc = eval_partition(p, m, d);
+  if (!rc && d->lim_nactive) rc = pt_loop_limits_hold(m, d, p);  // (loop_limits.c)
   if (rc) return rc;
   ptu_copy(f, y + n, n);
   p->coords(m, d, NULL, NULL, f + n);
@@ -321,6 +322,8 @@ static void save_state(const pt_model *m, pt_data *d) {
   ptu_copy(d->q_save, d->q, m->nq);
   ptu_copy(d->qd_save, d->qd, m->nq);
   if (d->tree_y_valid) ptu_copy(d->tree_y_save, d->tree_y, 2 * m->ndof);
+  for (int k = 0; k < d->lim_n; k++) d->lim_state_save[k] = d->lim_state[k];
+  d->lim_nactive_save = d->lim_nactive;
 }
 
 static void restore_state(const pt_model *m, pt_data *d, double t0) {
@@ -328,6 +331,8 @@ static void restore_state(const pt_model *m, pt_data *d, double t0) {
   ptu_copy(d->q, d->q_save, m->nq);
   ptu_copy(d->qd, d->qd_save, m->nq);
   if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
+  for (int k = 0; k < d->lim_n; k++) d->lim_state[k] = d->lim_state_save[k];  // held limits
+  d->lim_nactive = d->lim_nactive_save;
   d->time = t0;
   d->acc_valid = 0;
 }
@@ -381,6 +386,8 @@ static int finish_step(const pt_model *m, pt_data *d, double t0, double h) {
   return PT_OK;
 }
 
+static int limits_after_step(const pt_model *m, pt_data *d);
+
 // A QR step that failed or made the total energy jump has crossed the bifurcation of a
 // singular position onto the other branch (the parallelogram four-bar folding: with ABM4 at
 // 1 ms after about 312 s, 60 % more energy, then divergence). It is taken again from the step
@@ -401,8 +408,9 @@ static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64
       rc = attempt(m, d, t0 + k * (h / ns), h / ns, retried);
     }
     d->abm_count = 0;
+    if (!rc) rc = limits_after_step(m, d);
     if (!rc) rc = finish_step(m, d, t0, h);
-    if (!rc && !pt_policy_energy_jump(d)) return PT_OK;
+    if (!rc && (d->lim_touched || !pt_policy_energy_jump(d))) return PT_OK;
   }
   return rc;
 }
@@ -413,6 +421,14 @@ static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64
 // impulse (as after a partition change).
 // Couplers (coupler.c) first: a follower that drifted is put back on its coupler.
 static int limits_after_step(const pt_model *m, pt_data *d) {
+  d->lim_touched = 0;
+  if (d->lim_on && !tree_active(d)) {  // the LU/QR partitions (loop_limits.c)
+    double *y = d->ystage;
+    const int what = pt_loop_limits_after_step(m, d, pt_partition_of(d), y);
+    if (what <= 0) return what;
+    if (what == 1) d->abm_count = 0;
+    return stage(m, d, d->time, y, d->ysum);
+  }
   if ((!d->lim_on && !d->cpl_on) || !tree_active(d) || !d->tree_y_valid) return PT_OK;
   double *y = d->ystage;
   ptu_copy(y, d->tree_y, 2 * m->ndof);
@@ -440,15 +456,17 @@ int pt_step(const pt_model *m, pt_data *d) {
   if (!rc) rc = limits_after_step(m, d);
   if (!rc) rc = finish_step(m, d, t0, h);
   // an energy jump taken with LU: redo the step with QR (hybrid)
+  // (not when joint limits changed the state: an impact takes energy out at once)
   if (!rc && d->part_mode == PT_MODE_HYBRID && d->part_method == PT_PART_LU &&
-      !tree_active(d) && pt_policy_energy_jump(d)) {
+      !tree_active(d) && !d->lim_touched && pt_policy_energy_jump(d)) {
     restore_state(m, d, t0);
     d->nstep = nstep0;
     rc = pt_policy_to_qr(m, d);
     if (!rc) rc = attempt(m, d, t0, h, &retried);
+    if (!rc) rc = limits_after_step(m, d);
     if (!rc) rc = finish_step(m, d, t0, h);
   }
-  if (d->part_method == PT_PART_QR && (rc || pt_policy_energy_jump(d)))
+  if (d->part_method == PT_PART_QR && (rc || (!d->lim_touched && pt_policy_energy_jump(d))))
     rc = qr_substeps(m, d, t0, h, nstep0, &retried);
   if (rc) {
     restore_state(m, d, t0);
@@ -517,7 +535,7 @@ int pt_set_partition_mode(pt_data *d, int mode) {
   if (mode != PT_MODE_HYBRID && pt_data_dense(d->model, d)) return PT_ENOMEM;
   if (mode != d->part_mode && d->tree_ok) {
     // the tree partition starts or stops: the next step builds the active one afresh; joint
-    // limits are enforced on the tree partition only (limits.c)
+    // limits start free (limits.c on the tree partition, loop_limits.c on LU/QR)
     d->part_valid = 0;
     d->tree_y_valid = 0;
     pt_limits_clear(d);

@@ -40,4 +40,10 @@ static inline const pt_partition_class *pt_partition_of(const pt_data *d) {
   return d->part_method == PT_PART_QR ? &pt_partition_qr : &pt_partition_lu;
 }
 
+// Joint limits on closed loops (loop_limits.c): the held limits' reactions at an evaluated
+// stage, and the limits at the end of a step.
+int pt_loop_limits_hold(const pt_model *m, pt_data *d, const pt_partition_class *p);
+int pt_loop_limits_after_step(const pt_model *m, pt_data *d, const pt_partition_class *p,
+                              double *y);
+
 #endif

@@ -168,6 +168,51 @@ static void limits_run(pt_integrator integ) {
   pt_model_free(m);
 }
 
+// Joint limits on a closed loop (partition/loop_limits.c): an upright parallelogram four-bar
+// whose crank is limited to [0.1, 0.6], restitution 0.5, thrown toward the top onto 0.1: it
+// bounces, gravity pulls it off, it falls onto 0.6, bounces, lands and is held there; in
+// hybrid (LU) and QR partitioning, RK4 and ABM4. No step allocates.
+static void loop_limits_run(pt_integrator integ, int mode) {
+  static const char text[] =
+      "model: fourbar\ngravity: [0, 0, -9.81]\nsimulation: {restitution: 0.5}\nbodies:\n"
+      "  - {name: crank, mass: 1, inertia: [0.08, 0.08, 0.0001], position: [0, 0, 0.5]}\n"
+      "  - {name: coupler, mass: 1, inertia: [0.0001, 0.08, 0.08], position: [0.5, 0, 1]}\n"
+      "  - {name: rocker, mass: 1, inertia: [0.08, 0.08, 0.0001], position: [1, 0, 0.5]}\n"
+      "joints:\n"
+      "  - {name: A, type: revolute, body1: ground, body2: crank, point: [0, 0, 0],\n"
+      "     axis: [0, 1, 0], limits: [0.1, 0.6]}\n"
+      "  - {name: B, type: revolute, body1: crank, body2: coupler, point: [0, 0, 1],\n"
+      "     axis: [0, 1, 0]}\n"
+      "  - {name: C, type: revolute, body1: coupler, body2: rocker, point: [1, 0, 1],\n"
+      "     axis: [0, 1, 0]}\n"
+      "  - {name: D, type: revolute, body1: ground, body2: rocker, point: [1, 0, 0],\n"
+      "     axis: [0, 1, 0]}\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), 1, "fourbar.yaml", NULL, &m, &err)) {
+    CHECK(0, "fourbar: %s", err.msg);
+    return;
+  }
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  CHECK(pt_set_partition_mode(d, mode) == PT_OK, "partition mode");
+  pt_assign a = {pt_coord_index(m, "A"), 0.5}, v = {a.coord, -2.0};
+  CHECK(pt_set_state(m, d, &a, 1, &v, 1, &err) == PT_OK, "set state: %s", err.msg);
+  CHECK(pt_step(m, d) == PT_OK, "first step");  // the partition's first build, outside the count
+  pt_counters c;
+  long allocs = count_steps(m, d, 3000, &c);
+  pt_get_counters(d, &c);
+  const int held = pt_joint_limit_state(d, 0, NULL, NULL);
+  printf("%-26s %s %s, 3000 steps: %ld allocations; %lld limit impacts, held %d\n",
+         "four-bar with limits", pt_integrator_name(integ), mode == PT_MODE_QR ? "QR" : "hybrid",
+         allocs, (long long)c.limit_impacts, held);
+  CHECK(allocs == 0, "loop limits: %ld allocations", allocs);
+  CHECK(c.limit_impacts >= 3 && held == 1, "impacts %lld, held %d", (long long)c.limit_impacts,
+        held);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 // Couplers (coupler.c): a two-link arm whose elbow follows its shoulder (multiplier -2) and a
 // third link on a hinge that follows the shoulder with an offset, the shoulder limited and
 // driven onto its limit: coupler rows and limit rows held together, no allocation.
@@ -311,6 +356,9 @@ int main(int argc, char **argv) {
   limits_run(PT_INT_RK4);
   limits_run(PT_INT_ABM4);
   limits_chain();
+  loop_limits_run(PT_INT_RK4, PT_MODE_HYBRID);
+  loop_limits_run(PT_INT_ABM4, PT_MODE_HYBRID);
+  loop_limits_run(PT_INT_RK4, PT_MODE_QR);
   coupler_run(PT_INT_RK4);
   coupler_run(PT_INT_ABM4);
   for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
