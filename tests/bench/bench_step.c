@@ -7,29 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain_urdf.h"  // chain_yaml_text: n links of 0.5 m released from horizontal
 #include "partita.h"
-
-// n links of 0.5 m along x at t=0 (released from horizontal), hinges about y.
-static char *chain_yaml(int n) {
-  size_t cap = 512 + (size_t)n * 400;
-  char *t = malloc(cap);
-  if (!t) return NULL;
-  size_t k = (size_t)snprintf(t, cap, "model: chain%d\nbodies:\n", n);
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  - {name: l%d, mass: 1, inertia: [0.0001, 0.0208333, 0.0208333], "
-                          "position: [%.3f, 0, 0]}\n", i, 0.5 * i + 0.25);
-  k += (size_t)snprintf(t + k, cap - k, "joints:\n");
-  for (int i = 0; i < n; i++) {
-    char parent[16] = "ground";
-    if (i) snprintf(parent, sizeof(parent), "l%d", i - 1);
-    k += (size_t)snprintf(t + k, cap - k,
-                          "  - {name: j%d, type: revolute, body1: %s, body2: l%d, "
-                          "point: [%.3f, 0, 0], axis: [0, 1, 0]}\n",
-                          i, parent, i, 0.5 * i);
-  }
-  return t;
-}
 
 static double now(void) {
   struct timespec ts;
@@ -45,14 +24,14 @@ int main(int argc, char **argv) {
   printf("| links | dof | constraints | us/step (RK4) | steps timed | repartitions |\n");
   printf("|---:|---:|---:|---:|---:|---:|\n");
   for (int s = 0; s < ns; s++) {
-    char *text = chain_yaml(sizes[s]);
+    char text[64 * 1024];
     pt_model *m = NULL;
     pt_error err;
-    if (!text || pt_model_load_string(text, strlen(text), 1, "chain", NULL, &m, &err)) {
-      fprintf(stderr, "chain %d: %s\n", sizes[s], text ? err.msg : "out of memory");
+    if (chain_yaml_text(text, sizeof(text), sizes[s], 0) ||
+        pt_model_load_string(text, strlen(text), 1, "chain", NULL, &m, &err)) {
+      fprintf(stderr, "chain %d: %s\n", sizes[s], err.msg);
       return 1;
     }
-    free(text);
     pt_data *d = pt_data_new(m);
     pt_set_integrator(d, PT_INT_RK4);
     for (int i = 0; i < 20; i++) pt_step(m, d);  // warm up
