@@ -494,7 +494,7 @@ pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m) {
   r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
   r->limit_held = calloc((size_t)m->njoint + 1, sizeof(int));
   r->limit_reaction = calloc((size_t)m->njoint + 1, sizeof(double));
-  r->limit_notes = calloc(160 * (size_t)m->njoint + 1, 1);
+  r->limit_notes = calloc(PT_LIMIT_NOTE_MAX * (size_t)m->njoint + 1, 1);
   if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda ||
       !r->coupler_effort || !r->limit_held || !r->limit_reaction || !r->limit_notes) {
     pt_equilibrium_result_free(r);
@@ -578,7 +578,7 @@ static void scales(eq_work *e) {
 // hold it), said as such.
 static void limit_notes(const pt_model *m, pt_equilibrium_result *res, int dropped) {
   size_t n = 0;
-  const size_t cap = 160 * (size_t)m->njoint + 1;
+  const size_t cap = PT_LIMIT_NOTE_MAX * (size_t)m->njoint + 1;
   res->limit_notes[0] = '\0';
   for (int j = 0; j < m->njoint; j++) {
     const int c = m->joint_coord_adr[j];
@@ -603,11 +603,7 @@ static void limit_notes(const pt_model *m, pt_equilibrium_result *res, int dropp
   }
 }
 
-static int is_follower(const pt_model *m, int j) {
-  for (int k = 0; k < m->ncoupler; k++)
-    if (m->coupler_joint[2 * k] == j) return 1;
-  return 0;
-}
+static int is_follower(const pt_model *m, int j) { return pt_coupler_of_joint(m, j) >= 0; }
 
 // The joint limits at or beyond a bound (beyond: strictly past it) at w's positions join the
 // held set (multiplier 0). Returns how many joined.
@@ -662,16 +658,19 @@ static int hold_release(eq_work *e) {
 
 // The active set after a Newton solve (ok its result): release the held limits that pull and
 // solve again; hold the coordinates that went past a bound and solve again; until the set
-// settles. Returns whether the last solve converged.
+// settles. Returns whether the last solve converged with the set settled (a set still
+// changing after EQ_HOLD_ROUNDS rounds is no equilibrium with the limits held: the caller
+// then treats the limits as free and says so).
 static int settle(eq_work *e, int ok, int maxit) {
-  for (int round = 0; ok && e->m->limits_on && round < EQ_HOLD_ROUNDS; round++) {
+  if (!e->m->limits_on) return ok;
+  for (int round = 0; ok && round < EQ_HOLD_ROUNDS; round++) {
     const int released = hold_release(e);
     if (released) ok = newton(e, maxit);
     const int added = ok ? hold_new(e, 1) : 0;
     if (added) ok = newton(e, maxit);
-    if (!released && !added) break;
+    if (!released && !added) return ok;
   }
-  return ok;
+  return 0;
 }
 
 int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,

@@ -83,7 +83,6 @@ void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
 
 static int actuator_of(const pt_model *m, int c);
 
-#define LIMIT_NOTE_MAX 200  // bytes of limit_notes per joint
 // How a torque request treated a limit on a bound (limit_why).
 enum { LIM_NONE, LIM_HELD, LIM_RELEASED, LIM_REQUESTED, LIM_MOVING, LIM_OFF, LIM_DROPPED };
 
@@ -120,7 +119,7 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   r->coord_actuator = calloc((size_t)m->ncoord + 1, sizeof(int));
   r->limit_held = calloc((size_t)m->njoint + 1, sizeof(int));
   r->limit_reaction = calloc((size_t)m->njoint + 1, sizeof(double));
-  r->limit_notes = calloc(LIMIT_NOTE_MAX * (size_t)m->njoint + 1, 1);
+  r->limit_notes = calloc(PT_LIMIT_NOTE_MAX * (size_t)m->njoint + 1, 1);
   r->limit_why = calloc((size_t)m->njoint + 1, sizeof(int));
   if (r->coord_actuator)
     for (int c = 0; c < m->ncoord; c++) r->coord_actuator[c] = actuator_of(m, c);
@@ -339,7 +338,7 @@ int pt_inverse_kinematic(const pt_model *m, const pt_data *d, double t, pt_inver
   if (!rc)
     pt_joint_limits_note(m, res->coord, "free: the prescribed motions fix every coordinate "
                          "(kinematic inverse dynamics)", res->limit_notes,
-                         LIMIT_NOTE_MAX * (size_t)m->njoint + 1);
+                         PT_LIMIT_NOTE_MAX * (size_t)m->njoint + 1);
 done:
   free(J);
   free(piv);
@@ -476,12 +475,9 @@ static int request_tree(const pt_model *m, pt_data *d, const pt_assign *acc, int
   return 1;
 }
 
-// The coordinate of a joint's (revolute or prismatic) coordinate, by joint.
+// The coupler whose follower has coordinate c, or -1.
 static int follower_of(const pt_model *m, int c) {
-  const int j = c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1;
-  for (int k = 0; j >= 0 && k < m->ncoupler; k++)
-    if (m->coupler_joint[2 * k] == j) return k;
-  return -1;
+  return pt_coupler_of_joint(m, c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1);
 }
 
 // The request with every coupler's follower added (multiplier x its leader's acceleration):
@@ -590,7 +586,7 @@ static int limits_release(const pt_model *m, const pt_data *d, int nbase, int *n
 // One line per limit on a bound, in joint order (res->coord holds the solved coordinates).
 static void limits_notes(const pt_model *m, pt_inverse_result *res) {
   char *buf = res->limit_notes;
-  const size_t cap = LIMIT_NOTE_MAX * (size_t)m->njoint + 1;
+  const size_t cap = PT_LIMIT_NOTE_MAX * (size_t)m->njoint + 1;
   size_t n = 0;
   buf[0] = '\0';
   for (int j = 0; j < m->njoint; j++) {
@@ -641,6 +637,7 @@ int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int 
         res->limit_held[j] = 0, res->limit_reaction[j] = 0, res->limit_why[j] = LIM_DROPPED;
       }
       nh = 0;
+      if (err) err->code = 0, err->msg[0] = '\0';  // the retry's outcome is the answer
       continue;
     }
     if (rc) return rc;

@@ -282,10 +282,7 @@ static void work_free(work *k) {
 
 // The coupler whose follower has coordinate c (coupler.c), or -1; the followers' count.
 static int follower_k(const pt_model *m, int c) {
-  const int j = c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1;
-  for (int k = 0; j >= 0 && k < m->ncoupler; k++)
-    if (m->coupler_joint[2 * k] == j) return k;
-  return -1;
+  return pt_coupler_of_joint(m, c >= 0 && c < m->ncoord ? m->meas_joint[c] : -1);
 }
 static int nfollow(const pt_model *m) { return m->ncoupler; }
 

@@ -27,6 +27,7 @@
 
 #include "linearize_internal.h"
 #include "ptu.h"
+#include "tolerances.h"
 
 typedef struct {      // one joint, parent-first order, at the operating point
   int kid, par, dof;  // child body, parent body (or PT_GROUND), independent coordinate or -1
@@ -205,7 +206,7 @@ static void map_build(const pt_model *m, const pt_data *w, ptd_tree *t, const in
 }
 
 // The limits held at w's state (set, not evaluated): every enforced limit whose coordinate
-// is on a bound (within 1e-9) is tried as held, and those whose reaction pushes (the complementarity
+// is on a bound (within PT_TOL_LIMIT_POS) is tried as held, and those whose reaction pushes (the complementarity
 // problem of limits.c, couplers included) stay held; w keeps them held for ptd_tree_eval.
 // side[j] (njoint): -1 / +1 held at the lower / upper bound, 0 otherwise; reaction[j]: the
 // limit's joint force (or, for a limit on a bound that would pull, 0). Returns how many.
@@ -225,7 +226,9 @@ int ptd_tree_hold_limits(const pt_model *m, pt_data *w, ptd_tree *t, int *side,
       pt_measure(m, w, c, &v, jac, &jdx);
       const double lo = m->joint_limit[2 * j], hi = m->joint_limit[2 * j + 1];
       // on a bound (a coordinate beyond one is not a state the limit holds: free, noted)
-      w->lim_state[k] = fabs(v - lo) <= 1e-9 ? -1 : fabs(v - hi) <= 1e-9 ? 1 : 0;
+      w->lim_state[k] = fabs(v - lo) <= PT_TOL_LIMIT_POS   ? -1
+                         : fabs(v - hi) <= PT_TOL_LIMIT_POS ? 1
+                                                             : 0;
       w->lim_nactive += w->lim_state[k] != 0;
     }
     if (w->lim_nactive) {

@@ -1084,11 +1084,12 @@ static int couplers_initial(pt_model *m, const pt_spec *s, int ncoupler, pt_erro
   double *before = calloc(2 * (size_t)m->ncoord + 1, sizeof(double));
   if (!before) return pt_error_set(err, PT_ENOMEM, "out of memory");
   pt_data *d = pt_data_new(m);  // measures the coordinates as assembled
-  int rc = PT_OK;
-  if (d) {
-    ptu_copy(before, d->coord, m->ncoord);
-    ptu_copy(before + m->ncoord, d->coord_rate, m->ncoord);
+  if (!d) {
+    free(before);
+    return pt_error_set(err, PT_ENOMEM, "out of memory");
   }
+  ptu_copy(before, d->coord, m->ncoord);
+  ptu_copy(before + m->ncoord, d->coord_rate, m->ncoord);
   m->ncoupler = ncoupler;
   pt_data_free(d);
   d = pt_data_new(m);  // pt_forward puts the followers on their couplers
@@ -1116,7 +1117,7 @@ static int couplers_initial(pt_model *m, const pt_spec *s, int ncoupler, pt_erro
   ptu_copy(m->qd0, d->qd, m->nq);
   pt_data_free(d);
   free(before);
-  return rc;
+  return PT_OK;
 }
 
 #define ALLOC_ARR(field, n) \

@@ -151,10 +151,11 @@ void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const d
 }
 
 // The reactions of the couplers and of the held limits at this stage's state, added to qfrc.
-// Returns the number of limits that push.
+// Returns the number of limits that push, or -1 when the couplers' W is not positive
+// definite (the stage then fails: nothing is held silently wrong).
 int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate) {
   if (!d->cpl_on) return d->lim_nactive ? pt_limits_hold(m, d, rate) : 0;
-  if (pt_couplers_prepare(m, d, rate)) return 0;
+  if (pt_couplers_prepare(m, d, rate)) return -1;
   int npush = 0;
   if (d->lim_nactive) {
     npush = pt_limits_hold(m, d, rate);  // projected columns (limits.c)
@@ -187,6 +188,13 @@ int pt_model_ncoupler(const pt_model *m) { return m->ncoupler; }
 
 const char *pt_coupler_name(const pt_model *m, int k) {
   return k >= 0 && k < m->ncoupler ? m->coupler_name[k] : NULL;
+}
+
+// The coupler whose follower is joint j, or -1 (a joint follows at most one coupler: compile.c).
+int pt_coupler_of_joint(const pt_model *m, int j) {
+  for (int k = 0; j >= 0 && k < m->ncoupler; k++)
+    if (m->coupler_joint[2 * k] == j) return k;
+  return -1;
 }
 
 int pt_coupler_info(const pt_model *m, int k, int *follower, int *leader, double *multiplier,

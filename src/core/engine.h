@@ -15,6 +15,9 @@
 #define PT_GROUND (-1)
 #define PT_MEAS_GEOM 12  // body-fixed vectors of a measure (4 x 3)
 #define PT_JOINT_GEOM 30 // body-fixed vectors of a joint (10 x 3): pt_joint_vec
+// Bytes of the limit notes of inverse dynamics and equilibrium per joint: the longest line
+// (about 180 bytes) with a joint name of PT_NAME_MAX.
+#define PT_LIMIT_NOTE_MAX (PT_NAME_MAX + 256)
 
 typedef enum {
   PT_MEAS_ANGLE = 0,  // revolute/cylindrical angle: v0 = h (b1), v1 = f (b1), v2 = f (b2)
@@ -495,6 +498,7 @@ void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const d
 int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);
 int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
 void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
+int pt_coupler_of_joint(const pt_model *m, int j);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);

@@ -165,8 +165,8 @@ void pt_limits_lcp(pt_data *d, int ns, const double *b) {
   int *in = d->lim_in;
   double scale = 0;
   for (int a = 0; a < ns; a++) scale = fmax(scale, fabs(b[a]));
-  if (ns == 1) {
-    x[0] = fmax(0.0, -b[0] / W[0]);
+  if (ns == 1) {  // a limit the loop locks (W = 0, partition/loop_limits.c) takes no impulse
+    x[0] = W[0] > 0 ? fmax(0.0, -b[0] / W[0]) : 0.0;
     return;
   }
   const double tol = LIM_LCP_TOL * scale;

@@ -365,9 +365,11 @@ static int parse_joint(urdf *u, const xmlNode *e) {
     j->mimic_line = uxml_line(mim);
     j->mimic_mult = 1;
     const int got = attr_name(mim, "joint", j->mimic);
-    if (got <= 0)
+    if (got <= 0 || !j->mimic[0])
       return fail(u, PT_EPARSE, j->mimic_line, "joint", j->name,
-                  got ? "<mimic joint=\"...\">: name too long" : "<mimic> has no attribute joint");
+                  got < 0    ? "<mimic joint=\"...\">: name too long"
+                  : got == 0 ? "<mimic> has no attribute joint"
+                             : "<mimic joint=\"\">: the leader's name is empty");
     rc = attr_numbers(u, mim, "multiplier", &j->mimic_mult, 1, 0, "joint", j->name);
     if (!rc) rc = attr_numbers(u, mim, "offset", &j->mimic_offset, 1, 0, "joint", j->name);
     if (rc) return rc;

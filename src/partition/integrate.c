@@ -68,7 +68,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // the state held now (a step's first stage after the inputs changed): its kinematics
     // and inertias stand, only the forces are new
     pt_forces(m, d);
-    pt_tree_hold(m, d, y + n);  // couplers and held limits into qfrc (coupler.c)
+    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;  // couplers, held limits
     pt_tree_aba(m, d, y + n, f + n);
     ptu_copy(f, y + n, n);
     return PT_OK;
@@ -82,7 +82,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
     pt_kin_inertias(m, d, 0);
     pt_forces(m, d);
-    pt_tree_hold(m, d, y + n);  // reactions of couplers and held limits into qfrc
+    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;  // couplers, held limits
     pt_tree_aba(m, d, y + n, f + n);
     ptu_copy(f, y + n, n);
     return PT_OK;
@@ -94,7 +94,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
-    pt_tree_hold(m, d, y + n);
+    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;
     pt_tree_aba(m, d, y + n, f + n);
     d->lambda_stale = 1;
     pt_qdd_from_xdd(m, d);
@@ -108,7 +108,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     pt_joint_rows(m, d);
     pt_motion_rows(m, d);
     pt_forces(m, d);
-    pt_tree_hold(m, d, y + n);
+    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;
     rc = pt_accelerations(m, d);
   } else {
     rc = pt_eval(m, d);
@@ -227,6 +227,9 @@ static int step_rk4(const pt_model *m, pt_data *d, double t0, double h, double *
 // held, at most m->spin_substeps_max (fixed at load). Ordinary motion (omega h below 0.5:
 // under 500 rad/s and 2.5e5 rad/s^2 at 1 ms) takes one step, as before, at the cost of this
 // one pass over the coordinates. Not for ABM4 (its history is at the step h) or Euler.
+// Joint limits and couplers act through their hold forces in every substep's stages; a bound
+// crossed, an impact and the couplers' drift correction are resolved at the end of the whole
+// step (limits_after_step), as for an unsplit step.
 static int spin_substeps(const pt_model *m, const pt_data *d, const double *y0,
                          const double *k1, double h) {
   if (m->spin_substeps_max <= 1 || !tree_active(d)) return 1;
@@ -394,7 +397,8 @@ static int limits_after_step(const pt_model *m, pt_data *d);
 // start as 2, then 4, then 8 substeps, each a restarted multistep (RK4: a multistep method
 // restarts whenever its coordinates or its step change, as it does after every LU or QR
 // build), until one passes without a jump; the multistep restarts once more after them (its
-// history would hold substeps). Allocates nothing. Returns the last attempt's code.
+// history would hold substeps). Allocates nothing. Returns the last attempt's code. As with
+// spin_substeps, a bound crossed inside a substep is resolved at the end of the whole step.
 static int qr_substeps(const pt_model *m, pt_data *d, double t0, double h, int64_t nstep0,
                        int *retried) {
   int rc = PT_OK;
@@ -494,8 +498,8 @@ int pt_forward(const pt_model *m, pt_data *d) {
     double *y = d->ystage;
     pt_kin_bodies(m, d);
     pt_tree_coords(m, d, y, y + n, NULL);
-    if (d->cpl_on) {  // followers from their leaders, then a stage with the couplers held
-      pt_couplers_fix(m, y, n, d->cpl_dof);
+    if (d->cpl_on || d->lim_nactive) {  // a stage with the couplers and held limits' reactions
+      if (d->cpl_on) pt_couplers_fix(m, y, n, d->cpl_dof);  // followers from their leaders
       d->tree_fast = 0;
       rc = stage_tree(m, d, y, d->ysum);
     } else {
@@ -514,6 +518,7 @@ int pt_forward(const pt_model *m, pt_data *d) {
     const int it = p->recover(m, d, y, NEWTON_MAXIT);
     if (it < 0) return it;
     rc = eval_partition(p, m, d);
+    if (!rc && d->lim_nactive) rc = pt_loop_limits_hold(m, d, p);  // as stage_partition
   }
   if (rc) return rc;
   d->acc_valid = 1;

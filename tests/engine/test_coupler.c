@@ -557,6 +557,10 @@ static void refusals(void) {
   CHECK(!m && strstr(err.msg, "leader: no joint named \"nope\""), "urdf unknown leader: %s",
         err.msg);
   pt_model_free(m);
+  m = urdf_with("<mimic joint=\"\"/>", &err);
+  CHECK(!m && strstr(err.msg, "<mimic joint=\"\">: the leader's name is empty"),
+        "urdf empty leader: %s", err.msg);
+  pt_model_free(m);
   m = urdf_with("<mimic multiplier=\"2\"/>", &err);
   CHECK(!m && strstr(err.msg, "<mimic> has no attribute joint"), "urdf no joint: %s", err.msg);
   pt_model_free(m);
