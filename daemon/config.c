@@ -178,20 +178,18 @@ static int load_viewer(walk *w, config *c, yaml_node_t *map) {
       rc = get_str(w, v, c->viewer.three_root, sizeof(c->viewer.three_root));
     else if (!strcmp(k, "package_path"))
       rc = get_str(w, v, c->viewer.package_path, sizeof(c->viewer.package_path));
-    else if (!strcmp(k, "fps")) {
-      rc = get_num(w, v, 1, 240, &x);
+    else if (!strcmp(k, "fps") && !num_key(w, v, 1, 240, &x))
       c->viewer.fps = (int)x;
-    } else if (!strcmp(k, "queue_frames")) {
-      rc = get_num(w, v, 1, 1024, &x);
+    else if (!strcmp(k, "queue_frames") && !num_key(w, v, 1, 1024, &x))
       c->viewer.queue_frames = (int)x;
-    } else if (!strcmp(k, "max_browsers")) {
-      rc = get_num(w, v, 1, 1024, &x);
+    else if (!strcmp(k, "max_browsers") && !num_key(w, v, 1, 1024, &x))
       c->viewer.max_browsers = (int)x;
-    } else if (!strcmp(k, "drop_limit")) {
-      rc = get_num(w, v, 1, 1e6, &x);
+    else if (!strcmp(k, "drop_limit") && !num_key(w, v, 1, 1e6, &x))
       c->viewer.drop_limit = (int)x;
-    } else
-      return bad(w, v, "unknown key");
+    else if (!w->err[0])   // a bad value leaves the config as it was (get_num said why)
+      return bad(w, v, "unknown key in viewer");
+    else
+      return -1;
     if (rc)
       return -1;
   }

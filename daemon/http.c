@@ -438,11 +438,35 @@ static void session_end(session *s) {
   s->rx = NULL;
 }
 
+// A WebSocket from a page of another site is refused: browsers let any page open one to
+// localhost, and this socket drives models. Browsers always send Origin; it must name the
+// host the request was sent to (the page this port served). A client without Origin is not
+// a browser page (the token, when set, still applies).
+static int same_origin(struct lws *wsi) {
+  char origin[CFG_STR + 16], host[CFG_STR + 16];
+  if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) <= 0)
+    return 1;
+  if (lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
+    return 0;
+  const char *o = !strncmp(origin, "http://", 7)    ? origin + 7
+                  : !strncmp(origin, "https://", 8) ? origin + 8
+                                                    : NULL;
+  return o && !strcmp(o, host);
+}
+
 static int ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                  size_t len) {
   session *s = user;
   struct lws_context *ctx = lws_get_context(wsi);
   viewer *v = ctx ? lws_context_user(ctx) : NULL;
+  if (reason == LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION) {
+    if (same_origin(wsi))
+      return 0;
+    if (v)
+      v->refused++;
+    log_info("viewer: a WebSocket from another site's page refused (Origin is not this host)");
+    return -1;
+  }
   if (reason != LWS_CALLBACK_ESTABLISHED && (!s || !s->v))
     return 0;   // not established, or ended by http_stop
   switch (reason) {

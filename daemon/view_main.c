@@ -99,6 +99,11 @@ int main(int argc, char **argv) {
     fputs(usage, stderr);
     return 2;
   }
+  char why[512];
+  if (config_check(&srv.cfg, why, sizeof(why))) {  // as partitad: no open port without a token
+    fprintf(stderr, "partita view: %s\n", why);
+    return 2;
+  }
   log_set_level(LOG_ERROR);
   openblas_set_num_threads(1);
   signal(SIGPIPE, SIG_IGN);

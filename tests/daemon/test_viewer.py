@@ -187,6 +187,19 @@ def test_a_browser_that_never_reads_is_dropped(workdir):
         d.check_clean_exit()
 
 
+def test_pages_of_other_sites_are_refused(viewer_daemon):
+    # Any web page may open a WebSocket to localhost: one whose Origin is not this host (a
+    # browser on another site's page) is refused; this host's own page is served.
+    port = viewer_daemon.http_port
+    with pytest.raises(websocket.WebSocketException):
+        websocket.create_connection("ws://127.0.0.1:%d/" % port, subprotocols=["partita-viewer"],
+                                    timeout=WAIT, origin="http://evil.example")
+    ws = websocket.create_connection("ws://127.0.0.1:%d/" % port, subprotocols=["partita-viewer"],
+                                     timeout=WAIT, origin="http://127.0.0.1:%d" % port)
+    assert "hello" in json.loads(ws.recv())
+    ws.close()
+
+
 def test_token(workdir):
     port = free_port()
     d = Daemon(workdir, extra_args=["--http", "127.0.0.1:%d" % port],
