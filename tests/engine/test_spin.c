@@ -18,7 +18,7 @@
 // energy balance E(t + h) - E(t) = W holds for the exact solution; RK4's local error shows as
 // a mismatch. The accumulated mismatch, relative to the largest kinetic energy reached, must
 // stay small while the arm spins up (first 2 s, before the motion turns chaotic) and within 2 %
-// over the whole run (0.8 % measured over 300 s), and the constraint rows (recovered by forward
+// over the whole run (0.64 % measured over 300 s), and the constraint rows (recovered by forward
 // kinematics) hold to round-off.
 #include "check.h"
 
