@@ -236,27 +236,3 @@ void cli_analysis_limit_reactions(cli_json *j, const pt_model *m, const int *hel
   }
   if (j) cli_json_end_object(j);
 }
-
-// Joints on or beyond a limit at the analysed state (pt_joint_limits_note): JSON "limit_notes"
-// (an array of lines) or a "notes" section in the text; nothing when there are none.
-void cli_analysis_limit_notes(cli_json *j, const pt_model *m, const double *coord,
-                              const char *how) {
-  char buf[2048] = "";
-  if (!pt_joint_limits_note(m, coord, how, buf, sizeof(buf))) return;
-  if (j) {
-    cli_json_key(j, "limit_notes");
-    cli_json_begin_array(j);
-  } else {
-    printf("notes\n");
-  }
-  for (char *line = buf, *nl; *line; line = nl + 1) {
-    nl = strchr(line, '\n');
-    if (!nl) break;
-    *nl = '\0';
-    if (j)
-      cli_json_string(j, line);
-    else
-      printf("  %s\n", line);
-  }
-  if (j) cli_json_end_array(j);
-}

@@ -146,7 +146,5 @@ void cli_analysis_note_lines(cli_json *j, const char *text);
 // {joint: reaction}, always present; text section "limits held (reaction)" when any is held.
 void cli_analysis_limit_reactions(cli_json *j, const pt_model *m, const int *held,
                                   const double *reaction);
-void cli_analysis_limit_notes(cli_json *j, const pt_model *m, const double *coord,
-                              const char *how);
 
 #endif
