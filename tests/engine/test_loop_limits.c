@@ -8,7 +8,8 @@
 // restitution 0, it stops there (overshoot <= 1e-6 rad, energy never increases) and is held;
 // with restitution 0.5 the rate after the impulse is -0.5 x the rate before it; thrown toward
 // the top onto a lower limit it stops, gravity pulls it away and it is released, falls and is
-// held on the upper limit; in LU, QR and hybrid partitioning, RK4 and ABM4.
+// held on the upper limit; in LU, QR and hybrid partitioning, RK4 and ABM4; and a limit met
+// just past the singular position, where the hybrid method has switched to QR.
 #include "check.h"
 #include "pt_inverse.h"
 
@@ -287,6 +288,39 @@ static void equilibrium(void) {
   pt_model_free(m);
 }
 
+// Through the singular position: released at 0.05 rad, the crank passes the horizontal
+// (pi/2, where the parallelogram's Jacobian loses rank and the hybrid method switches to QR
+// or retakes a step) and meets its upper limit 1.62 just beyond it. The limit is enforced
+// on whichever partition the step ends on, retaken steps included: no overshoot, no energy
+// rise, held at the end (gravity pushes into it there).
+static void through_singular(pt_integrator integ) {
+  pt_model *m = fourbar("", "-3, 1.62");
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  set_angle(m, d, 0.05, 0);
+  double over = 0, e_prev = energy(d), rise = 0;
+  for (int i = 0; i < 3000; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    over = fmax(over, theta(m, d) - 1.62);
+    rise = fmax(rise, energy(d) - e_prev);
+    e_prev = energy(d);
+  }
+  pt_counters c;
+  pt_get_counters(d, &c);
+  CHECK(c.qr_switches + c.qr_retakes > 0, "never switched to QR near the singular position");
+  CHECK(c.limit_impacts > 0, "the limit was never hit");
+  CHECK(over <= 1e-6, "overshoot %.3g rad", over);
+  CHECK(rise <= 1e-9, "energy rose by %.3g J in a step", rise);
+  CHECK(pt_joint_limit_state(d, 0, NULL, NULL) == 1 && fabs(theta(m, d) - 1.62) <= 1e-8,
+        "not held on 1.62: %.12f", theta(m, d));
+  printf("%s through the singular position: %lld QR switches, %lld retakes, %lld impacts, "
+         "overshoot %.3g rad, largest energy rise %.3g J\n", pt_integrator_name(integ),
+         (long long)c.qr_switches, (long long)c.qr_retakes, (long long)c.limit_impacts, over,
+         rise);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(void) {
   (void)JO;
   stop_at_limit(PT_INT_RK4, PT_MODE_HYBRID);
@@ -301,6 +335,8 @@ int main(void) {
   tree_on_partition(PT_MODE_QR);
   dependent_limits(PT_MODE_HYBRID);
   dependent_limits(PT_MODE_QR);
+  through_singular(PT_INT_RK4);
+  through_singular(PT_INT_ABM4);
   equilibrium();
   return finish("test_loop_limits");
 }
