@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "fourbar_chain.h"
 #include "qr_partition.h"
 
 #define G 9.81
@@ -443,41 +444,6 @@ static int read_ref(const char *dir, const char *file, double *t, double *x, dou
   return n;
 }
 
-// The N-cell chain as model text (x-y plane, gravity -y, axes +z), N <= 64.
-static int chain_yaml(char *buf, size_t cap, int ncell) {
-  size_t o = 0;
-  o += (size_t)snprintf(buf + o, cap - o,
-                        "model: chain%d\ngravity: [0, -9.81, 0]\nsimulation: {dt: 0.001, "
-                        "integrator: rk4}\nbodies:\n",
-                        ncell);
-  for (int i = 0; i <= ncell && o < cap; i++)
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "  - {name: crank%d, mass: 1, inertia: [0.0833333333333333, 0.0001, "
-                          "0.0833333333333333], position: [%d, 0.5, 0], velocity: [0.5, 0, 0], "
-                          "angular_velocity: [0, 0, -1]}\n",
-                          i, i);
-  for (int i = 0; i < ncell && o < cap; i++)
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "  - {name: coupler%d, mass: 1, inertia: [0.0001, 0.0833333333333333, "
-                          "0.0833333333333333], position: [%g, 1, 0], velocity: [1, 0, 0]}\n",
-                          i, i + 0.5);
-  o += (size_t)snprintf(buf + o, cap - o, "joints:\n");
-  for (int i = 0; i <= ncell && o < cap; i++) {
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "  - {name: A%d, type: revolute, body1: ground, body2: crank%d, "
-                          "point: [%d, 0, 0], axis: [0, 0, 1]}\n",
-                          i, i, i);
-    if (i < ncell)
-      o += (size_t)snprintf(buf + o, cap - o,
-                            "  - {name: B%d, type: revolute, body1: crank%d, body2: coupler%d, "
-                            "point: [%d, 1, 0], axis: [0, 0, 1]}\n"
-                            "  - {name: C%d, type: revolute, body1: coupler%d, body2: "
-                            "crank%d, point: [%d, 1, 0], axis: [0, 0, 1]}\n",
-                            i, i, i, i, i, i, i + 1, i + 1);
-  }
-  return o < cap ? (int)o : -1;
-}
-
 // Position of the top of crank 0 (B0): CoM + A (0, 0.5, 0).
 static void top_of_crank0(const pt_data *d, double *x, double *y) {
   const double *q = pt_body_pose(d, 0), *p = q + 3;
@@ -561,7 +527,7 @@ static void case_a02(const char *refdir, double budget) {
     return;
   }
   static char text[1 << 16];
-  if (chain_yaml(text, sizeof(text), 40) < 0) {
+  if (fourbar_chain_yaml(text, sizeof(text), 40) < 0) {
     CHECK(0, "a02 model text too long");
     return;
   }
