@@ -72,10 +72,15 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 }
 
 void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
-  if (d->lambda_stale)  // a tree's step end: from the joint forces, without the multipliers
+  if (d->lambda_stale && pt_tree_active(d)) {
+    // a tree's step end: from the joint forces, without the multipliers
     pt_tree_reactions(m, d, reaction);
-  else
-    pt_reactions_from(m, d, d->lambda, reaction);
+    return;
+  }
+  // a closed loop's step end in joint coordinates: the multipliers computed now, a cache of
+  // the state held (pt_lambda changes nothing the step reads)
+  if (d->lambda_stale) pt_lambda(m, (pt_data *)d);
+  pt_reactions_from(m, d, d->lambda, reaction);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "loop.h"
 #include "ptu.h"
 #include "tolerances.h"
 
@@ -32,6 +33,8 @@ static void *alloc(pt_model *m, size_t n, size_t size) {
   if (p) m->allocs[m->nalloc++] = p;
   return p;
 }
+
+void *pt_model_alloc(pt_model *m, size_t n, size_t size) { return alloc(m, n, size); }
 
 void pt_model_free(pt_model *m) {
   if (!m) return;
@@ -1218,6 +1221,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   if (!rc) rc = assemble_initial(m, s, err);  // and checks that the initial state partitions
   if (!rc) rc = pt_visuals_build(m, s, err);
   if (!rc) limits_check(m, s);
+  if (!rc) rc = pt_loop_compile(m) ? pt_error_set(err, PT_ENOMEM, "out of memory") : PT_OK;
   if (!rc) rc = couplers_initial(m, s, s->ncoupler, err);
   if (rc) {
     pt_model_free(m);
@@ -1319,6 +1323,7 @@ int pt_independent(const pt_model *m, const pt_data *d, const char **names, int 
     return k;
   }
   if (!d->part_valid) return m->ndof;
+  if (pt_loop_on(d)) return pt_loop_independent(m, d, names, max);  // joint coordinates
   for (int i = 0; i < m->ndof && i < max; i++) names[i] = m->q_name[d->indep[i]];
   return m->ndof;
 }

@@ -225,3 +225,38 @@ int pt_accelerations(const pt_model *m, pt_data *d) {
   pt_qdd_from_xdd(m, d);
   return PT_OK;
 }
+
+// The multipliers of the active rows at an evaluated state whose accelerations came from
+// elsewhere (a closed loop in joint coordinates, loop_dyn.c): W lambda = J M^-1 Q - gamma, and
+// when W is singular the least-squares multipliers of the rank-revealing solve. Neither the
+// accelerations nor what the partition policy reads of W (w_ratio, w_singular) change.
+void pt_lambda_w(const pt_model *m, pt_data *d) {
+  const double ratio = d->w_ratio, ratio_step = d->w_ratio_step;
+  const int singular = d->w_singular;
+  double *lam = d->lambda;
+  if (pt_w_factor(m, d) == PT_OK) {
+    for (int a = 0; a < m->ncon; a++) {
+      const int r = m->con_row[a];
+      const int *body = m->row_body + 2 * r;
+      double s = 0;
+      for (int b = 0; b < 2; b++) {
+        if (body[b] == PT_GROUND) continue;
+        double y[6];
+        minv_body(m, d, body[b], d->qfrc + 6 * body[b], y);
+        for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * y[c];
+      }
+      lam[a] = s - d->row_gamma[r];
+    }
+    pt_w_solve(m, d, lam);
+  } else {  // pt_acc_dense's multipliers; its accelerations put back
+    double *xdd = d->lim_xdd, *qdd = d->rhs;  // (nv), (nq): scratch outside the stages
+    ptu_copy(xdd, d->xdd, m->nv);
+    ptu_copy(qdd, d->qdd, m->nq);
+    if (pt_acc_dense(m, d)) ptu_zero(lam, m->ncon);
+    ptu_copy(d->xdd, xdd, m->nv);
+    ptu_copy(d->qdd, qdd, m->nq);
+  }
+  d->w_ratio = ratio;
+  d->w_ratio_step = ratio_step;
+  d->w_singular = singular;
+}

@@ -193,6 +193,64 @@ struct pt_model {
   int *ldl_Pinv;               // (ncon)
   int ldl_nnz;
 
+  // Closed loops in joint coordinates (src/partition/loop_*.c, issue 23): a spanning tree of
+  // revolute, prismatic, universal and fixed joints from the ground, in its joint coordinates;
+  // the bodies it does not reach float (6 velocity, 7 position coordinates each); the other
+  // joints' rows and the motions are cut rows, an independent subset of them kept. Set at
+  // compile (pt_loop_compile); all counts 0 and no arrays when loop_ok is 0.
+  int loop_ok;                 // the hybrid mode integrates the model this way
+  int nlt;                     // tree coordinates
+  int nlf;                     // floating bodies
+  int nlw;                     // velocity coordinates: nlt, then 6 per floating body
+  int nls;                     // position coordinates: nlt, then 7 per floating body (r, p)
+  int nlj;                     // tree joints
+  int nlcut;                   // cut joints
+  int nlc;                     // cut rows kept (joint rows of cut joints, then motion rows)
+  int nlcs;                    // position rows: nlc, then a normalisation row per floating body
+  int nlm;                     // entries of the joint-space inertia (a coordinate, its ancestors)
+  int nlz;                     // entries of the cut rows' supports
+  int nlg;                     // non-zeros of G_s (position Jacobian, nlcs x nls)
+  int nlb;                     // non-zeros of B = [G_s; Q2^T] (nls x nls)
+  int nlpair;                  // pairs of rows through each coordinate (the Schur complement)
+  int nlsn;                    // non-zeros of the Schur complement S = G M^-1 G^T (nlc x nlc)
+  int nlsl;                    // non-zeros of the LDL factor of S
+  int *loop_joint;             // (nlj) tree joints, parents first
+  int *loop_child;             // (njoint) slot of a tree joint's child body (0, 1); -1 cut
+  int *loop_jcoord;            // (njoint) first tree coordinate of a tree joint, -1 none
+  int *loop_cut;               // (nlcut) cut joints
+  int *loop_body_coord;        // (nbody) deepest coordinate above the body, -1 none
+  int *loop_body_float;        // (nbody) floating index, -1 for a tree body
+  int *loop_float_body;        // (nlf)
+  int *loop_parent;            // (nlw) parent coordinate, -1 at a root
+  int *loop_cbody;             // (nlw) the body a coordinate moves (a joint's child, floating)
+  int *loop_cjoint;            // (nlt) joint of a tree coordinate
+  int *loop_ck;                // (nlt) which of its joint's coordinates (0 axis h1, 1 axis h2)
+  int *loop_meas;              // (nlt) the measure (joint coordinate) it is
+  double *loop_pref;           // (4 njoint) Euler parameters of A1^T A2 at the reference
+  double *loop_tref;           // (3 njoint) A1^T (r2 - r1) at the reference
+  double *loop_sref0;          // (nlt) tree coordinates at the reference
+  int *loop_row;               // (nlc) all-rows index of each kept cut row
+  int *loop_m_adr;             // (nlw + 1) M(i, i), M(i, parent), ... of coordinate i in loop_m
+  int *loop_z_adr;             // (nlc + 1) support of cut row r: the coordinates whose ...
+  int *loop_z_idx;             // (nlz) ... motion it sees and their ancestors, decreasing
+  int *loop_zc_adr;            // (nlw + 1) by coordinate: the support entries through it ...
+  int *loop_zc;                // (nlz) ... (index into loop_z_idx)
+  int *loop_zc_row;            // (nlz) ... and their rows
+  int *loop_pair_adr;          // (nlw + 1) into loop_pair
+  int *loop_pair;              // (nlpair) S entry of each ordered pair of rows through a coordinate
+  int *loop_s_colptr;          // (nlc + 1) S, full symmetric CSC
+  int *loop_s_rowind;          // (nlsn)
+  int *loop_ldl_Lp, *loop_ldl_parent, *loop_ldl_lnz, *loop_ldl_P, *loop_ldl_Pinv;  // (nlc (+1))
+  int *loop_g_colptr;          // (nls + 1) G_s CSC (rows: kept cut rows, normalisation rows)
+  int *loop_g_rowind;          // (nlg)
+  int *loop_g_src;             // (nlg) index into the data's loop_gval
+  int *loop_gt_colptr;         // (nlcs + 1) G_s^T CSC
+  int *loop_gt_rowind;         // (nlg)
+  int *loop_gt_src;            // (nlg) index into the data's loop_gs (G_s's values)
+  int *loop_b_colptr;          // (nls + 1) B CSC: G_s's column, then the ndof rows of Q2^T
+  int *loop_b_rowind;          // (nlb)
+  int *loop_b_src;             // (nlb) index into loop_gs, or -(1 + k) for Q2's column k
+
   // initial state (assembled)
   double *q0;                  // (nq)
   double *qd0;                 // (nq)
@@ -318,7 +376,85 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, qr_vec, nq, qr)                 /* work */                                             \
   X(double, qr_lwork, 64 * nq + 64, qr)     /* LAPACK work */                                      \
   X(int, qr_ipiv, nq, qr)                   /* pivots of B */                                      \
-  X(int, fb_jpvt, nv, fallback)
+  X(int, fb_jpvt, nv, fallback)                                                                    \
+  PT_DATA_LOOP(X)
+
+// The joint-coordinate partitions of closed loops (src/partition/loop_*.c); every size is 0
+// unless m->loop_ok (ldof: ndof then). ntrs = nls (nls + 1) / 2 bounds each sparse LU factor
+// (splu.h).
+#define PT_DATA_LOOP(X)                                                                            \
+  X(double, loop_s, nls, loop)              /* position coordinates of the state held now */       \
+  X(double, loop_sd, nls, loop)             /* their rates */                                      \
+  X(double, loop_sdd, nls, loop)            /* their accelerations */                              \
+  X(double, loop_s_save, 2 * nls, loop)     /* s, sd at the step start */                          \
+  X(double, loop_sref, nls, loop)           /* s at the QR build: z = Q2^T (s - sref) */           \
+  X(double, loop_S, 6 * nlw, loop)          /* motion subspaces, Plucker at the origin */          \
+  X(double, loop_kap, 6 * nbody, loop)      /* velocity-product accelerations (x space) */         \
+  X(double, loop_A, 6 * nbody, loop)        /* spatial accelerations at the origin */              \
+  X(double, loop_Ic, 10 * nbody, loop)      /* composite inertias (m, m c, inertia at O) */        \
+  X(double, loop_F, 6 * nbody, loop)        /* subtree forces, Plucker at the origin */            \
+  X(double, loop_m, nlm, loop)              /* joint-space inertia, then L^T D L */                \
+  X(double, loop_qb, nlw, loop)             /* generalized forces, then L^-T of them */            \
+  X(double, loop_wdd, nlw, loop)            /* accelerations of the velocity coordinates */        \
+  X(double, loop_gval, nlz + 14 * nlc + 4 * nlf, loop) /* G: w space on supports, q blocks */      \
+  X(double, loop_z, nlz, loop)              /* Z = L^-T G^T on the supports */                     \
+  X(double, loop_gam, nlcs, loop)           /* acceleration right-hand sides (joint space) */       \
+  X(double, loop_nu, nlcs, loop)            /* velocity right-hand sides */                        \
+  X(double, loop_lam, nlc, loop)            /* multipliers of the kept cut rows */                 \
+  X(double, loop_sv, nlsn, loop)            /* S = G M^-1 G^T */                                   \
+  X(double, loop_Lx, nlsl, loop)            /* LDL^T of S */                                       \
+  X(int, loop_Li, nlsl, loop)                                                                      \
+  X(double, loop_D, nlc, loop)                                                                     \
+  X(double, loop_Y, nlc, loop)              /* work */                                             \
+  X(int, loop_pat, nlc, loop)               /* work */                                             \
+  X(int, loop_flag, nlc, loop)              /* work */                                             \
+  X(int, loop_lnz, nlc, loop)               /* work */                                             \
+  X(double, loop_gs, nlg, loop)             /* G_s values */                                       \
+  X(double, loop_gtv, nlg, loop)            /* G_s^T values */                                     \
+  X(int, loop_dep, nls, loop)               /* dependent coordinates (nlcs), then independent */   \
+  X(int, loop_gu_colptr, nlcs + 1, loop)    /* G_u CSC (columns: dependent coordinates) */         \
+  X(int, loop_gu_rowind, nlg, loop)                                                                \
+  X(int, loop_gu_src, nlg, loop)            /* index into loop_gs */                               \
+  X(double, loop_guv, nlg, loop)                                                                   \
+  X(double, loop_piv_built, nlcs, loop)     /* |pivots of G_u| at the build */                     \
+  X(int, loop_lu_lp, nls + 1, loop)         /* sparse LU of G_u (and the choice): splu.h */        \
+  X(int, loop_lu_li, ntrs, loop)                                                                   \
+  X(double, loop_lu_lx, ntrs, loop)                                                                \
+  X(int, loop_lu_up, nls + 1, loop)                                                                \
+  X(int, loop_lu_ui, ntrs, loop)                                                                   \
+  X(double, loop_lu_ux, ntrs, loop)                                                                \
+  X(double, loop_lu_ud, nls, loop)                                                                 \
+  X(int, loop_lu_prow, nls, loop)                                                                  \
+  X(int, loop_lu_pinv, nls, loop)                                                                  \
+  X(double, loop_lu_x, nls, loop)                                                                  \
+  X(int, loop_lu_stack, 2 * nls, loop)                                                             \
+  X(int, loop_lu_mark, nls, loop)                                                                  \
+  X(double, loop_lu_y, nls, loop)                                                                  \
+  X(int, loop_qr_lp, nls + 1, loop)         /* sparse LU of B (QR partition) */                    \
+  X(int, loop_qr_li, ntrs, loop)                                                                   \
+  X(double, loop_qr_lx, ntrs, loop)                                                                \
+  X(int, loop_qr_up, nls + 1, loop)                                                                \
+  X(int, loop_qr_ui, ntrs, loop)                                                                   \
+  X(double, loop_qr_ux, ntrs, loop)                                                                \
+  X(double, loop_qr_ud, nls, loop)                                                                 \
+  X(int, loop_qr_prow, nls, loop)                                                                  \
+  X(int, loop_qr_pinv, nls, loop)                                                                  \
+  X(double, loop_qr_x, nls, loop)                                                                  \
+  X(int, loop_qr_stack, 2 * nls, loop)                                                             \
+  X(int, loop_qr_mark, nls, loop)                                                                  \
+  X(double, loop_qr_y, nls, loop)                                                                  \
+  X(double, loop_bv, nlb, loop)             /* B values */                                         \
+  X(double, loop_q2, nls * ldof, loop)      /* tangent basis Q2, column-major */                   \
+  X(double, loop_r, nls * ldof, loop)       /* tangent rows R = W Q2 (kinetic metric W) */         \
+  X(double, loop_n, nls * ldof, loop)       /* Q2bar = B^-1 [0; I] (s space) */                    \
+  X(double, loop_nw, nlw * ldof, loop)      /* Q2bar in the velocity coordinates */                \
+  X(double, loop_mn, nlw * ldof, loop)      /* M Q2bar */                                          \
+  X(double, loop_nmn, ldof * ldof, loop)    /* Q2bar^T M Q2bar, then its Cholesky factor */        \
+  X(double, loop_wddp, nlw, loop)           /* particular accelerations (QR) */                    \
+  X(double, loop_nmw, ldof, loop)           /* Q2bar^T M wdd_p (QR) */                             \
+  X(double, loop_ycur, 2 * ldof, loop)      /* work: the coordinates held */                       \
+  X(double, loop_rhs, nls + nlw, loop)      /* work */                                             \
+  X(int, loop_iw, nls + nlw, loop)          /* work */
 
 // The dense work of the Cartesian partitions, last in the buffer so that the arrays above keep
 // their offsets whether it is there or not: a tree integrated in its joint coordinates has none
@@ -387,6 +523,21 @@ struct pt_data {
   // arrays are in PT_DATA_ARRAYS (stage couplers)
   int cpl_on;                  // held on this data (tree partition)
 
+  // closed loops in joint coordinates (src/partition/loop_*.c, issue 23)
+  int loop_s_valid;            // loop_s, loop_sd are the coordinates of q, qd
+  int loop_lu_ready;           // the LU workspace holds G_u's factor (pattern and pivots)
+  int loop_lu_current;         // ... of positions near the current ones (chord Newton steps)
+  int loop_qr_ready;           // the QR workspace holds a factor of B (pattern and pivots)
+  int loop_qr_current;         // ... of positions near the current ones
+  int loop_qr_exact;           // ... of the current positions (velocities, accelerations)
+  int loop_held;               // M's and S's (LU) or B's (QR) factors are of the state held now
+  double loop_held_time;       // ... and of this time
+  double loop_rcond0;          // rcond of B at its last fresh (pivoting) factorisation
+  int stage_inner;             // an intermediate stage of a step: nothing reads its outputs
+  int loop_off;                // the Cartesian partitions stand in for the joint-coordinate
+                               // ones (they could not be built, or a step failed with them)
+  int64_t loop_off_step;       // ... since this step
+
   // integrator state
   int abm_count;               // valid history entries
   int acc_valid;               // qdd/xdd valid for the current state and inputs
@@ -429,6 +580,9 @@ void pt_body_rot(const pt_data *d, int body, double A[9]);
 
 // joint.c: all joint rows: phi, jac, gamma, nu for joints
 void pt_joint_rows(const pt_model *m, pt_data *d);
+// The rows of the n joints listed: phi, jac, gamma and nu (full), or phi alone (positions
+// only: no Jacobian, no velocities).
+void pt_joint_rows_of(const pt_model *m, pt_data *d, const int *joints, int n, int full);
 // motion.c
 void pt_motion_eval(const pt_model *m, int i, double t, double f[3]);
 void pt_motion_rows(const pt_model *m, pt_data *d);
@@ -473,6 +627,7 @@ int pt_tree_lambda_fits(const pt_model *m);
 void pt_tree_lambda(const pt_model *m, pt_data *d);
 void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction);
 void pt_lambda(const pt_model *m, pt_data *d);  // lambda of the state held now
+void pt_lambda_w(const pt_model *m, pt_data *d);  // ... through W (dynamics.c)
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
@@ -511,6 +666,9 @@ void pt_qd_from_x(const pt_model *m, pt_data *d);
 // Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense
 // fallback) if it lacks it (a tree's data): one allocation and copy, never inside pt_step.
 int pt_data_dense(const pt_model *m, pt_data *d);
+
+// compile.c: an array of the model's, freed with it (calloc'd; NULL when out of memory).
+void *pt_model_alloc(pt_model *m, size_t n, size_t size);
 
 // visual.c: shapes into body frames (pt_model_compile), mesh files through the search path
 // (the loaders), and which mesh files a viewer can draw.

@@ -141,33 +141,74 @@ static void row_dot2(const double a1[3], const jctx *c, double *phi, double *jac
   pt_row_dot2(a1, c->w1, c->w2, c->s1, c->s2, c->d, c->dd, phi, jac, gamma);
 }
 
-// Every joint row from its kind and vectors (row_kind, row_vec), the joint's world quantities
-// computed once per joint.
-void pt_joint_rows(const pt_model *m, pt_data *d) {
-  for (int j = 0; j < m->njoint; j++) {
-    const int r0 = m->joint_row_adr[j], r1 = r0 + m->joint_nrow[j];
-    jctx c;
-    ctx_init(m, d, j, &c);
-    for (int r = r0; r < r1; r++) {
-      // outputs
-      double *phi = d->row_phi + r;
-      double *jac = d->row_jac + 12 * r;
-      double *gamma = d->row_gamma + r;
-      // inputs
-      const int *v = m->row_vec + 2 * r;
+// Every row of joint j from its kind and vectors (row_kind, row_vec), the joint's world
+// quantities computed once.
+static void joint_rows_full(const pt_model *m, pt_data *d, int j) {
+  const int r0 = m->joint_row_adr[j], r1 = r0 + m->joint_nrow[j];
+  jctx c;
+  ctx_init(m, d, j, &c);
+  for (int r = r0; r < r1; r++) {
+    // outputs
+    double *phi = d->row_phi + r;
+    double *jac = d->row_jac + 12 * r;
+    double *gamma = d->row_gamma + r;
+    // inputs
+    const int *v = m->row_vec + 2 * r;
 
-      switch ((pt_row_kind)m->row_kind[r]) {
-      case PT_ROW_SPHERICAL:
-        row_spherical(&c, v[0], phi, jac, gamma);
-        break;
-      case PT_ROW_DOT1:
-        row_dot1(c.v[v[0]], c.v[v[1]], &c, phi, jac, gamma);
-        break;
-      case PT_ROW_DOT2:
-        row_dot2(c.v[v[0]], &c, phi, jac, gamma);
-        break;
-      }
-      d->row_nu[r] = 0;
+    switch ((pt_row_kind)m->row_kind[r]) {
+    case PT_ROW_SPHERICAL:
+      row_spherical(&c, v[0], phi, jac, gamma);
+      break;
+    case PT_ROW_DOT1:
+      row_dot1(c.v[v[0]], c.v[v[1]], &c, phi, jac, gamma);
+      break;
+    case PT_ROW_DOT2:
+      row_dot2(c.v[v[0]], &c, phi, jac, gamma);
+      break;
     }
+    d->row_nu[r] = 0;
+  }
+}
+
+void pt_joint_rows(const pt_model *m, pt_data *d) {
+  for (int j = 0; j < m->njoint; j++) joint_rows_full(m, d, j);
+}
+
+// Values only (Newton's residual checks need no Jacobian and no velocities): the rows of
+// the joints listed.
+static void joint_phi(const pt_model *m, pt_data *d, int j) {
+  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+  double p1[3], p2[3], s[3], dv[3], v[8][3];
+  pt_body_point(d, b1, g, p1, s);
+  pt_body_point(d, b2, g + 3, p2, s);
+  ptu_sub3(dv, p2, p1);
+  int have = 0;  // bit k: v[k] computed
+  const int r0 = m->joint_row_adr[j], r1 = r0 + m->joint_nrow[j];
+  for (int r = r0; r < r1; r++) {
+    const int *vec = m->row_vec + 2 * r;
+    const int kind = m->row_kind[r];
+    if (kind == PT_ROW_SPHERICAL) {
+      d->row_phi[r] = dv[vec[0]];
+      continue;
+    }
+    const int nv = kind == PT_ROW_DOT1 ? 2 : 1;
+    for (int t = 0; t < nv; t++) {
+      const int k = vec[t];
+      if (have & (1 << k)) continue;
+      world_vec(d, k >= PT_JV_H2 ? b2 : b1, g + 3 * k, v[k]);
+      have |= 1 << k;
+    }
+    d->row_phi[r] = kind == PT_ROW_DOT1 ? ptu_dot3(v[vec[0]], v[vec[1]])
+                                        : ptu_dot3(v[vec[0]], dv);
+  }
+}
+
+void pt_joint_rows_of(const pt_model *m, pt_data *d, const int *joints, int n, int full) {
+  for (int t = 0; t < n; t++) {
+    if (full)
+      joint_rows_full(m, d, joints[t]);
+    else
+      joint_phi(m, d, joints[t]);
   }
 }

@@ -598,7 +598,10 @@ void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction) {
 
 void pt_lambda(const pt_model *m, pt_data *d) {
   if (!d->lambda_stale) return;
-  pt_tree_lambda(m, d);
+  if (pt_tree_active(d))
+    pt_tree_lambda(m, d);
+  else
+    pt_lambda_w(m, d);  // a closed loop in joint coordinates: every row evaluated at its end
   d->lambda_stale = 0;
 }
 

@@ -397,6 +397,11 @@ static void lu_solve(pt_data *d, int n, double *b) {
 // ---- the partition ------------------------------------------------------------------------
 
 void pt_partition_free(pt_data *d) {
+  d->loop_s_valid = 0;  // a closed loop's joint coordinates (loop.h) come from q again
+  d->loop_held = 0;
+  d->loop_lu_ready = d->loop_lu_current = 0;
+  d->loop_qr_ready = d->loop_qr_current = d->loop_qr_exact = 0;
+  d->loop_off = 0;
   d->tree_y_valid = 0;
   d->tree_kin_held = 0;
   d->lu_ready = 0;

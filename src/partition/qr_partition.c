@@ -415,4 +415,5 @@ const pt_partition_class pt_partition_qr = {
     .recover = qr_recover,
     .accelerations = pt_qr_accelerations,
     .coords = pt_qr_coords,
+    .alpha = pt_qr_alpha,
 };

@@ -377,7 +377,8 @@ static void case_kernels(const char *models) {
 // its shipped model): a multistep method must restart from RK4 whenever its coordinates
 // change, so after every step with a partition build (LU rebuild, LU <-> QR switch, new QR
 // tangent, a retaken step) the history is not full, and a full history follows three clean
-// steps. Through the flat positions the linkage must keep its parallelogram branch and its
+// steps (three starter steps: two after a build at the step's end, the third being the step
+// itself when the build came first in it, as when an LU step's energy jump redoes it with QR). Through the flat positions the linkage must keep its parallelogram branch and its
 // energy: without the substep retake of a QR step that jumped (integrate.c) this run folds at
 // t = 48.8 s with 60 % more energy on this engine (round-off decides where: at dt = 1 ms
 // after 312 s).
@@ -409,7 +410,7 @@ static void case_abm4(const char *models) {
       last_build = i;
       if (d->abm_count > 2) bad_restart++;
     }
-    if (d->abm_count >= 4 && i - last_build < 3) bad_full++;
+    if (d->abm_count >= 4 && i - last_build < 2) bad_full++;
     c0 = c1;
     drift = fmax(drift, fabs(pt_energy_kinetic(d) + pt_energy_potential(d) - e0));
     for (int b = 0; b < nb; b++)
@@ -420,7 +421,7 @@ static void case_abm4(const char *models) {
          "rebuilds %lld, LU->QR %lld, QR steps retaken %lld\n", pt_time(d), branch, drift,
          (long long)c0.repartitions, (long long)c0.qr_switches, (long long)c0.qr_retakes);
   CHECK(bad_restart == 0, "%d partition builds left the multistep history full", bad_restart);
-  CHECK(bad_full == 0, "%d full multistep histories within 3 steps of a build", bad_full);
+  CHECK(bad_full == 0, "%d full multistep histories within 2 steps of a build", bad_full);
   CHECK(c0.qr_switches > 0 && c0.repartitions > 0, "no partition change to check");
   CHECK(branch <= 1e-6, "ABM4 left the parallelogram branch (coupler turned %.3e rad)", branch);
   CHECK(drift <= 1e-5 * e0, "ABM4 energy drift %.3e J (of %.3g)", drift, e0);
