@@ -204,7 +204,6 @@ struct pt_model {
   int nlw;                     // velocity coordinates: nlt, then 6 per floating body
   int nls;                     // position coordinates: nlt, then 7 per floating body (r, p)
   int nlj;                     // tree joints
-  int nlcut;                   // cut joints
   int nlc;                     // cut rows kept (joint rows of cut joints, then motion rows)
   int nlcs;                    // position rows: nlc, then a normalisation row per floating body
   int nlm;                     // entries of the joint-space inertia (a coordinate, its ancestors)
@@ -212,12 +211,11 @@ struct pt_model {
   int nlg;                     // non-zeros of G_s (position Jacobian, nlcs x nls)
   int nlb;                     // non-zeros of B = [G_s; Q2^T] (nls x nls)
   int nlpair;                  // pairs of rows through each coordinate (the Schur complement)
-  int nlsn;                    // non-zeros of the Schur complement S = G M^-1 G^T (nlc x nlc)
+  int nlsn;                    // non-zeros of the upper triangle of S = G M^-1 G^T (nlc x nlc)
   int nlsl;                    // non-zeros of the LDL factor of S
   int *loop_joint;             // (nlj) tree joints, parents first
   int *loop_child;             // (njoint) slot of a tree joint's child body (0, 1); -1 cut
   int *loop_jcoord;            // (njoint) first tree coordinate of a tree joint, -1 none
-  int *loop_cut;               // (nlcut) cut joints
   int *loop_body_coord;        // (nbody) deepest coordinate above the body, -1 none
   int *loop_body_float;        // (nbody) floating index, -1 for a tree body
   int *loop_float_body;        // (nlf)
@@ -229,7 +227,8 @@ struct pt_model {
   double *loop_pref;           // (4 njoint) Euler parameters of A1^T A2 at the reference
   double *loop_tref;           // (3 njoint) A1^T (r2 - r1) at the reference
   double *loop_sref0;          // (nlt) tree coordinates at the reference
-  int *loop_row;               // (nlc) all-rows index of each kept cut row
+  int *loop_row;               // (nlc) all-rows index of each kept cut row (joint rows by joint,
+                               // then the nmotion motion rows)
   int *loop_m_adr;             // (nlw + 1) M(i, i), M(i, parent), ... of coordinate i in loop_m
   int *loop_z_adr;             // (nlc + 1) support of cut row r: the coordinates whose ...
   int *loop_z_idx;             // (nlz) ... motion it sees and their ancestors, decreasing
@@ -237,10 +236,15 @@ struct pt_model {
   int *loop_zc;                // (nlz) ... (index into loop_z_idx)
   int *loop_zc_row;            // (nlz) ... and their rows
   int *loop_pair_adr;          // (nlw + 1) into loop_pair
-  int *loop_pair;              // (nlpair) S entry of each ordered pair of rows through a coordinate
-  int *loop_s_colptr;          // (nlc + 1) S, full symmetric CSC
-  int *loop_s_rowind;          // (nlsn)
-  int *loop_ldl_Lp, *loop_ldl_parent, *loop_ldl_lnz, *loop_ldl_P, *loop_ldl_Pinv;  // (nlc (+1))
+  int *loop_pair;              // (nlpair) entry of S's upper triangle (below) of each pair of
+                               // rows through a coordinate (ia <= ib)
+  int *loop_ldl_P, *loop_ldl_Pinv;  // (nlc) AMD order of S
+  int *loop_su_colptr;         // (nlc + 1) upper triangle of P S P^T by columns
+  int *loop_su_rowind;         // (nlsn)
+  int *loop_ldl_Lp;            // (nlc + 1) L of S = L D L^T (splu.h, pt_sldl)
+  int *loop_ldl_Li;            // (nlsl)
+  int *loop_ldl_rp;            // (nlc + 1) row patterns of L
+  int *loop_ldl_rpat;          // (nlsl)
   int *loop_g_colptr;          // (nls + 1) G_s CSC (rows: kept cut rows, normalisation rows)
   int *loop_g_rowind;          // (nlg)
   int *loop_g_src;             // (nlg) index into the data's loop_gval
@@ -401,13 +405,10 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, loop_gam, nlcs, loop)           /* acceleration right-hand sides (joint space) */       \
   X(double, loop_nu, nlcs, loop)            /* velocity right-hand sides */                        \
   X(double, loop_lam, nlc, loop)            /* multipliers of the kept cut rows */                 \
-  X(double, loop_sv, nlsn, loop)            /* S = G M^-1 G^T */                                   \
-  X(double, loop_Lx, nlsl, loop)            /* LDL^T of S */                                       \
-  X(int, loop_Li, nlsl, loop)                                                                      \
+  X(double, loop_sv, nlsn, loop)            /* S's upper triangle (AMD order) */                   \
+  X(double, loop_Lx, nlsl, loop)            /* L D L^T of S */                                     \
   X(double, loop_D, nlc, loop)                                                                     \
   X(double, loop_Y, nlc, loop)              /* work */                                             \
-  X(int, loop_pat, nlc, loop)               /* work */                                             \
-  X(int, loop_flag, nlc, loop)              /* work */                                             \
   X(int, loop_lnz, nlc, loop)               /* work */                                             \
   X(double, loop_gs, nlg, loop)             /* G_s values */                                       \
   X(double, loop_gtv, nlg, loop)            /* G_s^T values */                                     \
@@ -580,9 +581,9 @@ void pt_body_rot(const pt_data *d, int body, double A[9]);
 
 // joint.c: all joint rows: phi, jac, gamma, nu for joints
 void pt_joint_rows(const pt_model *m, pt_data *d);
-// The rows of the n joints listed: phi, jac, gamma and nu (full), or phi alone (positions
-// only: no Jacobian, no velocities).
-void pt_joint_rows_of(const pt_model *m, pt_data *d, const int *joints, int n, int full);
+// The n joint rows listed (grouped by joint): phi, jac, gamma and nu (full), or phi alone
+// (positions only: no Jacobian, no velocities).
+void pt_joint_rows_list(const pt_model *m, pt_data *d, const int *rows, int n, int full);
 // motion.c
 void pt_motion_eval(const pt_model *m, int i, double t, double f[3]);
 void pt_motion_rows(const pt_model *m, pt_data *d);

@@ -174,41 +174,71 @@ void pt_joint_rows(const pt_model *m, pt_data *d) {
   for (int j = 0; j < m->njoint; j++) joint_rows_full(m, d, j);
 }
 
-// Values only (Newton's residual checks need no Jacobian and no velocities): the rows of
-// the joints listed.
-static void joint_phi(const pt_model *m, pt_data *d, int j) {
-  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
-  double p1[3], p2[3], s[3], dv[3], v[8][3];
-  pt_body_point(d, b1, g, p1, s);
-  pt_body_point(d, b2, g + 3, p2, s);
-  ptu_sub3(dv, p2, p1);
-  int have = 0;  // bit k: v[k] computed
-  const int r0 = m->joint_row_adr[j], r1 = r0 + m->joint_nrow[j];
-  for (int r = r0; r < r1; r++) {
-    const int *vec = m->row_vec + 2 * r;
-    const int kind = m->row_kind[r];
-    if (kind == PT_ROW_SPHERICAL) {
-      d->row_phi[r] = dv[vec[0]];
-      continue;
+// The listed rows only (all-rows numbering, joint rows grouped by joint): values alone (full 0:
+// Newton's residual checks need no Jacobian and no velocities) or with Jacobian, gamma and nu.
+// A joint's world quantities are computed once for its listed rows, the directions only those
+// the rows read.
+void pt_joint_rows_list(const pt_model *m, pt_data *d, const int *rows, int n, int full) {
+  for (int t = 0; t < n;) {
+    const int j = m->row_joint[rows[t]];
+    int t1 = t;
+    unsigned need = 0;  // bit k: direction k
+    while (t1 < n && m->row_joint[rows[t1]] == j) {
+      const int r = rows[t1++], *v = m->row_vec + 2 * r;
+      if (m->row_kind[r] == PT_ROW_DOT1) need |= 1u << v[0] | 1u << v[1];
+      else if (m->row_kind[r] == PT_ROW_DOT2) need |= 1u << v[0];
     }
-    const int nv = kind == PT_ROW_DOT1 ? 2 : 1;
-    for (int t = 0; t < nv; t++) {
-      const int k = vec[t];
-      if (have & (1 << k)) continue;
-      world_vec(d, k >= PT_JV_H2 ? b2 : b1, g + 3 * k, v[k]);
-      have |= 1 << k;
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+    jctx c;
+    double p1[3], p2[3];
+    for (int k = PT_JV_H1; k <= PT_JV_G2; k++)
+      if (need & (1u << k)) world_vec(d, k >= PT_JV_H2 ? b2 : b1, g + 3 * k, c.v[k]);
+    pt_body_point(d, b1, g, p1, c.s1);
+    pt_body_point(d, b2, g + 3, p2, c.s2);
+    ptu_sub3(c.d, p2, p1);
+    if (full) {
+      double v1[3], v2[3], u1[3], u2[3];
+      pt_body_omega(d, b1, c.w1);
+      pt_body_omega(d, b2, c.w2);
+      pt_body_vel(d, b1, v1);
+      pt_body_vel(d, b2, v2);
+      ptu_cross3(u1, c.w1, c.s1);
+      ptu_cross3(u2, c.w2, c.s2);
+      for (int k = 0; k < 3; k++) c.dd[k] = v2[k] + u2[k] - v1[k] - u1[k];
+      centripetal(c.c1, c.w1, c.s1);
+      centripetal(c.c2, c.w2, c.s2);
     }
-    d->row_phi[r] = kind == PT_ROW_DOT1 ? ptu_dot3(v[vec[0]], v[vec[1]])
-                                        : ptu_dot3(v[vec[0]], dv);
-  }
-}
-
-void pt_joint_rows_of(const pt_model *m, pt_data *d, const int *joints, int n, int full) {
-  for (int t = 0; t < n; t++) {
-    if (full)
-      joint_rows_full(m, d, joints[t]);
-    else
-      joint_phi(m, d, joints[t]);
+    for (; t < t1; t++) {
+      const int r = rows[t], *v = m->row_vec + 2 * r;
+      double *phi = d->row_phi + r;
+      if (!full) {
+        switch ((pt_row_kind)m->row_kind[r]) {
+        case PT_ROW_SPHERICAL:
+          *phi = c.d[v[0]];
+          break;
+        case PT_ROW_DOT1:
+          *phi = ptu_dot3(c.v[v[0]], c.v[v[1]]);
+          break;
+        case PT_ROW_DOT2:
+          *phi = ptu_dot3(c.v[v[0]], c.d);
+          break;
+        }
+        continue;
+      }
+      double *jac = d->row_jac + 12 * r, *gamma = d->row_gamma + r;
+      switch ((pt_row_kind)m->row_kind[r]) {
+      case PT_ROW_SPHERICAL:
+        row_spherical(&c, v[0], phi, jac, gamma);
+        break;
+      case PT_ROW_DOT1:
+        row_dot1(c.v[v[0]], c.v[v[1]], &c, phi, jac, gamma);
+        break;
+      case PT_ROW_DOT2:
+        row_dot2(c.v[v[0]], &c, phi, jac, gamma);
+        break;
+      }
+      d->row_nu[r] = 0;
+    }
   }
 }

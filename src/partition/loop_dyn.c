@@ -15,10 +15,9 @@
 // diag(m I, I_g). Entry (i, k) exists for k an ancestor of i, so M = L^T D L without fill
 // (Featherstone's LTDL, ibid. Table 6.3), and Z = L^-T G_w^T keeps each row's support: S is
 // Z^T D^-1 Z, coupled only where two rows' supports meet (banded along a chain of loops).
-#include <ldl.h>
-
 #include "loop.h"
 #include "ptu.h"
+#include "splu.h"
 #include "qr_partition.h"  // pt_qdd_from_xdd
 #include "tolerances.h"
 
@@ -175,6 +174,12 @@ void pt_loop_gen_forces(const pt_model *m, pt_data *d) {
     ptu_copy(Qb + m->nlt + 6 * f, d->qfrc + 6 * m->loop_float_body[f], 6);
 }
 
+static pt_sldl schur(const pt_model *m) {
+  const pt_sldl f = {m->nlc, m->loop_su_colptr, m->loop_su_rowind, m->loop_ldl_Lp, m->loop_ldl_Li,
+                     m->loop_ldl_rp, m->loop_ldl_rpat};
+  return f;
+}
+
 // LTDL (Table 6.3) in place: M = L^T D L, L(k, i) for i an ancestor of k.
 static int ltdl(const pt_model *m, double *M) {
   const int *adr = m->loop_m_adr, *par = m->loop_parent;
@@ -212,27 +217,25 @@ int pt_loop_factor(const pt_model *m, pt_data *d) {
       for (int k = par[i]; k >= 0; k = par[k], p++) z[pos[k]] -= M[p] * zi;
     }
   }
-  // S = Z^T D^-1 Z: the outer products of each coordinate's entries
+  // S = Z^T D^-1 Z: the outer products of each coordinate's entries (each pair once, onto the
+  // upper triangle in the AMD order)
   double *S = d->loop_sv;
   ptu_zero(S, m->nlsn);
   for (int i = 0; i < m->nlw; i++) {
     const int t0 = m->loop_zc_adr[i], c = m->loop_zc_adr[i + 1] - t0;
     const double inv = 1 / M[adr[i]];
-    const int *pair = m->loop_pair + m->loop_pair_adr[i];
+    const int *pair = m->loop_pair + m->loop_pair_adr[i], *zc = m->loop_zc + t0;
     for (int ia = 0; ia < c; ia++) {
-      const double za = z[m->loop_zc[t0 + ia]] * inv;
-      for (int ib = 0; ib < c; ib++) S[pair[ia * c + ib]] += za * z[m->loop_zc[t0 + ib]];
+      const double za = z[zc[ia]] * inv;
+      for (int ib = ia; ib < c; ib++) S[*pair++] += za * z[zc[ib]];
     }
   }
   if (nc == 0) {
     d->w_ratio = 1;
     return PT_OK;
   }
-  const int ok = ldl_numeric(nc, m->loop_s_colptr, m->loop_s_rowind, S, m->loop_ldl_Lp,
-                             m->loop_ldl_parent, d->loop_lnz, d->loop_Li, d->loop_Lx, d->loop_D,
-                             d->loop_Y, d->loop_pat, d->loop_flag, m->loop_ldl_P,
-                             m->loop_ldl_Pinv);
-  if (ok != nc) {
+  const pt_sldl f = schur(m);
+  if (pt_sldl_factor(&f, S, d->loop_Lx, d->loop_D, d->loop_Y, d->loop_lnz) != nc) {
     d->w_singular = 1;
     d->w_ratio = d->w_ratio_step = 0;
     return PT_ESINGULAR;
@@ -271,11 +274,10 @@ void pt_loop_solve(const pt_model *m, pt_data *d) {
   }
   if (nc > 0) {
     double *t = d->loop_Y;
-    ldl_perm(nc, t, lam, m->loop_ldl_P);
-    ldl_lsolve(nc, t, m->loop_ldl_Lp, d->loop_Li, d->loop_Lx);
-    ldl_dsolve(nc, t, d->loop_D);
-    ldl_ltsolve(nc, t, m->loop_ldl_Lp, d->loop_Li, d->loop_Lx);
-    ldl_permt(nc, lam, t, m->loop_ldl_P);
+    const pt_sldl f = schur(m);
+    for (int k = 0; k < nc; k++) t[k] = lam[m->loop_ldl_P[k]];
+    pt_sldl_solve(&f, d->loop_Lx, d->loop_D, t);
+    for (int k = 0; k < nc; k++) lam[m->loop_ldl_P[k]] = t[k];
   }
   // wdd = L^-1 D^-1 (y - Z lambda) (roots first)
   for (int a = 0; a < nc; a++)

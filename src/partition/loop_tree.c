@@ -14,10 +14,10 @@
 // measured joint coordinates reproduced, G_w sd equal to J x for every cut row) must pass.
 #include <amd.h>
 #include <lapacke.h>
-#include <ldl.h>
 #include <stdlib.h>
 
 #include "loop.h"
+#include "splu.h"
 #include "ptu.h"
 #include "tolerances.h"
 
@@ -308,20 +308,20 @@ static int supports(pt_model *m) {
     m->loop_m_adr[i + 1] = m->loop_m_adr[i] + n;
   }
   m->nlm = m->loop_m_adr[nw];
-  // S: rows a, b are coupled when a coordinate is in both supports
-  for (int i = 0; i < nw; i++) {
-    const int c = m->loop_zc_adr[i + 1] - m->loop_zc_adr[i];
-    m->loop_pair_adr[i + 1] = m->loop_pair_adr[i] + c * c;
+  // S: rows a, b are coupled when a coordinate is in both supports. Its full pattern (local)
+  // for the AMD order, then the upper triangle of P S P^T by columns, the pair map onto it and
+  // the symbolic LDL^T (splu.h)
+  int *cp = calloc((size_t)nc + 1, sizeof(int)), *cm = malloc(sizeof(int) * ((size_t)nc + 1));
+  int *list = NULL;
+  if (!cp || !cm) {
+    free(cp), free(cm);
+    goto fail;
   }
-  m->nlpair = m->loop_pair_adr[nw];
-  if (!ALLOC(loop_pair, m->nlpair + 1) || !ALLOC(loop_s_colptr, nc + 1)) goto fail;
-  int *cm = malloc(sizeof(int) * ((size_t)nc + 1)), *list = NULL;
-  if (!cm) goto fail;
   for (int a = 0; a < nc; a++) cm[a] = -1;
   for (int pass = 0; pass < 2; pass++) {
     int nn = 0;
     for (int a = 0; a < nc; a++) {
-      const int start = nn;
+      if (pass == 0) cp[a] = nn;
       for (int e = m->loop_z_adr[a]; e < m->loop_z_adr[a + 1]; e++) {
         const int i = m->loop_z_idx[e];
         for (int t = m->loop_zc_adr[i]; t < m->loop_zc_adr[i + 1]; t++) {
@@ -332,51 +332,89 @@ static int supports(pt_model *m) {
           nn++;
         }
       }
-      if (pass == 0) m->loop_s_colptr[a] = start;
-      else qsort(list + start, (size_t)(nn - start), sizeof(int), cmp_asc);
     }
     if (pass == 0) {
-      m->loop_s_colptr[nc] = nn;
-      m->nlsn = nn;
-      if (!ALLOC(loop_s_rowind, nn + 1)) {
-        free(cm);
+      cp[nc] = nn;
+      if (!(list = malloc(sizeof(int) * ((size_t)nn + 1)))) {
+        free(cp), free(cm);
         goto fail;
       }
-      list = m->loop_s_rowind;
       for (int a = 0; a < nc; a++) cm[a] = -1;
     }
   }
-  free(cm);
-  // pair (ta, tb) of coordinate i -> S(row a, row b)
+  ok = ALLOC(loop_ldl_P, nc + 1) && ALLOC(loop_ldl_Pinv, nc + 1) && ALLOC(loop_su_colptr, nc + 1) &&
+       ALLOC(loop_ldl_Lp, nc + 1) && ALLOC(loop_ldl_rp, nc + 1);
+  int *parent = malloc(sizeof(int) * ((size_t)nc + 1)), *work = malloc(sizeof(int) * (4 * (size_t)nc + 1));
+  if (!ok || !parent || !work || (nc > 0 && amd_order(nc, cp, list, m->loop_ldl_P, NULL, NULL) < AMD_OK)) {
+    free(cp), free(cm), free(list), free(parent), free(work);
+    goto fail;
+  }
+  for (int k = 0; k < nc; k++) m->loop_ldl_Pinv[m->loop_ldl_P[k]] = k;
+  // upper triangle of P S P^T: column k holds the permuted rows i <= k of S's column P[k]
+  int nu = 0;
+  for (int k = 0; k < nc; k++) {
+    m->loop_su_colptr[k] = nu;
+    const int c = m->loop_ldl_P[k];
+    for (int p = cp[c]; p < cp[c + 1]; p++) nu += m->loop_ldl_Pinv[list[p]] <= k;
+  }
+  m->loop_su_colptr[nc] = nu;
+  m->nlsn = nu;
+  if (!ALLOC(loop_su_rowind, nu + 1)) {
+    free(cp), free(cm), free(list), free(parent), free(work);
+    goto fail;
+  }
+  for (int k = 0, q = 0; k < nc; k++) {
+    const int c = m->loop_ldl_P[k], q0 = q;
+    for (int p = cp[c]; p < cp[c + 1]; p++)
+      if (m->loop_ldl_Pinv[list[p]] <= k) m->loop_su_rowind[q++] = m->loop_ldl_Pinv[list[p]];
+    qsort(m->loop_su_rowind + q0, (size_t)(q - q0), sizeof(int), cmp_asc);
+  }
+  free(cp), free(cm), free(list);
+  // each unordered pair of rows through a coordinate, (ia <= ib), onto its entry of the upper
+  // triangle
+  for (int i = 0; i < nw; i++) {
+    const int c = m->loop_zc_adr[i + 1] - m->loop_zc_adr[i];
+    m->loop_pair_adr[i + 1] = m->loop_pair_adr[i] + c * (c + 1) / 2;
+  }
+  m->nlpair = m->loop_pair_adr[nw];
+  if (!ALLOC(loop_pair, m->nlpair + 1)) {
+    free(parent), free(work);
+    goto fail;
+  }
   for (int i = 0; i < nw; i++) {
     const int t0 = m->loop_zc_adr[i], c = m->loop_zc_adr[i + 1] - t0;
+    int *pair = m->loop_pair + m->loop_pair_adr[i];
     for (int ia = 0; ia < c; ia++)
-      for (int ib = 0; ib < c; ib++) {
-        const int a = m->loop_zc_row[t0 + ia], b = m->loop_zc_row[t0 + ib];
-        int lo = m->loop_s_colptr[b], hi = m->loop_s_colptr[b + 1] - 1, at = -1;
+      for (int ib = ia; ib < c; ib++) {
+        int ra = m->loop_ldl_Pinv[m->loop_zc_row[t0 + ia]], rb = m->loop_ldl_Pinv[m->loop_zc_row[t0 + ib]];
+        if (ra > rb) {
+          const int x = ra;
+          ra = rb;
+          rb = x;
+        }
+        int lo = m->loop_su_colptr[rb], hi = m->loop_su_colptr[rb + 1] - 1, at = -1;
         while (lo <= hi) {
           const int mid = (lo + hi) / 2;
-          if (m->loop_s_rowind[mid] == a) {
+          if (m->loop_su_rowind[mid] == ra) {
             at = mid;
             break;
           }
-          if (m->loop_s_rowind[mid] < a) lo = mid + 1;
+          if (m->loop_su_rowind[mid] < ra) lo = mid + 1;
           else hi = mid - 1;
         }
-        m->loop_pair[m->loop_pair_adr[i] + ia * c + ib] = at;
+        *pair++ = at;
       }
   }
-  // AMD order and the symbolic LDL^T of S
-  ok = ALLOC(loop_ldl_Lp, nc + 1) && ALLOC(loop_ldl_parent, nc + 1) && ALLOC(loop_ldl_lnz, nc + 1) &&
-       ALLOC(loop_ldl_P, nc + 1) && ALLOC(loop_ldl_Pinv, nc + 1);
-  if (!ok) goto fail;
-  if (nc > 0) {
-    if (amd_order(nc, m->loop_s_colptr, m->loop_s_rowind, m->loop_ldl_P, NULL, NULL) < AMD_OK)
-      goto fail;
-    ldl_symbolic(nc, m->loop_s_colptr, m->loop_s_rowind, m->loop_ldl_Lp, m->loop_ldl_parent,
-                 m->loop_ldl_lnz, tmp, m->loop_ldl_P, m->loop_ldl_Pinv);
-  }
+  pt_sldl_symbolic(nc, m->loop_su_colptr, m->loop_su_rowind, m->loop_ldl_Lp, parent, NULL, NULL,
+                   NULL, work);
   m->nlsl = m->loop_ldl_Lp[nc];
+  if (!ALLOC(loop_ldl_Li, m->nlsl + 1) || !ALLOC(loop_ldl_rpat, m->nlsl + 1)) {
+    free(parent), free(work);
+    goto fail;
+  }
+  pt_sldl_symbolic(nc, m->loop_su_colptr, m->loop_su_rowind, m->loop_ldl_Lp, parent,
+                   m->loop_ldl_rp, m->loop_ldl_rpat, m->loop_ldl_Li, work);
+  free(parent), free(work);
   free(mark), free(tmp);
   return 0;
 fail:
@@ -461,7 +499,7 @@ static int patterns(pt_model *m) {
 
 static void counts_zero(pt_model *m) {
   m->loop_ok = 0;
-  m->nlt = m->nlf = m->nlw = m->nls = m->nlj = m->nlcut = m->nlc = m->nlcs = 0;
+  m->nlt = m->nlf = m->nlw = m->nls = m->nlj = m->nlc = m->nlcs = 0;
   m->nlm = m->nlz = m->nlg = m->nlb = m->nlpair = m->nlsn = m->nlsl = 0;
 }
 
@@ -480,7 +518,7 @@ int pt_loop_compile(pt_model *m) {
   int *rows = calloc((size_t)m->nrow + 1, sizeof(int));
   int *keep = calloc((size_t)m->nrow + 1, sizeof(int));
   pt_data *d = pt_data_new(m);  // at the assembled initial state, with loop_s and loop_S
-  int rc = PT_ENOMEM, ok = 0, ncut = 0, n = 0;
+  int rc = PT_ENOMEM, ok = 0, n = 0;
   if (!d || !rows || !keep) goto done;
   pt_kin_bodies(m, d);
   if (reference(m, d)) goto done;
@@ -512,7 +550,6 @@ int pt_loop_compile(pt_model *m) {
   // all stay independent (compile.c refused a model whose motions are not)
   for (int j = 0; j < m->njoint; j++)
     if (m->loop_child[j] < 0) {
-      ncut++;
       for (int r = m->joint_row_adr[j]; r < m->joint_row_adr[j] + m->joint_nrow[j]; r++) rows[n++] = r;
     }
   const int rank = rank_rows(m, d, rows, n, keep);
@@ -524,13 +561,10 @@ int pt_loop_compile(pt_model *m) {
   rc = PT_OK;
   if (!(moved < PT_TOL_TREE_POS) || rank2 != nk || nlw - nk != m->ndof || nls - nk - nlf != m->ndof)
     goto done;
-  m->nlcut = ncut;
   m->nlc = nk;
   m->nlcs = nk + nlf;
   rc = PT_ENOMEM;
-  if (!ALLOC(loop_cut, ncut + 1) || !ALLOC(loop_row, nk + 1)) goto done;
-  for (int j = 0, t = 0; j < m->njoint; j++)
-    if (m->loop_child[j] < 0) m->loop_cut[t++] = j;
+  if (!ALLOC(loop_row, nk + 1)) goto done;
   for (int k = 0; k < nk; k++) m->loop_row[k] = rows[k];
   ok = self_check(m, d);
   if (ok && (supports(m) || patterns(m))) goto done;

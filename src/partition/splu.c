@@ -161,3 +161,86 @@ void pt_splu_solve(pt_splu *f, double *b) {
   }
   for (int k = 0; k < n; k++) b[k] = y[k];
 }
+
+// ---- sparse LDL^T --------------------------------------------------------------------------
+
+void pt_sldl_symbolic(int n, const int *ap, const int *ai, int *lp, int *parent, int *rp,
+                      int *rpat, int *li, int *work) {
+  int *flag = work, *cnt = work + n;
+  // elimination tree and column counts (as ldl_symbolic)
+  for (int k = 0; k < n; k++) {
+    parent[k] = -1;
+    flag[k] = k;
+    cnt[k] = 0;
+    for (int p = ap[k]; p < ap[k + 1]; p++)
+      for (int i = ai[p]; i < k && flag[i] != k; i = parent[i]) {
+        if (parent[i] == -1) parent[i] = k;
+        cnt[i]++;
+        flag[i] = k;
+      }
+  }
+  lp[0] = 0;
+  for (int k = 0; k < n; k++) lp[k + 1] = lp[k] + cnt[k];
+  if (!rp) return;
+  // row patterns in topological order (the reach of column k's entries in the tree: each path
+  // from an entry up to k, later paths first, as ldl_numeric's pattern), and the row index
+  // each entry of L takes in the numeric factorisation's order
+  int *stack = work + 2 * n, *out = work + 3 * n, nz = 0;
+  for (int k = 0; k < n; k++) cnt[k] = 0;
+  for (int k = 0; k < n; k++) {
+    rp[k] = nz;
+    flag[k] = n + k;  // distinct from the counts' marks above
+    int top = n;
+    for (int p = ap[k]; p < ap[k + 1]; p++) {
+      int len = 0;
+      for (int i = ai[p]; flag[i] != n + k; i = parent[i]) {
+        stack[len++] = i;
+        flag[i] = n + k;
+      }
+      while (len > 0) out[--top] = stack[--len];
+    }
+    for (int t = top; t < n; t++) {
+      const int i = out[t];
+      rpat[nz++] = i;
+      li[lp[i] + cnt[i]++] = k;
+    }
+  }
+  rp[n] = nz;
+}
+
+int pt_sldl_factor(const pt_sldl *f, const double *ax, double *lx, double *dg, double *y,
+                   int *cnt) {
+  const int n = f->n, *ap = f->ap, *ai = f->ai, *lp = f->lp, *li = f->li;
+  for (int k = 0; k < n; k++) {
+    y[k] = 0;
+    cnt[k] = 0;
+  }
+  for (int k = 0; k < n; k++) {
+    for (int p = ap[k]; p < ap[k + 1]; p++) y[ai[p]] += ax[p];
+    double dk = y[k];
+    y[k] = 0;
+    for (int t = f->rp[k]; t < f->rp[k + 1]; t++) {
+      const int i = f->rpat[t];
+      const double yi = y[i];
+      y[i] = 0;
+      const int p2 = lp[i] + cnt[i];
+      for (int p = lp[i]; p < p2; p++) y[li[p]] -= lx[p] * yi;
+      const double l = yi / dg[i];
+      dk -= l * yi;
+      lx[p2] = l;
+      cnt[i]++;
+    }
+    if (dk == 0 || !isfinite(dk)) return k;
+    dg[k] = dk;
+  }
+  return n;
+}
+
+void pt_sldl_solve(const pt_sldl *f, const double *lx, const double *dg, double *b) {
+  const int n = f->n, *lp = f->lp, *li = f->li;
+  for (int j = 0; j < n; j++)
+    for (int p = lp[j]; p < lp[j + 1]; p++) b[li[p]] -= lx[p] * b[j];
+  for (int j = 0; j < n; j++) b[j] /= dg[j];
+  for (int j = n - 1; j >= 0; j--)
+    for (int p = lp[j]; p < lp[j + 1]; p++) b[j] -= lx[p] * b[li[p]];
+}

@@ -39,4 +39,28 @@ double pt_splu_rcond(const pt_splu *f);
 // A x = b for a square factor, in place (b: nr).
 void pt_splu_solve(pt_splu *f, double *b);
 
+// ---- sparse LDL^T with the symbolic work done once -------------------------------------------
+// For a symmetric matrix whose pattern is fixed (the Schur complement of loop_dyn.c): the
+// upper triangle of P A P^T held by columns (ap, ai with ai <= column, the diagonal included),
+// its elimination tree, the column counts and row patterns of L and L's row indices, all at
+// load (pt_sldl_symbolic); each factorisation is then numeric only (up-looking, as ldl_numeric
+// of Davis' LDL package, without walking the tree again).
+typedef struct {
+  int n;
+  const int *ap, *ai;    // upper triangle of P A P^T by columns (n + 1), (ap[n])
+  const int *lp, *li;    // L by columns (n + 1), (lp[n]): fixed pattern
+  const int *rp, *rpat;  // row patterns of L (n + 1), (lp[n]): columns of each row, topological
+} pt_sldl;
+
+// From the upper pattern (ap, ai; n columns): lp (n + 1), parent (n), and, when rp, rpat and
+// li are not NULL, the row patterns and L's row indices (each lp[n] long). work: 4 n ints.
+void pt_sldl_symbolic(int n, const int *ap, const int *ai, int *lp, int *parent, int *rp,
+                      int *rpat, int *li, int *work);
+// L D L^T of the values ax (on ap, ai): lx (lp[n]), dg (n); y (n doubles) and cnt (n ints) are
+// work. Returns n, or the column of a zero pivot.
+int pt_sldl_factor(const pt_sldl *f, const double *ax, double *lx, double *dg, double *y,
+                   int *cnt);
+// (L D L^T) x = b in place (permuted numbering).
+void pt_sldl_solve(const pt_sldl *f, const double *lx, const double *dg, double *b);
+
 #endif
