@@ -15,6 +15,7 @@
 #include <amd.h>
 #include <lapacke.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "loop.h"
 #include "splu.h"
@@ -70,6 +71,35 @@ static int spanning_tree(pt_model *m) {
     p = queue[head++];
   }
   m->nlj = nt;
+  // the joints in depth-first preorder of that (breadth-first, shallow) tree: still parents
+  // first, and each subtree's coordinates together, so that a chain of loops gives banded
+  // matrices in the natural order (G_s, B: little fill in their sparse LU)
+  int *kids = calloc((size_t)nt + 1, sizeof(int)), *stack = calloc((size_t)nt + 1, sizeof(int));
+  int *kid_adr = calloc((size_t)nb + 2, sizeof(int)), *order = calloc((size_t)nt + 1, sizeof(int));
+  if (!kids || !stack || !kid_adr || !order) {
+    free(kids), free(stack), free(kid_adr), free(order), free(placed), free(queue);
+    return -1;
+  }
+  for (int t = 0; t < nt; t++) {  // joints by parent body (ground: slot 0)
+    const int j = m->loop_joint[t], ch = m->loop_child[j];
+    kid_adr[m->joint_body[2 * j + (ch ? 0 : 1)] + 2]++;
+  }
+  for (int b = 0; b <= nb; b++) kid_adr[b + 1] += kid_adr[b];
+  for (int t = 0; t < nt; t++) {
+    const int j = m->loop_joint[t], ch = m->loop_child[j];
+    kids[kid_adr[m->joint_body[2 * j + (ch ? 0 : 1)] + 1]++] = j;
+  }
+  // (filled, the ground's joints are kids[0 .. kid_adr[0]), body b's kids[kid_adr[b] ..
+  // kid_adr[b + 1]))
+  int sp = 0, no = 0;
+  for (int k = kid_adr[0] - 1; k >= 0; k--) stack[sp++] = kids[k];
+  while (sp > 0) {
+    const int j = stack[--sp], kid = m->joint_body[2 * j + m->loop_child[j]];
+    order[no++] = j;
+    for (int k = kid_adr[kid + 1] - 1; k >= kid_adr[kid]; k--) stack[sp++] = kids[k];
+  }
+  memcpy(m->loop_joint, order, sizeof(int) * (size_t)nt);
+  free(kids), free(stack), free(kid_adr), free(order);
   // coordinates, parents first
   int nc = 0;
   for (int b = 0; b < nb; b++) m->loop_body_coord[b] = -1;

@@ -10,6 +10,7 @@
 // A tree in hybrid mode is integrated in its joint coordinates (tree.c): nothing to decide.
 #include "partition_policy.h"
 
+#include "loop.h"
 #include "partition.h"
 
 #include "ptu.h"
@@ -18,6 +19,11 @@
 #define NEWTON_SUSPECT 4       // more iterations than this: rebuild the partition
 #define RCOND_DEGRADED 0.02    // rcond(Phi_u) fallen below this fraction of its build value
 #define PIVOT_DEGRADED 0.85    // a pivot of Phi_u fallen below this fraction of its build value
+// In a closed loop's joint coordinates the LU partition is rebuilt when the spread of G_u's
+// pivots (piv_ratio: rcond over rcond at the build) has halved: the rule above rebuilt every
+// few steps while a chain of loops approached a singular position, and each rebuild bought
+// nothing (its Newton kept converging in one iteration).
+#define LOOP_PIVOT_DEGRADED 0.5
 #define NEWTON_STRUGGLE 8      // more iterations than this: Newton struggles, go QR (hybrid)
 #define SUSPECT_PIVOT 1        // part_suspect bits
 #define SUSPECT_NEWTON 2
@@ -37,7 +43,8 @@ void pt_policy_note_stage(pt_data *d, int newton_iters) {
   if (newton_iters > NEWTON_SUSPECT) d->part_suspect |= SUSPECT_NEWTON;
   if (d->part_method == PT_PART_QR) return;
   if (newton_iters > NEWTON_STRUGGLE) d->part_suspect |= SUSPECT_STRUGGLE;
-  if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < PIVOT_DEGRADED)
+  const double pivot_degraded = pt_loop_on(d) ? LOOP_PIVOT_DEGRADED : PIVOT_DEGRADED;
+  if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < pivot_degraded)
     d->part_suspect |= SUSPECT_PIVOT;
 }
 
@@ -83,7 +90,12 @@ static void try_back_to_lu(const pt_model *m, pt_data *d) {
   const int rc = lu_build(m, d);
   d->counters.repartitions++;  // a build either way
   const int w_recovered = d->w_ratio_step >= W_RECOVERED * d->w_healthy;
-  if (rc == PT_OK && (d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy || w_recovered)) {
+  const int lu_good = d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy;
+  // in a closed loop's joint coordinates a QR step costs about what an LU step does (both
+  // sparse): stay in QR until both say the singular position is behind, rather than go back
+  // and forth through the passage
+  const int back = pt_loop_on(d) ? lu_good && w_recovered : lu_good || w_recovered;
+  if (rc == PT_OK && back) {
     d->counters.lu_switches++;
     d->lu_back_step = d->nstep;
     d->lu_rebuild_step[0] = d->lu_rebuild_step[1] = -REBUILD_WINDOW - 1;
