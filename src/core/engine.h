@@ -211,8 +211,10 @@ struct pt_model {
   int nlg;                     // non-zeros of G_s (position Jacobian, nlcs x nls)
   int nlb;                     // non-zeros of B = [G_s; Q2^T] (nls x nls)
   int nlpair;                  // pairs of rows through each coordinate (the Schur complement)
-  int nlsn;                    // non-zeros of the upper triangle of S = G M^-1 G^T (nlc x nlc)
+  int nlsn;                    // non-zeros of the upper triangle of S = G M^-1 G^T (nlc x nlc),
+                               // or nlc^2 (loop_s_dense)
   int nlsl;                    // non-zeros of the LDL factor of S
+  int loop_s_dense;            // S is small and its factor dense: nlc x nlc, factored in place
   int *loop_joint;             // (nlj) tree joints, parents first
   int *loop_child;             // (njoint) slot of a tree joint's child body (0, 1); -1 cut
   int *loop_jcoord;            // (njoint) first tree coordinate of a tree joint, -1 none
@@ -224,6 +226,7 @@ struct pt_model {
   int *loop_cjoint;            // (nlt) joint of a tree coordinate
   int *loop_ck;                // (nlt) which of its joint's coordinates (0 axis h1, 1 axis h2)
   int *loop_meas;              // (nlt) the measure (joint coordinate) it is
+  int *loop_coord;             // (ncoord) the tree coordinate a measure is, -1 if none
   double *loop_pref;           // (4 njoint) Euler parameters of A1^T A2 at the reference
   double *loop_tref;           // (3 njoint) A1^T (r2 - r1) at the reference
   double *loop_sref0;          // (nlt) tree coordinates at the reference
@@ -405,6 +408,7 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, loop_gam, nlcs, loop)           /* acceleration right-hand sides (joint space) */       \
   X(double, loop_nu, nlcs, loop)            /* velocity right-hand sides */                        \
   X(double, loop_lam, nlc, loop)            /* multipliers of the kept cut rows */                 \
+  X(double, loop_dlam, nlc, loop)           /* work: their change with the inputs */               \
   X(double, loop_sv, nlsn, loop)            /* S's upper triangle (AMD order) */                   \
   X(double, loop_Lx, nlsl, loop)            /* L D L^T of S */                                     \
   X(double, loop_D, nlc, loop)                                                                     \
@@ -453,6 +457,7 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, loop_nmn, ldof * ldof, loop)    /* Q2bar^T M Q2bar, then its Cholesky factor */        \
   X(double, loop_wddp, nlw, loop)           /* particular accelerations (QR) */                    \
   X(double, loop_nmw, ldof, loop)           /* Q2bar^T M wdd_p (QR) */                             \
+  X(double, loop_u, nls > 0 ? ninput : 0, loop) /* inputs of the held accelerations */             \
   X(double, loop_ycur, 2 * ldof, loop)      /* work: the coordinates held */                       \
   X(double, loop_rhs, nls + nlw, loop)      /* work */                                             \
   X(int, loop_iw, nls + nlw, loop)          /* work */
@@ -535,6 +540,8 @@ struct pt_data {
   double loop_held_time;       // ... and of this time
   double loop_rcond0;          // rcond of B at its last fresh (pivoting) factorisation
   int stage_inner;             // an intermediate stage of a step: nothing reads its outputs
+  int loop_efforts;            // pt_forces leaves the joint actuators on tree coordinates to
+                               // the joint-coordinate evaluation (loop_dyn.c adds them to Q)
   int loop_off;                // the Cartesian partitions stand in for the joint-coordinate
                                // ones (they could not be built, or a step failed with them)
   int64_t loop_off_step;       // ... since this step

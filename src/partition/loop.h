@@ -57,15 +57,30 @@ void pt_loop_sync(const pt_model *m, pt_data *d);
 // ---- loop_dyn.c: equations of motion ---------------------------------------------------------
 void pt_loop_bias(const pt_model *m, pt_data *d);        // kappa (x space), spatial bias acc.
 void pt_loop_inertia(const pt_model *m, pt_data *d);     // joint-space inertia in loop_m
-void pt_loop_gen_forces(const pt_model *m, pt_data *d);  // Q = T^T (qfrc - M kappa) in loop_qb
+// qfrc by pt_forces but for the joint actuators on tree coordinates, which pt_loop_gen_forces
+// adds along their coordinates.
+void pt_loop_forces(const pt_model *m, pt_data *d);
+// Q = T^T (qfrc - M kappa) plus the tree coordinates' actuators, in loop_qb; records the
+// inputs it took (loop_u).
+void pt_loop_gen_forces(const pt_model *m, pt_data *d);
+// 1 when the inputs changed since pt_loop_gen_forces only on actuators of tree coordinates
+// (qfrc stands).
+int pt_loop_inputs_on_tree(const pt_model *m, const pt_data *d);
 // L^T D L of loop_m, Z, S and its LDL^T. Returns PT_OK, or PT_ESINGULAR when S is singular
 // (d->w_singular, w_ratio as for W = J M^-1 J^T on the Cartesian partitions).
 int pt_loop_factor(const pt_model *m, pt_data *d);
 void pt_loop_solve(const pt_model *m, pt_data *d);       // wdd, lambda with those factors
+// The change of Q with the inputs since pt_loop_gen_forces (dq: nlw), the inputs recorded.
+void pt_loop_input_change(const pt_model *m, pt_data *d, double *dq);
+// wdd, lambda and loop_sdd moved by the response to that change (an inner stage at the held
+// state whose inputs changed only on tree coordinates; xdd and qdd stay).
+void pt_loop_solve_input_change(const pt_model *m, pt_data *d);
 // y += M x for the joint-space inertia in loop_m (not factored).
 void pt_loop_mul_m(const pt_model *m, const pt_data *d, const double *x, double *y);
 // xdd, qdd of every body and loop_sdd from loop_wdd.
 void pt_loop_outputs(const pt_model *m, pt_data *d);
+// loop_sdd alone from loop_wdd.
+void pt_loop_sdd(const pt_model *m, pt_data *d);
 
 // ---- loop_partition.c ------------------------------------------------------------------------
 // The views of the two sparse LU workspaces (splu.h) held in the data.

@@ -172,6 +172,62 @@ void pt_loop_gen_forces(const pt_model *m, pt_data *d) {
   for (int i = 0; i < m->nlt; i++) Qb[i] = dot6(d->loop_S + 6 * i, F + 6 * m->loop_cbody[i]);
   for (int f = 0; f < m->nlf; f++)
     ptu_copy(Qb + m->nlt + 6 * f, d->qfrc + 6 * m->loop_float_body[f], 6);
+  // the joint actuators on tree coordinates, left out of qfrc (pt_loop_forces): T^T J_c^T is
+  // the unit vector of their coordinate, whose rate is the measured one (loop_tree.c checks)
+  for (int a = 0; a < m->nactuator; a++) {
+    const int t = m->actuator_type[a];
+    if (t != PT_ACT_JOINT_TORQUE && t != PT_ACT_JOINT_FORCE) continue;
+    const int i = m->loop_coord[m->actuator_coord[a]], k = m->actuator_input_adr[a];
+    if (i >= 0) Qb[i] += m->input_gear[k] * d->input[k];
+  }
+  ptu_copy(d->loop_u, d->input, m->ninput);
+}
+
+void pt_loop_forces(const pt_model *m, pt_data *d) {
+  d->loop_efforts = 1;
+  pt_forces(m, d);
+  d->loop_efforts = 0;
+}
+
+int pt_loop_inputs_on_tree(const pt_model *m, const pt_data *d) {
+  for (int a = 0; a < m->nactuator; a++) {
+    const int k = m->actuator_input_adr[a], t = m->actuator_type[a];
+    const int n = t == PT_ACT_BODY_FORCE || t == PT_ACT_BODY_TORQUE ? 3 : 1;
+    int changed = 0;
+    for (int c = 0; c < n; c++) changed |= d->input[k + c] != d->loop_u[k + c];
+    if (changed && (n == 3 || m->loop_coord[m->actuator_coord[a]] < 0)) return 0;
+  }
+  return 1;
+}
+
+// L D L^T of a dense symmetric A (n x n row-major, its lower triangle) in place: L below the
+// diagonal (unit diagonal), D in dg. Returns n, or the column of a zero pivot.
+static int dense_ldl(double *A, double *dg, int n) {
+  for (int j = 0; j < n; j++) {
+    double *aj = A + (size_t)j * n;
+    double dj = aj[j];
+    for (int k = 0; k < j; k++) {
+      const double l = aj[k];
+      aj[k] = l / dg[k];  // aj[0..k) holds L(j, .) from here; aj[k..j) still L D
+      dj -= l * aj[k];
+    }
+    if (dj == 0 || !isfinite(dj)) return j;
+    dg[j] = dj;
+    for (int i = j + 1; i < n; i++) {
+      double *ai = A + (size_t)i * n, s = ai[j];
+      for (int k = 0; k < j; k++) s -= ai[k] * aj[k];
+      ai[j] = s;  // L(i, j) D(j): divided when row i is reached
+    }
+  }
+  return n;
+}
+
+static void dense_ldl_solve(const double *A, const double *dg, int n, double *b) {
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < i; k++) b[i] -= A[(size_t)i * n + k] * b[k];
+  for (int i = 0; i < n; i++) b[i] /= dg[i];
+  for (int i = n - 1; i >= 0; i--)
+    for (int k = i + 1; k < n; k++) b[i] -= A[(size_t)k * n + i] * b[k];
 }
 
 static pt_sldl schur(const pt_model *m) {
@@ -235,7 +291,9 @@ int pt_loop_factor(const pt_model *m, pt_data *d) {
     return PT_OK;
   }
   const pt_sldl f = schur(m);
-  if (pt_sldl_factor(&f, S, d->loop_Lx, d->loop_D, d->loop_Y, d->loop_lnz) != nc) {
+  const int ok = m->loop_s_dense ? dense_ldl(S, d->loop_D, nc)
+                                 : pt_sldl_factor(&f, S, d->loop_Lx, d->loop_D, d->loop_Y, d->loop_lnz);
+  if (ok != nc) {
     d->w_singular = 1;
     d->w_ratio = d->w_ratio_step = 0;
     return PT_ESINGULAR;
@@ -253,13 +311,15 @@ int pt_loop_factor(const pt_model *m, pt_data *d) {
   return PT_OK;
 }
 
-void pt_loop_solve(const pt_model *m, pt_data *d) {
+// M w = y - G^T lambda, G w = gamma (gamma NULL: 0) with the held factors; y is overwritten.
+static void solve(const pt_model *m, pt_data *d, double *y, const double *gamma, double *w,
+                  double *lam) {
   const int nw = m->nlw, nc = m->nlc, *adr = m->loop_m_adr, *par = m->loop_parent;
   const double *M = d->loop_m, *z = d->loop_z;
-  double *y = d->loop_qb, *lam = d->loop_lam, *w = d->loop_wdd;
-  // y = L^-T Q (leaves first)
+  // y = L^-T y (leaves first)
   for (int i = nw - 1; i >= 0; i--) {
     const double yi = y[i];
+    if (yi == 0) continue;
     int p = adr[i] + 1;
     for (int k = par[i]; k >= 0; k = par[k], p++) y[k] -= M[p] * yi;
   }
@@ -270,16 +330,19 @@ void pt_loop_solve(const pt_model *m, pt_data *d) {
       const int i = m->loop_z_idx[e];
       s += z[e] * y[i] / M[adr[i]];
     }
-    lam[a] = s - d->loop_gam[a];
+    lam[a] = gamma ? s - gamma[a] : s;
   }
   if (nc > 0) {
     double *t = d->loop_Y;
     const pt_sldl f = schur(m);
     for (int k = 0; k < nc; k++) t[k] = lam[m->loop_ldl_P[k]];
-    pt_sldl_solve(&f, d->loop_Lx, d->loop_D, t);
+    if (m->loop_s_dense)
+      dense_ldl_solve(d->loop_sv, d->loop_D, nc, t);
+    else
+      pt_sldl_solve(&f, d->loop_Lx, d->loop_D, t);
     for (int k = 0; k < nc; k++) lam[m->loop_ldl_P[k]] = t[k];
   }
-  // wdd = L^-1 D^-1 (y - Z lambda) (roots first)
+  // w = L^-1 D^-1 (y - Z lambda) (roots first)
   for (int a = 0; a < nc; a++)
     for (int e = m->loop_z_adr[a]; e < m->loop_z_adr[a + 1]; e++) y[m->loop_z_idx[e]] -= z[e] * lam[a];
   for (int i = 0; i < nw; i++) {
@@ -288,6 +351,53 @@ void pt_loop_solve(const pt_model *m, pt_data *d) {
     for (int k = par[i]; k >= 0; k = par[k], p++) s -= M[p] * w[k];
     w[i] = s;
   }
+}
+
+void pt_loop_solve(const pt_model *m, pt_data *d) {
+  solve(m, d, d->loop_qb, d->loop_gam, d->loop_wdd, d->loop_lam);
+}
+
+// loop_sdd from loop_wdd: the tree coordinates' as they are, a floating body's (rdd, pdd) with
+// pdd = E^T omegadot / 2 - |omega|^2 p / 4 (as pt_qdd_from_xdd).
+void pt_loop_sdd(const pt_model *m, pt_data *d) {
+  ptu_copy(d->loop_sdd, d->loop_wdd, m->nlt);
+  for (int f = 0; f < m->nlf; f++) {
+    const double *w = d->loop_wdd + m->nlt + 6 * f, *p = d->loop_s + m->nlt + 7 * f + 3;
+    const double *om = d->x + 6 * m->loop_float_body[f] + 3;
+    double *o = d->loop_sdd + m->nlt + 7 * f, E[12];
+    ptu_quat_E(E, p);
+    ptu_copy(o, w, 3);
+    const double w2 = ptu_dot3(om, om);
+    for (int c = 0; c < 4; c++)
+      o[3 + c] = 0.5 * (E[c] * w[3] + E[4 + c] * w[4] + E[8 + c] * w[5]) - 0.25 * w2 * p[c];
+  }
+}
+
+// The change of Q since pt_loop_gen_forces (the tree coordinates' actuators whose inputs
+// changed; pt_loop_inputs_on_tree said nothing else did) into dq (nlw); records the inputs.
+void pt_loop_input_change(const pt_model *m, pt_data *d, double *dq) {
+  ptu_zero(dq, m->nlw);
+  for (int a = 0; a < m->nactuator; a++) {
+    const int t = m->actuator_type[a];
+    if (t != PT_ACT_JOINT_TORQUE && t != PT_ACT_JOINT_FORCE) continue;
+    const int i = m->loop_coord[m->actuator_coord[a]], k = m->actuator_input_adr[a];
+    if (i >= 0) dq[i] += m->input_gear[k] * (d->input[k] - d->loop_u[k]);
+  }
+  ptu_copy(d->loop_u, d->input, m->ninput);
+}
+
+// An inner stage at the held state whose inputs changed only on tree coordinates: wdd and
+// sdd moved by the response to that change alone (the equations are linear in Q), with the
+// factors held; xdd and qdd are left to the next full evaluation (nothing reads an inner
+// stage's).
+void pt_loop_solve_input_change(const pt_model *m, pt_data *d) {
+  const int nw = m->nlw;
+  double *dq = d->loop_rhs, *dw = d->loop_rhs + nw;  // (nls + nlw >= 2 nlw)
+  pt_loop_input_change(m, d, dq);
+  solve(m, d, dq, NULL, dw, d->loop_dlam);
+  for (int i = 0; i < nw; i++) d->loop_wdd[i] += dw[i];
+  for (int a = 0; a < m->nlc; a++) d->loop_lam[a] += d->loop_dlam[a];
+  pt_loop_sdd(m, d);
 }
 
 void pt_loop_mul_m(const pt_model *m, const pt_data *d, const double *x, double *y) {
@@ -325,7 +435,5 @@ void pt_loop_outputs(const pt_model *m, pt_data *d) {
   for (int f = 0; f < m->nlf; f++)
     ptu_copy(d->xdd + 6 * m->loop_float_body[f], w + m->nlt + 6 * f, 6);
   pt_qdd_from_xdd(m, d);
-  ptu_copy(d->loop_sdd, w, m->nlt);
-  for (int f = 0; f < m->nlf; f++)
-    ptu_copy(d->loop_sdd + m->nlt + 7 * f, d->qdd + 7 * m->loop_float_body[f], 7);
+  pt_loop_sdd(m, d);
 }

@@ -249,24 +249,32 @@ static int evaluate_common(const pt_model *m, pt_data *d) {
   pt_kin_inertias(m, d, 0);
   pt_loop_bias(m, d);
   pt_loop_rhs(m, d);
-  pt_forces(m, d);
+  pt_loop_forces(m, d);
   pt_loop_inertia(m, d);
   return PT_OK;
 }
 
-// The state's factors held: a caller reads this state (its residuals), and an inner stage may
-// have evaluated the cut rows alone.
-static void held_rows(const pt_model *m, pt_data *d) {
-  if (d->stage_inner) return;
-  pt_joint_rows(m, d);
-  pt_motion_rows(m, d);
+// The state's factors held (only inputs changed). An inner stage (nobody reads its xdd or
+// residuals) whose changed inputs all drive tree coordinates: the response to their change
+// alone (returns 1). Otherwise the rows a caller reads with this state (its residuals; an
+// inner stage may have evaluated the cut rows alone), and the forces unless qfrc stands (the
+// changed inputs enter Q directly); returns 0 for the accelerations in full.
+static int held_inputs(const pt_model *m, pt_data *d) {
+  const int on_tree = pt_loop_inputs_on_tree(m, d);
+  if (d->stage_inner && on_tree) return 1;
+  if (!d->stage_inner) {
+    pt_joint_rows(m, d);
+    pt_motion_rows(m, d);
+  }
+  if (!on_tree) pt_loop_forces(m, d);
+  return 0;
 }
 
 static int lu_evaluate(const pt_model *m, pt_data *d) {
   if (d->loop_held && d->loop_held_time == d->time) {  // the inputs changed, nothing else
-    held_rows(m, d);
-    pt_forces(m, d);
-    return lu_accelerations(m, d);
+    if (!held_inputs(m, d)) return lu_accelerations(m, d);
+    pt_loop_solve_input_change(m, d);
+    return PT_OK;
   }
   evaluate_common(m, d);
   const int rc = pt_loop_factor(m, d);
@@ -542,6 +550,20 @@ static void s_to_w(const pt_model *m, const pt_data *d, const double *vs, double
   }
 }
 
+// L L^T x = b in place (L row-major, n x n, lower)
+static void chol_solve(const double *L, int n, double *b) {
+  for (int i = 0; i < n; i++) {
+    double s = b[i];
+    for (int k = 0; k < i; k++) s -= L[i * n + k] * b[k];
+    b[i] = s / L[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int k = i + 1; k < n; k++) s -= L[k * n + i] * b[k];
+    b[i] = s / L[i * n + i];
+  }
+}
+
 // Eq. (8): zdd = (N^T M N)^-1 N^T (Q - M wdd_p), wdd = wdd_p + N zdd. The factor of N^T M N and
 // N^T M wdd_p (loop_nmw) are the evaluation's.
 static int qr_accelerations(const pt_model *m, pt_data *d) {
@@ -555,16 +577,7 @@ static int qr_accelerations(const pt_model *m, pt_data *d) {
     for (int i = 0; i < nw; i++) s += n[i] * d->loop_qb[i];
     b[k] = s - c[k];
   }
-  for (int i = 0; i < nd; i++) {  // L y = b, L^T x = y
-    double s = b[i];
-    for (int k = 0; k < i; k++) s -= L[i * nd + k] * b[k];
-    b[i] = s / L[i * nd + i];
-  }
-  for (int i = nd - 1; i >= 0; i--) {
-    double s = b[i];
-    for (int k = i + 1; k < nd; k++) s -= L[k * nd + i] * b[k];
-    b[i] = s / L[i * nd + i];
-  }
+  chol_solve(L, nd, b);
   ptu_copy(d->loop_wdd, d->loop_wddp, nw);
   for (int k = 0; k < nd; k++) {
     const double *n = d->loop_nw + (size_t)k * nw;
@@ -574,12 +587,32 @@ static int qr_accelerations(const pt_model *m, pt_data *d) {
   return PT_OK;
 }
 
+// The same for QR: zdd moves by (N^T M N)^-1 N^T dQ, wdd by N dzdd.
+static void qr_input_change(const pt_model *m, pt_data *d) {
+  const int nw = m->nlw, nd = m->ndof;
+  double *dq = d->loop_rhs, *b = d->loop_rhs + nw;  // (nls + nlw >= nlw + nd)
+  const double *L = d->loop_nmn;
+  pt_loop_input_change(m, d, dq);
+  for (int k = 0; k < nd; k++) {
+    const double *n = d->loop_nw + (size_t)k * nw;
+    double s = 0;
+    for (int i = 0; i < nw; i++) s += n[i] * dq[i];
+    b[k] = s;
+  }
+  chol_solve(L, nd, b);
+  for (int k = 0; k < nd; k++) {
+    const double *n = d->loop_nw + (size_t)k * nw;
+    for (int i = 0; i < nw; i++) d->loop_wdd[i] += n[i] * b[k];
+  }
+  pt_loop_sdd(m, d);
+}
+
 static int qr_evaluate(const pt_model *m, pt_data *d) {
   const int ns = m->nls, nw = m->nlw, nd = m->ndof, ncs = m->nlcs;
   if (d->loop_held && d->loop_held_time == d->time) {
-    held_rows(m, d);
-    pt_forces(m, d);
-    return qr_accelerations(m, d);
+    if (!held_inputs(m, d)) return qr_accelerations(m, d);
+    qr_input_change(m, d);
+    return PT_OK;
   }
   if (!d->loop_qr_exact) return PT_ESINGULAR;  // recover leaves B factored at the state
   evaluate_common(m, d);

@@ -27,6 +27,10 @@ static int treeable(int type) {
          type == PT_JOINT_UNIVERSAL || type == PT_JOINT_FIXED;
 }
 
+// S is factored dense up to this size when its L fills at least this share of the triangle.
+#define LOOP_DENSE_S_MAX 64
+#define LOOP_DENSE_S_FILL 0.6
+
 #define ALLOC(field, n) ((m->field = pt_model_alloc(m, (size_t)(n), sizeof(*m->field))) != NULL)
 
 static int cmp_desc(const void *a, const void *b) {
@@ -137,6 +141,12 @@ static int spanning_tree(pt_model *m) {
     }
     m->loop_body_coord[kid] = above;
   }
+  if (!ALLOC(loop_coord, m->ncoord + 1)) {
+    free(placed), free(queue);
+    return -1;
+  }
+  for (int c = 0; c < m->ncoord; c++) m->loop_coord[c] = -1;
+  for (int i = 0; i < m->nlt; i++) m->loop_coord[m->loop_meas[i]] = i;
   for (int b = 0; b < nb; b++) {
     const int f = m->loop_body_float[b];
     if (f < 0) continue;
@@ -438,6 +448,27 @@ static int supports(pt_model *m) {
   pt_sldl_symbolic(nc, m->loop_su_colptr, m->loop_su_rowind, m->loop_ldl_Lp, parent, NULL, NULL,
                    NULL, work);
   m->nlsl = m->loop_ldl_Lp[nc];
+  // a small S whose factor fills most of its triangle (the rows of a parallel robot all meet
+  // at its platform): factored dense, row-major lower triangle in the same order, the pairs
+  // onto it
+  if (nc <= LOOP_DENSE_S_MAX && 2 * m->nlsl >= LOOP_DENSE_S_FILL * nc * (nc - 1)) {
+    m->loop_s_dense = 1;
+    m->nlsn = nc * nc;
+    m->nlsl = 0;
+    for (int i = 0; i < nw; i++) {
+      const int t0 = m->loop_zc_adr[i], c = m->loop_zc_adr[i + 1] - t0;
+      int *pair = m->loop_pair + m->loop_pair_adr[i];
+      for (int ia = 0; ia < c; ia++)
+        for (int ib = ia; ib < c; ib++) {
+          const int ra = m->loop_ldl_Pinv[m->loop_zc_row[t0 + ia]];
+          const int rb = m->loop_ldl_Pinv[m->loop_zc_row[t0 + ib]];
+          *pair++ = ra > rb ? ra * nc + rb : rb * nc + ra;
+        }
+    }
+    free(parent), free(work);
+    free(mark), free(tmp);
+    return 0;
+  }
   if (!ALLOC(loop_ldl_Li, m->nlsl + 1) || !ALLOC(loop_ldl_rpat, m->nlsl + 1)) {
     free(parent), free(work);
     goto fail;
@@ -529,6 +560,7 @@ static int patterns(pt_model *m) {
 
 static void counts_zero(pt_model *m) {
   m->loop_ok = 0;
+  m->loop_s_dense = 0;
   m->nlt = m->nlf = m->nlw = m->nls = m->nlj = m->nlc = m->nlcs = 0;
   m->nlm = m->nlz = m->nlg = m->nlb = m->nlpair = m->nlsn = m->nlsl = 0;
 }
