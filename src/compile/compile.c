@@ -4,6 +4,7 @@
 // seed), assembles the initial state and removes redundant constraint rows found by a
 // rank-revealing factorisation (pivoted QR of J^T).
 #include <amd.h>
+#include <cblas.h>  // openblas_set_num_threads
 #include <lapacke.h>
 #include <ldl.h>
 #include <stdarg.h>
@@ -1128,6 +1129,11 @@ static int couplers_initial(pt_model *m, const pt_spec *s, int ncoupler, pt_erro
 
 int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   *out = NULL;
+  // OpenBLAS splits its work by its thread count, and a split rounds its own way: the rank
+  // below and the Cartesian partitions' dense factorisations would give results that depend
+  // on the host's cores (issue 23). The library runs it on one thread, in every host process
+  // (the daemon, the CLI, the Python engine); its problems are small or sparse.
+  openblas_set_num_threads(1);
   pt_model *m = calloc(1, sizeof(*m));
   if (!m) return pt_error_set(err, PT_ENOMEM, "out of memory");
   snprintf(m->name, PT_NAME_MAX, "%s", s->model);
