@@ -415,7 +415,9 @@ int pt_partition_build(const pt_model *m, pt_data *d) {
   // a tree's data gets its dense work here, outside any step (equilibrium, pt_set_state in
   // LU mode); pt_step reaches this on a tree only once pt_set_partition_mode has given it
   if (pt_data_dense(m, d)) return PT_ENOMEM;
+  const int loop_off = d->loop_off;  // (a closed loop's Cartesian stand-in stays one)
   pt_partition_free(d);
+  d->loop_off = loop_off;
   if (m->ncq == 0) {
     d->part_valid = 1;
     return PT_OK;
