@@ -233,7 +233,12 @@ int pt_accelerations(const pt_model *m, pt_data *d) {
 void pt_lambda_w(const pt_model *m, pt_data *d) {
   const double ratio = d->w_ratio, ratio_step = d->w_ratio_step;
   const int singular = d->w_singular;
-  double *lam = d->lambda;
+  double *lam = d->lambda, *qfrc = d->lim_qfrc;  // (nv): scratch outside the stages
+  // the Cartesian quantities the joint-coordinate evaluation leaves out: the inverse inertias
+  // and the actuators on tree coordinates (which it puts in Q directly); its qfrc put back
+  ptu_copy(qfrc, d->qfrc, m->nv);
+  pt_kin_inertias(m, d, 1);
+  pt_forces(m, d);
   if (pt_w_factor(m, d) == PT_OK) {
     for (int a = 0; a < m->ncon; a++) {
       const int r = m->con_row[a];
@@ -250,6 +255,8 @@ void pt_lambda_w(const pt_model *m, pt_data *d) {
     pt_w_solve(m, d, lam);
   } else {  // pt_acc_dense's multipliers; its accelerations put back
     double *xdd = d->lim_xdd, *qdd = d->rhs;  // (nv), (nq): scratch outside the stages
+    ptu_copy(d->qfrc, qfrc, m->nv);
+    pt_forces(m, d);
     ptu_copy(xdd, d->xdd, m->nv);
     ptu_copy(qdd, d->qdd, m->nq);
     if (pt_acc_dense(m, d)) ptu_zero(lam, m->ncon);
@@ -259,4 +266,5 @@ void pt_lambda_w(const pt_model *m, pt_data *d) {
   d->w_ratio = ratio;
   d->w_ratio_step = ratio_step;
   d->w_singular = singular;
+  ptu_copy(d->qfrc, qfrc, m->nv);
 }
