@@ -235,6 +235,7 @@ struct pt_linearizer {
   ptd_trip T;              // the augmented matrix as triplets (grown as needed)
   ptd_csc A;               // and by compressed columns
   ptd_tree *tree;          // the tree method's workspace (linearize_tree.c); NULL off a tree
+  pt_data *wl;             // a closed loop's joint-coordinate partition (the states' choice)
 };
 
 pt_linearizer *pt_linearizer_new(const pt_model *m) {
@@ -247,12 +248,14 @@ pt_linearizer *pt_linearizer_new(const pt_model *m) {
     return NULL;
   }
   lz->tree = ptd_tree_new(m, lz->w);   // NULL off a tree (or short of memory: general path)
+  lz->wl = m->loop_ok ? pt_data_new(m) : NULL;  // (short of memory: the dense choice)
   return lz;
 }
 
 void pt_linearizer_free(pt_linearizer *lz) {
   if (!lz) return;
   pt_data_free(lz->w);
+  pt_data_free(lz->wl);
   ptd_trip_free(&lz->T);
   ptd_csc_free(&lz->A);
   ptd_tree_free(lz->tree);
@@ -741,7 +744,8 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   }
   if (tree) {  // the joint coordinates of a tree are always independent (tree.c)
     for (int i = 0; i < ncand; i++) k.states[i] = k.cand[i], k.kept[i] = 1;
-  } else {
+  } else if (!lz->wl ||
+             ptd_select_states_loop(m, lz->wl, k.w, k.cand, ncand, k.states, k.kept) != PT_OK) {
     rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
     if (rc) goto done;
   }

@@ -71,6 +71,10 @@ void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, doub
 // kept), completing them with internal coordinates.
 int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand, int ncand,
                       ptd_coord *states, int *kept, pt_error *err);
+// The same choice on a closed loop in joint coordinates, sparse (linearize_select.c): on the
+// work data d at w's state. PT_OK, or not applicable (ptd_select_states decides then).
+int ptd_select_states_loop(const pt_model *m, pt_data *d, const pt_data *w, const ptd_coord *cand,
+                           int ncand, ptd_coord *states, int *kept);
 
 // ---- the augmented system (linearize_system.c) ----------------------------------------------
 typedef struct {        // a state or output coordinate's partials (dense, nv each)

@@ -88,5 +88,12 @@ pt_splu pt_loop_lu_view(const pt_model *m, pt_data *d);
 pt_splu pt_loop_qr_view(const pt_model *m, pt_data *d);
 // The names of the independent coordinates of the LU partition (pt_independent).
 int pt_loop_independent(const pt_model *m, const pt_data *d, const char **names, int max);
+// For the linearization's choice of states: an LU partition built at d's state (q, qd) and
+// the null space of G_s there, N = [-G_u^-1 G_v; I] (nls x ndof, column-major, s's numbering)
+// in d->loop_n. Returns PT_OK, or the build's error (a singular configuration).
+int pt_loop_null_space(const pt_model *m, pt_data *d);
+// A coordinate's gradient in s (gs: nls) from its x-space row jx (nv), at d's positions (the
+// partition built there).
+void pt_loop_grad_s(const pt_model *m, const pt_data *d, const double *jx, double *gs);
 
 #endif

@@ -699,3 +699,33 @@ int pt_loop_independent(const pt_model *m, const pt_data *d, const char **names,
   }
   return m->ndof;
 }
+
+int pt_loop_null_space(const pt_model *m, pt_data *d) {
+  pt_partition_free(d);  // a partition of d's state, whatever d held
+  const int rc = lu_build(m, d);
+  if (rc) return rc;
+  lu_null_space(m, d);
+  return PT_OK;
+}
+
+void pt_loop_grad_s(const pt_model *m, const pt_data *d, const double *jx, double *gs) {
+  const int nt = m->nlt;
+  ptu_zero(gs, m->nls);
+  for (int b = 0; b < m->nbody; b++) {
+    const double *J = jx + 6 * b;
+    if (J[0] == 0 && J[1] == 0 && J[2] == 0 && J[3] == 0 && J[4] == 0 && J[5] == 0) continue;
+    const int f = m->loop_body_float[b];
+    if (f >= 0) {  // (r, p): J_v, 2 J_w E(p)
+      double E[12], *o = gs + nt + 7 * f;
+      ptu_quat_E(E, d->loop_s + nt + 7 * f + 3);
+      for (int c = 0; c < 3; c++) o[c] += J[c];
+      for (int c = 0; c < 4; c++) o[3 + c] += 2 * (J[3] * E[c] + J[4] * E[4 + c] + J[5] * E[8 + c]);
+      continue;
+    }
+    double n[3], t3[3];  // the force-like pair of loop_kin.c, up the body's ancestors
+    ptu_cross3(t3, d->q + 7 * b, J);
+    ptu_add3(n, J + 3, t3);
+    for (int i = m->loop_body_coord[b]; i >= 0; i = m->loop_parent[i])
+      gs[i] += ptu_dot3(n, d->loop_S + 6 * i) + ptu_dot3(J, d->loop_S + 6 * i + 3);
+  }
+}
