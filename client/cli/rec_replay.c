@@ -1,4 +1,4 @@
-// replay.c: `partita replay FILE [--model MODEL] [--json]` (docs/recording.md): the model
+// rec_replay.c: `partita replay FILE [--model MODEL] [--json]` (docs/recording.md): the model
 // rebuilt from the recording (or MODEL), the recorded inputs applied at their recorded steps,
 // every recorded state compared bit for bit, or the largest differences per coordinate.
 #include <math.h>
@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "record.h"
+#include "args.h"
+#include "json.h"
+#include "rec_cmds.h"
+#include "rec_file.h"
 #include "recording.h"
 
 #define REPLAY_MAX_GAP 1000000000LL   // steps between two records (every_k is at most 1e9)
@@ -415,16 +417,13 @@ static int cmp_diff(const void *a, const void *b) {
   return dx < dy ? 1 : dx > dy ? -1 : 0;
 }
 
-int cli_replay_main(int argc, char **argv) {
-  const char *cmd = "replay", *path = NULL, *model_path = NULL;
+int cli_replay_main(const cli_command *self, int argc, char **argv) {
+  const char *cmd = self->name, *path = NULL, *model_path = NULL;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int r;
-    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
-      cli_usage(cmd, stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is_flag(argv[i], "--json")) {
+    if (cli_is_flag(argv[i], "--json")) {
       json = 1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--model", &v)) != 0) {
       if (r < 0)

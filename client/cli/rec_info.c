@@ -1,24 +1,23 @@
-// recinfo.c: `partita info FILE [--json]` and `partita export FILE --csv`
+// rec_info.c: `partita info FILE [--json]` and `partita export FILE --csv`
 // (docs/recording.md).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "record.h"
+#include "args.h"
+#include "json.h"
+#include "rec_cmds.h"
+#include "rec_file.h"
 #include "recording.h"
 
 // ---------------------------------------------------------------------------------------------
 // info
 
-int cli_info_main(int argc, char **argv) {
-  const char *cmd = "info", *path = NULL;
+int cli_info_main(const cli_command *self, int argc, char **argv) {
+  const char *cmd = self->name, *path = NULL;
   int json = 0;
   for (int i = 1; i < argc; i++) {
-    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
-      cli_usage(cmd, stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is_flag(argv[i], "--json")) {
+    if (cli_is_flag(argv[i], "--json")) {
       json = 1;
     } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;
@@ -169,14 +168,11 @@ static void csv_num(int have, double v) {
     fputc(',', stdout);
 }
 
-int cli_export_main(int argc, char **argv) {
-  const char *cmd = "export", *path = NULL;
+int cli_export_main(const cli_command *self, int argc, char **argv) {
+  const char *cmd = self->name, *path = NULL;
   int csv = 0;
   for (int i = 1; i < argc; i++) {
-    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
-      cli_usage(cmd, stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is_flag(argv[i], "--csv")) {
+    if (cli_is_flag(argv[i], "--csv")) {
       csv = 1;
     } else if (cli_positional(cmd, argv[i], "recording", &path) < 0) {
       return CLI_EXIT_USAGE;

@@ -1,20 +1,13 @@
-// record.h: recordings on the command line (docs/recording.md): `simulate --record FILE`
-// writes one (the hooks below), `replay`, `info` and `export` read one (record.c).
-#ifndef PARTITA_CLI_RECORD_H
-#define PARTITA_CLI_RECORD_H
+// rec_file.h: recording files on the command line (docs/recording.md): `simulate --record
+// FILE` writes one (the hooks below), `replay`, `info` and `export` read one (rec_file.c).
+#ifndef PARTITA_CLI_REC_FILE_H
+#define PARTITA_CLI_REC_FILE_H
 
 #include <stdint.h>
 
 #include "partita.h"
 
 struct rec_file;
-
-int cli_replay_main(int argc, char **argv);   // replay.c
-int cli_info_main(int argc, char **argv);     // recinfo.c
-int cli_export_main(int argc, char **argv);   // recinfo.c
-// `partita record NAME --out FILE ...`: a recording made by partitad (record_remote.c, built
-// with the client library).
-int cli_record_remote_main(int argc, char **argv);
 
 // simulate --record FILE: opened after the initial state is set (before the first step), with
 // the data's step and integrator,
