@@ -10,7 +10,9 @@
 #include "ptb_assign.h"
 #include "ptb_reply.h"
 
-static int no_memory(ptb_error *e) { return ptb_fail(e, PT_ENOMEM, PTB_AT_MEMORY, "out of memory"); }
+static int no_memory(ptb_error *e) {
+  return ptb_fail(e, PT_ENOMEM, PTB_AT_MEMORY, "out of memory");
+}
 
 // Frees the n NamedValues of v and v; answers NULL.
 static Partita__V1__NamedValue **free_named(Partita__V1__NamedValue **v, size_t n) {

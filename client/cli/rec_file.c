@@ -39,7 +39,8 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
                       const char *text, size_t len, int format,
                       const pt_load_options *lopt, const pt_model *m, const pt_data *d,
                       double dt, pt_integrator integrator, long every, const char *init,
-                      const char *init_rate, const int *set_index, const double *set_value, int nset) {
+                      const char *init_rate, const int *set_index, const double *set_value,
+                      int nset) {
   cli_rec *r = calloc(1, sizeof(*r));
   int nc = pt_model_ncoord(m), ni = pt_model_ninput(m), nb = pt_model_nbody(m);
   const char **names = calloc((size_t)(nc + ni + nb) + 1, sizeof(char *));

@@ -17,9 +17,11 @@ typedef struct cli_rec cli_rec;
 // `text` (len bytes, `format` 1 YAML / 2 URDF) is the model file as its load read it
 // (pt_model_load_file_text): the file is read once.
 cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
-                      const char *text, size_t len, int format, const pt_load_options *lopt, const pt_model *m, const pt_data *d,
-                      double dt, pt_integrator integrator, long every, const char *init, const char *init_rate,
-                      const int *set_index, const double *set_value, int nset);
+                      const char *text, size_t len, int format,
+                      const pt_load_options *lopt, const pt_model *m, const pt_data *d,
+                      double dt, pt_integrator integrator, long every, const char *init,
+                      const char *init_rate, const int *set_index, const double *set_value,
+                      int nset);
 // After each step (and once for the initial state): writes the state when step % every == 0.
 int cli_rec_step(cli_rec *r, const pt_model *m, const pt_data *d);
 // Ends the file (ok = 0: the run failed, noted in the file). Returns an exit code.
