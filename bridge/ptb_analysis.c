@@ -39,6 +39,15 @@ static Partita__V1__NamedValue **named_list(const pt_model *m, int count,
   return out;
 }
 
+// The limits held as constraints (their reactions by joint) and how each one on a bound was
+// treated (the notes, one a line): 1, or 0 when out of memory.
+static int limits_reply(const pt_model *m, const int *held, const double *reaction,
+                        const char *notes, Partita__V1__NamedValue ***values, size_t *nvalues,
+                        char ***lines, size_t *nlines) {
+  return !ptb_limit_values(m, held, reaction, values, nvalues) &&
+         !ptb_lines(notes, lines, nlines);
+}
+
 // ---------------------------------------------------------------------------------------------
 // InverseDynamics (issue 5)
 
@@ -145,11 +154,10 @@ static Partita__V1__InverseDynamicsReply *inverse_reply(const pt_model *m, const
     ok = ok && (r->coupler_efforts = coupler_values(m, res->ncoupler, res->coupler_effort,
                                                     res->nreq == 0, &r->n_coupler_efforts));
   ok = ok && r->reactions && r->model && r->mode && r->n_coordinates == nc &&
-       r->n_rates == nc && r->n_accelerations == nc;
-  // the limits held as constraints and how each one on a bound was treated
-  ok = ok && !ptb_limit_values(m, res->limit_held, res->limit_reaction, &r->limit_reactions,
-                               &r->n_limit_reactions) &&
-       !ptb_lines(res->limit_notes, &r->limit_notes, &r->n_limit_notes);
+       r->n_rates == nc && r->n_accelerations == nc &&
+       limits_reply(m, res->limit_held, res->limit_reaction, res->limit_notes,
+                    &r->limit_reactions, &r->n_limit_reactions, &r->limit_notes,
+                    &r->n_limit_notes);
   if (!ok) {
     protobuf_c_message_free_unpacked(&r->base, NULL);
     return NULL;
@@ -311,13 +319,13 @@ static Partita__V1__EquilibriumReply *equilibrium_reply(const pt_model *m, const
   r->efforts = named_list(m, res->nmotion, pt_motion_name, res->motion_effort, &r->n_efforts);
   int ok = r->coordinates && r->n_coordinates == (size_t)pt_model_ncoord(m) && r->reactions &&
            r->model && r->efforts;
-  // couplers' efforts, the limits held and how each one on a bound was treated
+  // couplers' efforts, then the limits
   if (res->ncoupler > 0)
     ok = ok && (r->coupler_efforts = coupler_values(m, res->ncoupler, res->coupler_effort, 0,
                                                     &r->n_coupler_efforts));
-  ok = ok && !ptb_limit_values(m, res->limit_held, res->limit_reaction, &r->limit_reactions,
-                               &r->n_limit_reactions) &&
-       !ptb_lines(res->limit_notes, &r->limit_notes, &r->n_limit_notes);
+  ok = ok && limits_reply(m, res->limit_held, res->limit_reaction, res->limit_notes,
+                          &r->limit_reactions, &r->n_limit_reactions, &r->limit_notes,
+                          &r->n_limit_notes);
   if (!ok) {
     protobuf_c_message_free_unpacked(&r->base, NULL);
     return NULL;
