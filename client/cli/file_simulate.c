@@ -32,7 +32,7 @@ typedef struct {
   pt_integrator integrator;
   long every;
   int json;
-  const char *record;              // --record FILE (record.c)
+  const char *record;              // --record FILE (rec_file.c)
   char *text;                      // with --record: the model file as loaded
   size_t text_len;
   int format;

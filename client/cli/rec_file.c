@@ -144,7 +144,7 @@ int cli_rec_close(const char *cmd, cli_rec *r, int ok) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading: shared by replay (replay.c), info and export (recinfo.c).
+// Reading: shared by replay (rec_replay.c), info and export (rec_info.c).
 
 // Reads FILE, printing a cut-off file's note as a warning. Exit code.
 int cli_rec_read(const char *cmd, const char *path, rec_file *r) {
