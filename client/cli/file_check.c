@@ -185,6 +185,34 @@ static void check_text(const pt_model *m, const char *path, const char **indep, 
   printf("%-13s%.17g\n", "dt", pt_model_dt(m));
 }
 
+// The summary of the loaded model m: its initial state evaluated (the partition belongs to
+// the data), then printed. An exit code.
+static int check_summary(const char *cmd, const char *path, const pt_model *m, int json) {
+  int code = CLI_EXIT_OK;
+  int ndof = pt_model_ndof(m);
+  const char **indep = calloc((size_t)(ndof > 0 ? ndof : 1), sizeof(*indep));
+  pt_data *d = pt_data_new(m);
+  int rc;
+  if (!indep || !d) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+  } else if ((rc = pt_forward(m, d)) < 0) {
+    cli_error(cmd, "%s: initial state: %s", path, pt_strerror(rc));
+    code = CLI_EXIT_FAIL;
+  } else {
+    int nindep = pt_independent(m, d, indep, ndof);
+    nindep = nindep > ndof ? ndof : nindep < 0 ? 0 : nindep;
+    if (json)
+      check_json(m, path, indep, nindep);
+    else
+      check_text(m, path, indep, nindep);
+    code = cli_flush(cmd, CLI_EXIT_OK);
+  }
+  pt_data_free(d);
+  free(indep);
+  return code;
+}
+
 int cli_check_main(const cli_command *self, int argc, char **argv) {
   const char *cmd = self->name;
   const char *path = NULL;
@@ -208,44 +236,10 @@ int cli_check_main(const cli_command *self, int argc, char **argv) {
     cli_error(cmd, "MODEL file missing (usage: partita check MODEL [--json])");
     return CLI_EXIT_USAGE;
   }
-
   pt_model *m = NULL;
-  if (cli_model_load(cmd, path, &lopt, &m, NULL, NULL, NULL) < 0) {
+  if (cli_model_load(cmd, path, &lopt, &m, NULL, NULL, NULL) < 0)
     return CLI_EXIT_FAIL;
-  }
-  int code = CLI_EXIT_OK;
-  int ndof = pt_model_ndof(m);
-  const char **indep = calloc((size_t)(ndof > 0 ? ndof : 1), sizeof(*indep));
-  pt_data *d = pt_data_new(m);
-  if (!indep || !d) {
-    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
-    code = CLI_EXIT_FAIL;
-  } else {
-    // The partition belongs to the data: evaluate the initial state to have it.
-    int rc = pt_forward(m, d);
-    if (rc < 0) {
-      cli_error(cmd, "%s: initial state: %s", path, pt_strerror(rc));
-      code = CLI_EXIT_FAIL;
-    } else {
-      int nindep = pt_independent(m, d, indep, ndof);
-      if (nindep > ndof) {
-        nindep = ndof;
-      }
-      if (nindep < 0) {
-        nindep = 0;
-      }
-      if (json) {
-        check_json(m, path, indep, nindep);
-      } else {
-        check_text(m, path, indep, nindep);
-      }
-      code = cli_flush(cmd, CLI_EXIT_OK);
-    }
-  }
-  if (d) {
-    pt_data_free(d);
-  }
-  free(indep);
+  int code = check_summary(cmd, path, m, json);
   pt_model_free(m);
   return code;
 }

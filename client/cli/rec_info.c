@@ -13,6 +13,113 @@
 // ---------------------------------------------------------------------------------------------
 // info
 
+// What info says beyond the file's own records: the first and last state (by sequence), the
+// log-time range and the drop counts of the end record.
+typedef struct {
+  Partita__V1__StateFrame *first, *last;
+  uint64_t t0, t1;
+  const char *dropped;          // NULL: the file ends before its end record
+  const char *dropped_events;   // absent from files written before it was counted
+} summary;
+
+static void summarize(const rec_file *r, summary *s) {
+  const rec_entry *e0 = NULL, *e1 = NULL;
+  for (size_t k = 0; k < r->n; k++)
+    if (r->entries[k].kind == REC_STATE) {
+      if (!e0)
+        e0 = &r->entries[k];
+      e1 = &r->entries[k];
+    }
+  s->first = e0 ? rec_state(e0) : NULL;
+  s->last = e1 ? rec_state(e1) : NULL;
+  s->t0 = s->t1 = 0;
+  for (size_t k = 0; k < r->f.nmsg; k++) {
+    uint64_t t = r->f.msgs[k].log_time;
+    if (k == 0 || t < s->t0)
+      s->t0 = t;
+    if (k == 0 || t > s->t1)
+      s->t1 = t;
+  }
+  s->dropped = rec_end_value(r, "dropped_frames");
+  s->dropped_events = rec_end_value(r, "dropped_events");
+}
+
+static void info_json(const char *path, const rec_file *r, const summary *s) {
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_begin_object(&j);
+  cli_json_member_string(&j, "file", path);
+  cli_json_key(&j, "complete");
+  cli_json_bool(&j, r->status == MCAP_READ_COMPLETE);
+  cli_json_member_string(&j, "note", r->status == MCAP_READ_COMPLETE ? "" : r->f.note);
+  cli_json_member_string(&j, "model", r->model);
+  cli_json_member_string(&j, "source", r->source_name);
+  cli_json_member_number(&j, "dt", r->dt);
+  cli_json_member_string(&j, "integrator", r->integrator);
+  cli_json_member_int(&j, "every_k", r->every_k);
+  cli_json_member_string(&j, "time_base", r->time_base);
+  cli_json_key(&j, "channels");
+  cli_json_begin_array(&j);
+  for (int i = 0; i < r->f.nchannel; i++) {
+    const mcap_channel *ch = &r->f.channels[i];
+    const mcap_schema *sc = mcap_find_schema(&r->f, ch->schema_id);
+    cli_json_begin_object(&j);
+    cli_json_member_string(&j, "topic", ch->topic);
+    cli_json_member_string(&j, "schema", sc ? sc->name : "");
+    cli_json_member_int(&j, "messages", (long long)ch->count);
+    cli_json_end_object(&j);
+  }
+  cli_json_end_array(&j);
+  cli_json_member_int(&j, "states", (long long)r->nstate);
+  cli_json_member_int(&j, "inputs", (long long)r->ninput);
+  cli_json_member_int(&j, "events", (long long)r->nevent);
+  cli_json_member_int(&j, "first_step", s->first ? s->first->step : 0);
+  cli_json_member_int(&j, "last_step", s->last ? s->last->step : 0);
+  cli_json_member_number(&j, "start_time", s->first ? s->first->time : 0);
+  cli_json_member_number(&j, "end_time", s->last ? s->last->time : 0);
+  cli_json_member_int(&j, "log_time_start_ns", (long long)s->t0);
+  cli_json_member_int(&j, "log_time_end_ns", (long long)s->t1);
+  cli_json_member_int(&j, "overruns", (long long)r->overruns);
+  cli_json_member_int(&j, "dropped_frames",
+                      s->dropped ? strtoll(s->dropped, NULL, 10) : (long long)r->seq_gaps);
+  cli_json_member_int(&j, "dropped_events",
+                      s->dropped_events ? strtoll(s->dropped_events, NULL, 10) : 0);
+  cli_json_member_int(&j, "sequence_gaps", (long long)r->seq_gaps);
+  cli_json_end_object(&j);
+  cli_json_finish(&j);
+}
+
+static void info_text(const char *path, const rec_file *r, const summary *s) {
+  printf("file        %s (%s)\n", path,
+         r->status == MCAP_READ_COMPLETE ? "complete, CRCs and indexes checked" : "cut off");
+  if (r->status != MCAP_READ_COMPLETE)
+    printf("note        %s\n", r->f.note);
+  printf("model       %s (%s, %s, dt %.17g, %s)\n", r->model,
+         r->source_name && r->source_name[0] ? r->source_name : "-",
+         r->format == 2 ? "urdf" : "yaml", r->dt, r->integrator ? r->integrator : "-");
+  printf("channels\n");
+  for (int i = 0; i < r->f.nchannel; i++) {
+    const mcap_channel *ch = &r->f.channels[i];
+    const mcap_schema *sc = mcap_find_schema(&r->f, ch->schema_id);
+    printf("  %-28s %-26s %10llu messages\n", ch->topic, sc ? sc->name : "-",
+           (unsigned long long)ch->count);
+  }
+  printf("states      %zu (every %u steps), steps %lld..%lld, t %.17g..%.17g s\n", r->nstate,
+         r->every_k, (long long)(s->first ? s->first->step : 0),
+         (long long)(s->last ? s->last->step : 0), s->first ? s->first->time : 0.0,
+         s->last ? s->last->time : 0.0);
+  printf("log time    %.9f..%.9f s (%s time)\n", (double)s->t0 / 1e9, (double)s->t1 / 1e9,
+         r->time_base ? r->time_base : "-");
+  printf("inputs      %zu\nevents      %zu\noverruns    %llu\n", r->ninput, r->nevent,
+         (unsigned long long)r->overruns);
+  if (s->dropped)
+    printf("dropped     %s state frames (the writer fell behind), %s events\n", s->dropped,
+           s->dropped_events ? s->dropped_events : "0");
+  else
+    printf("dropped     unknown (the file ends before its end record); %llu sequence gaps\n",
+           (unsigned long long)r->seq_gaps);
+}
+
 int cli_info_main(const cli_command *self, int argc, char **argv) {
   const char *cmd = self->name, *path = NULL;
   int json = 0;
@@ -33,123 +140,14 @@ int cli_info_main(const cli_command *self, int argc, char **argv) {
     rec_file_free(&r);
     return code;
   }
-  // the time range of the states: first and last by sequence
-  const rec_entry *e0 = NULL, *e1 = NULL;
-  for (size_t k = 0; k < r.n; k++)
-    if (r.entries[k].kind == REC_STATE) {
-      if (!e0)
-        e0 = &r.entries[k];
-      e1 = &r.entries[k];
-    }
-  Partita__V1__StateFrame *first = e0 ? rec_state(e0) : NULL;
-  Partita__V1__StateFrame *last = e1 ? rec_state(e1) : NULL;
-  uint64_t t0 = 0, t1 = 0;
-  for (size_t k = 0; k < r.f.nmsg; k++) {
-    uint64_t t = r.f.msgs[k].log_time;
-    if (k == 0 || t < t0)
-      t0 = t;
-    if (k == 0 || t > t1)
-      t1 = t;
-  }
-  const char *dropped = rec_end_value(&r, "dropped_frames");
-  // absent from files written before it was counted
-  const char *dropped_events = rec_end_value(&r, "dropped_events");
-  if (json) {
-    cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "file");
-    cli_json_string(&j, path);
-    cli_json_key(&j, "complete");
-    cli_json_bool(&j, r.status == MCAP_READ_COMPLETE);
-    cli_json_key(&j, "note");
-    cli_json_string(&j, r.status == MCAP_READ_COMPLETE ? "" : r.f.note);
-    cli_json_key(&j, "model");
-    cli_json_string(&j, r.model);
-    cli_json_key(&j, "source");
-    cli_json_string(&j, r.source_name);
-    cli_json_key(&j, "dt");
-    cli_json_number(&j, r.dt);
-    cli_json_key(&j, "integrator");
-    cli_json_string(&j, r.integrator);
-    cli_json_key(&j, "every_k");
-    cli_json_int(&j, r.every_k);
-    cli_json_key(&j, "time_base");
-    cli_json_string(&j, r.time_base);
-    cli_json_key(&j, "channels");
-    cli_json_begin_array(&j);
-    for (int i = 0; i < r.f.nchannel; i++) {
-      const mcap_channel *ch = &r.f.channels[i];
-      const mcap_schema *s = mcap_find_schema(&r.f, ch->schema_id);
-      cli_json_begin_object(&j);
-      cli_json_key(&j, "topic");
-      cli_json_string(&j, ch->topic);
-      cli_json_key(&j, "schema");
-      cli_json_string(&j, s ? s->name : "");
-      cli_json_key(&j, "messages");
-      cli_json_int(&j, (long long)ch->count);
-      cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
-    cli_json_key(&j, "states");
-    cli_json_int(&j, (long long)r.nstate);
-    cli_json_key(&j, "inputs");
-    cli_json_int(&j, (long long)r.ninput);
-    cli_json_key(&j, "events");
-    cli_json_int(&j, (long long)r.nevent);
-    cli_json_key(&j, "first_step");
-    cli_json_int(&j, first ? first->step : 0);
-    cli_json_key(&j, "last_step");
-    cli_json_int(&j, last ? last->step : 0);
-    cli_json_key(&j, "start_time");
-    cli_json_number(&j, first ? first->time : 0);
-    cli_json_key(&j, "end_time");
-    cli_json_number(&j, last ? last->time : 0);
-    cli_json_key(&j, "log_time_start_ns");
-    cli_json_int(&j, (long long)t0);
-    cli_json_key(&j, "log_time_end_ns");
-    cli_json_int(&j, (long long)t1);
-    cli_json_key(&j, "overruns");
-    cli_json_int(&j, (long long)r.overruns);
-    cli_json_key(&j, "dropped_frames");
-    cli_json_int(&j, dropped ? strtoll(dropped, NULL, 10) : (long long)r.seq_gaps);
-    cli_json_key(&j, "dropped_events");
-    cli_json_int(&j, dropped_events ? strtoll(dropped_events, NULL, 10) : 0);
-    cli_json_key(&j, "sequence_gaps");
-    cli_json_int(&j, (long long)r.seq_gaps);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
-  } else {
-    printf("file        %s (%s)\n", path,
-           r.status == MCAP_READ_COMPLETE ? "complete, CRCs and indexes checked" : "cut off");
-    if (r.status != MCAP_READ_COMPLETE)
-      printf("note        %s\n", r.f.note);
-    printf("model       %s (%s, %s, dt %.17g, %s)\n", r.model,
-           r.source_name && r.source_name[0] ? r.source_name : "-",
-           r.format == 2 ? "urdf" : "yaml", r.dt, r.integrator ? r.integrator : "-");
-    printf("channels\n");
-    for (int i = 0; i < r.f.nchannel; i++) {
-      const mcap_channel *ch = &r.f.channels[i];
-      const mcap_schema *s = mcap_find_schema(&r.f, ch->schema_id);
-      printf("  %-28s %-26s %10llu messages\n", ch->topic, s ? s->name : "-",
-             (unsigned long long)ch->count);
-    }
-    printf("states      %zu (every %u steps), steps %lld..%lld, t %.17g..%.17g s\n", r.nstate,
-           r.every_k, (long long)(first ? first->step : 0), (long long)(last ? last->step : 0),
-           first ? first->time : 0.0, last ? last->time : 0.0);
-    printf("log time    %.9f..%.9f s (%s time)\n", (double)t0 / 1e9, (double)t1 / 1e9,
-           r.time_base ? r.time_base : "-");
-    printf("inputs      %zu\nevents      %zu\noverruns    %llu\n", r.ninput, r.nevent,
-           (unsigned long long)r.overruns);
-    if (dropped)
-      printf("dropped     %s state frames (the writer fell behind), %s events\n", dropped,
-             dropped_events ? dropped_events : "0");
-    else
-      printf("dropped     unknown (the file ends before its end record); %llu sequence gaps\n",
-             (unsigned long long)r.seq_gaps);
-  }
-  rec_state_free(first);
-  rec_state_free(last);
+  summary s;
+  summarize(&r, &s);
+  if (json)
+    info_json(path, &r, &s);
+  else
+    info_text(path, &r, &s);
+  rec_state_free(s.first);
+  rec_state_free(s.last);
   rec_file_free(&r);
   if (fflush(stdout) != 0) {
     cli_error(cmd, "writing the output failed");
