@@ -11,8 +11,8 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "http.h"
+#include "base/log.h"
+#include "viewer/http.h"
 #include "server.h"
 
 static int listen_tcp(server *srv) {

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <uv.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "addr.h"
 #include "envelope.h"
 #include "frame.h"
 #include "partita.pb-c.h"
-#include "sim.h"
+#include "model/sim.h"
 
 #define PD_PROTOCOL_VERSION 1
 #define PD_READ_CHUNK 65536

@@ -10,8 +10,8 @@
 
 #include <cblas.h>  // openblas_set_num_threads
 
-#include "http.h"
-#include "log.h"
+#include "viewer/http.h"
+#include "base/log.h"
 #include "server.h"
 
 extern char **environ;

@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "addr.h"
-#include "config.h"
-#include "hist.h"
-#include "pace.h"
-#include "text.h"
-#include "spsc.h"
+#include "base/config.h"
+#include "base/hist.h"
+#include "base/pace.h"
+#include "base/text.h"
+#include "base/spsc.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                       \

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "partita.pb-c.h"
-#include "pbjson.h"
+#include "viewer/pbjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,7 +21,7 @@
 
 #include "partita.h"
 #include "partita.pb-c.h"
-#include "sim.h"
+#include "model/sim.h"
 
 struct conn;
 typedef struct recorder recorder;

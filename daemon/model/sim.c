@@ -1,7 +1,7 @@
 // sim.c: the simulation thread of one model: modes, absolute-deadline real-time stepping,
 // commands and inputs at step boundaries, state records and events back to the loop.
 #define _GNU_SOURCE   // sem_clockwait
-#include "sim.h"
+#include "model/sim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,8 +12,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "log.h"
-#include "record.h"
+#include "base/log.h"
+#include "record/record.h"
 
 #define CMDQ_CAP 256
 #define INQ_CAP 64

@@ -1,5 +1,5 @@
 // pace.c: the real-time schedule (pace.h). Pure arithmetic: no clock, no I/O.
-#include "pace.h"
+#include "base/pace.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // log.c: one line per message, "partitad 2026-01-01T12:00:00.123Z warn: text".
-#include "log.h"
+#include "base/log.h"
 
 #include <fcntl.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pbjson.h"
+#include "viewer/pbjson.h"
 
 #define MAX_DEPTH 8
 #define MAX_REPEATED 100000

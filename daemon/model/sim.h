@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "config.h"
-#include "hist.h"
-#include "pace.h"
+#include "base/config.h"
+#include "base/hist.h"
+#include "base/pace.h"
 #include "partita.h"
 #include "pt_linearize.h"
-#include "spsc.h"
+#include "base/spsc.h"
 
 #define SIM_NAME 128
 #define SIM_SLOTS 2          // snapshot datas of a model for heavy requests running at once

@@ -1,7 +1,7 @@
 // config.c: a small libyaml document walk; unknown keys are errors so typos are noticed.
-#include "config.h"
+#include "base/config.h"
 #include "addr.h"
-#include "pace.h"
+#include "base/pace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "log.h"
+#include "base/log.h"
 
 void config_defaults(config *c) {
   memset(c, 0, sizeof(*c));

@@ -1,5 +1,5 @@
 // hist.c: bucket i covers [lo(i), lo(i+1)); values below HIST_SUB have a bucket each.
-#include "hist.h"
+#include "base/hist.h"
 
 #include <string.h>
 

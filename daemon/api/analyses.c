@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heavy.h"
-#include "log.h"
+#include "api/heavy_engine.h"
+#include "base/log.h"
 #include "server.h"
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x

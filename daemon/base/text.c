@@ -1,5 +1,5 @@
 // text.c: UTF-8 checks and repairs of client text (text.h).
-#include "text.h"
+#include "base/text.h"
 
 #include <string.h>
 

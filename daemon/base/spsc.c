@@ -1,5 +1,5 @@
 // spsc.c: acquire/release on head and tail order the record bytes between the two threads.
-#include "spsc.h"
+#include "base/spsc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
-#include "record_impl.h"
+#include "base/log.h"
+#include "record/record_impl.h"
 
 #define REC_FIELDS_DEFAULT (FIELD_ALL & ~FIELD_BODIES)   // what replay compares
 #define POLL_MS 10            // the loop's look at a recording (duration, end)

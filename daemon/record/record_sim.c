@@ -3,7 +3,7 @@
 // or a counted drop (states), or the end of the recording (inputs, see record.h).
 #include <string.h>
 
-#include "record_impl.h"
+#include "record/record_impl.h"
 
 static void put_state(sim *s, recorder *r) {
   uint64_t seq = r->seq++;

@@ -23,11 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http.h"
-#include "log.h"
-#include "pbjson.h"
-#include "text.h"
-#include "viewer.h"
+#include "viewer/http.h"
+#include "base/log.h"
+#include "viewer/pbjson.h"
+#include "base/text.h"
+#include "model/visuals.h"
 
 #ifndef PD_WEB_SRC
 #define PD_WEB_SRC ""

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "server.h"
 
 uint64_t server_now_ms(void) { return uv_hrtime() / 1000000; }

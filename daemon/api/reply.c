@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "viewer/http.h"
 #include "server.h"
-#include "text.h"
+#include "base/text.h"
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 

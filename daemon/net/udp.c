@@ -5,10 +5,10 @@
 #include <openssl/crypto.h>
 #include <string.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "partita_client.h"
 #include "server.h"
-#include "text.h"
+#include "base/text.h"
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   server *srv = h->data;

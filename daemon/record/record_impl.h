@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "record.h"
+#include "record/record.h"
 #include "recording.h"
 #include "server.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "server.h"
-#include "viewer.h"
+#include "model/visuals.h"
 
 void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) {
   Partita__V1__StateFrame f = PARTITA__V1__STATE_FRAME__INIT;

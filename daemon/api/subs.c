@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "server.h"
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "heavy.h"
+#include "base/config.h"
+#include "api/heavy_engine.h"
 
 // ---- InverseDynamics and Equilibrium (issue 5): engine results to malloc'd protobuf parts --
 

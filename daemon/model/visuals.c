@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "viewer.h"
+#include "model/visuals.h"
 
 #define URL_MAX 200
 

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "record.h"
+#include "base/log.h"
+#include "record/record.h"
 #include "server.h"
-#include "text.h"
+#include "base/text.h"
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
-#include "record_impl.h"
+#include "base/log.h"
+#include "record/record_impl.h"
 
 #define WRITER_IDLE_NS 2000000
 #define FLUSH_NS 1000000000   // the writer flushes at least once a second
