@@ -1,4 +1,6 @@
-// config.c: a small libyaml document walk; unknown keys are errors so typos are noticed.
+// config.c: partitad settings: one table of keys (section, name, type, field, range, option)
+// read by a small libyaml document walk and by the option parser; unknown keys are errors so
+// typos are noticed.
 #include "base/config.h"
 #include "addr.h"
 #include "base/pace.h"
@@ -111,174 +113,217 @@ static int get_bool(walk *w, yaml_node_t *n, int *out) {
        (v) = yaml_document_get_node(&(w)->doc, p_->value), 1);                          \
        p_++)
 
-static int num_key(walk *w, yaml_node_t *v, double lo, double hi, double *out) {
-  return get_num(w, v, lo, hi, out);
+// ---------------------------------------------------------------------------------------------
+// The keys: one row each (as Redis's static_configs in its config.c). The file walk and the
+// option parser below read this table; nothing else names a key.
+
+typedef enum {
+  K_STR,          // a string into a char array (size bytes)
+  K_BOOL,         // true/yes/on, false/no/off into an int
+  K_INT,          // numbers in [lo, hi], stored as the field's type
+  K_UINT,
+  K_SIZE,
+  K_LLONG,
+  K_DOUBLE,
+  K_MODE,         // paused, realtime, free (free_run), lockstep
+  K_LOG_LEVEL,    // error, warn, info, debug
+  K_INPUT_SAFE,   // zero or hold: the int is 1 for hold
+  K_SECTION,      // a mapping of the keys whose section is this key's name
+  K_MODELS,       // the list of models (section "model", each a cfg_model)
+} key_type;
+
+typedef struct {
+  const char *section;   // "" at the top; "model" for the keys of each models: entry
+  const char *name;
+  key_type type;
+  size_t offset;         // of the field in config, or in cfg_model for section "model"
+  size_t size;           // of the field
+  double lo, hi;         // the range of a number
+  const char *option;    // the command-line option that sets it too (NULL: none)
+  size_t given;          // offset in config of an int set to 1 when the key is given (0: none)
+} cfg_key;
+
+#define C(field) offsetof(config, field), sizeof(((config *)0)->field)
+#define M(field) offsetof(cfg_model, field), sizeof(((cfg_model *)0)->field)
+#define SECTION(name) {"", #name, K_SECTION, 0, 0, 0, 0, NULL, 0}
+
+static const cfg_key keys[] = {
+    // section, key, type, field, lo, hi, option, given
+    {"", "listen", K_STR, C(listen), 0, 0, "--listen", 0},
+    {"", "socket", K_STR, C(socket), 0, 0, "--socket", 0},
+    {"", "udp", K_STR, C(udp), 0, 0, "--udp", 0},
+    {"", "http", K_STR, C(viewer.http), 0, 0, "--http", offsetof(config, viewer.http_set)},
+    SECTION(viewer),
+    {"", "socket_group", K_STR, C(socket_group), 0, 0, NULL, 0},
+    {"", "log_file", K_STR, C(log_file), 0, 0, "--log", 0},
+    {"", "auth_token", K_STR, C(auth_token), 0, 0, NULL, 0},
+    {"", "log_level", K_LOG_LEVEL, C(log_level), 0, 0, "--log-level", 0},
+    {"", "models", K_MODELS, 0, 0, 0, 0, NULL, 0},
+    SECTION(limits),
+    SECTION(realtime),
+    SECTION(record),
+
+    {"limits", "max_clients", K_INT, C(limits.max_clients), 1, 100000, NULL, 0},
+    {"limits", "max_models", K_INT, C(limits.max_models), 1, 1024, NULL, 0},
+    {"limits", "max_frame_bytes", K_SIZE, C(limits.max_frame_bytes), 1024, 1 << 30, NULL, 0},
+    {"limits", "max_in_flight", K_INT, C(limits.max_in_flight), 1, 4096, NULL, 0},
+    {"limits", "max_subscriptions", K_INT, C(limits.max_subscriptions), 1, 4096, NULL, 0},
+    {"limits", "backlog_soft_bytes", K_SIZE, C(limits.backlog_soft_bytes), 1024, 1 << 30, NULL,
+     0},
+    {"limits", "slow_timeout_ms", K_INT, C(limits.slow_timeout_ms), 0, 3600000, NULL, 0},
+    {"limits", "backlog_hard_bytes", K_SIZE, C(limits.backlog_hard_bytes), 1024, 1 << 30, NULL,
+     0},
+    {"limits", "max_step_count", K_LLONG, C(limits.max_step_count), 1, 1e12, NULL, 0},
+    {"limits", "hello_timeout_ms", K_INT, C(limits.hello_timeout_ms), 100, 3600000, NULL, 0},
+    {"limits", "max_clients_per_peer", K_INT, C(limits.max_clients_per_peer), 1, 100000, NULL,
+     0},
+    {"limits", "auth_delay_ms", K_INT, C(limits.auth_delay_ms), 0, 60000, NULL, 0},
+    {"limits", "model_bytes", K_LLONG, C(limits.model_bytes), 1024, 1 << 30, NULL, 0},
+    {"limits", "model_bodies", K_INT, C(limits.model_bodies), 1, 1000000, NULL, 0},
+    {"limits", "model_joints", K_INT, C(limits.model_joints), 1, 1000000, NULL, 0},
+
+    {"viewer", "web_root", K_STR, C(viewer.web_root), 0, 0, "--web-root", 0},
+    {"viewer", "three_root", K_STR, C(viewer.three_root), 0, 0, NULL, 0},
+    {"viewer", "package_path", K_STR, C(viewer.package_path), 0, 0, NULL, 0},
+    {"viewer", "fps", K_INT, C(viewer.fps), 1, 240, NULL, 0},
+    {"viewer", "queue_frames", K_INT, C(viewer.queue_frames), 1, 1024, NULL, 0},
+    {"viewer", "max_browsers", K_INT, C(viewer.max_browsers), 1, 1024, NULL, 0},
+    {"viewer", "drop_limit", K_INT, C(viewer.drop_limit), 1, 1e6, NULL, 0},
+
+    {"realtime", "sched_fifo", K_BOOL, C(realtime.sched_fifo), 0, 0, NULL, 0},
+    {"realtime", "mlockall", K_BOOL, C(realtime.mlockall), 0, 0, NULL, 0},
+    {"realtime", "priority", K_INT, C(realtime.priority), 1, 99, NULL, 0},
+    {"realtime", "overrun_burst", K_INT, C(realtime.overrun_burst), 1, 1e6, NULL, 0},
+    {"realtime", "max_lag_ms", K_INT, C(realtime.max_lag_ms), 1, 3600000, NULL, 0},
+    {"realtime", "overrun_pause_ms", K_INT, C(realtime.overrun_pause_ms), 0, 3600000, NULL, 0},
+
+    {"record", "dir", K_STR, C(record.dir), 0, 0, "--record-dir", 0},
+    {"record", "all", K_BOOL, C(record.all), 0, 0, NULL, 0},
+    {"record", "fsync", K_BOOL, C(record.fsync), 0, 0, NULL, 0},
+    {"record", "every_k", K_UINT, C(record.every_k), 1, 1e9, NULL, 0},
+    {"record", "fields", K_UINT, C(record.fields), 0, 127, NULL, 0},
+    {"record", "queue_frames", K_INT, C(record.queue_frames), 2, 1 << 24, NULL, 0},
+    {"record", "queue_inputs", K_INT, C(record.queue_inputs), 2, 1 << 24, NULL, 0},
+    {"record", "queue_events", K_INT, C(record.queue_events), 2, 1 << 20, NULL, 0},
+    {"record", "test_slow_us", K_INT, C(record.test_slow_us), 0, 1e6, NULL, 0},
+
+    {"model", "file", K_STR, M(file), 0, 0, NULL, 0},   // relative to the config's folder
+    {"model", "name", K_STR, M(name), 0, 0, NULL, 0},
+    {"model", "mode", K_MODE, M(mode), 0, 0, NULL, 0},
+    {"model", "rate", K_DOUBLE, M(rate), PACE_RATE_MIN, PACE_RATE_MAX, NULL, 0},
+    {"model", "floating_base", K_BOOL, M(floating_base), 0, 0, NULL, 0},
+    {"model", "balance_inertia", K_BOOL, M(balance_inertia), 0, 0, NULL, 0},
+    {"model", "no_joint_limits", K_BOOL, M(no_joint_limits), 0, 0, NULL, 0},
+    {"model", "input_timeout_ms", K_UINT, M(input_timeout_ms), 0, 3600000, NULL, 0},
+    {"model", "input_safe", K_INPUT_SAFE, M(input_hold), 0, 0, NULL, 0},
+};
+
+#undef C
+#undef M
+#undef SECTION
+
+static const cfg_key *find_key(const char *section, const char *name) {
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, name))
+      return &keys[i];
+  return NULL;
 }
 
-static int load_limits(walk *w, config *c, yaml_node_t *map) {
-  const char *k;
-  yaml_node_t *v;
-  if (map->type != YAML_MAPPING_NODE)
-    return bad(w, map, "limits: expected a mapping");
-  FOR_PAIRS(w, map, k, v) {
-    double x;
-    if (!k)
-      return bad(w, v, "bad key");
-    if (!strcmp(k, "max_clients") && !num_key(w, v, 1, 100000, &x))
-      c->limits.max_clients = (int)x;
-    else if (!strcmp(k, "max_models") && !num_key(w, v, 1, 1024, &x))
-      c->limits.max_models = (int)x;
-    else if (!strcmp(k, "max_frame_bytes") && !num_key(w, v, 1024, 1 << 30, &x))
-      c->limits.max_frame_bytes = (size_t)x;
-    else if (!strcmp(k, "max_in_flight") && !num_key(w, v, 1, 4096, &x))
-      c->limits.max_in_flight = (int)x;
-    else if (!strcmp(k, "max_subscriptions") && !num_key(w, v, 1, 4096, &x))
-      c->limits.max_subscriptions = (int)x;
-    else if (!strcmp(k, "backlog_soft_bytes") && !num_key(w, v, 1024, 1 << 30, &x))
-      c->limits.backlog_soft_bytes = (size_t)x;
-    else if (!strcmp(k, "slow_timeout_ms") && !num_key(w, v, 0, 3600000, &x))
-      c->limits.slow_timeout_ms = (int)x;
-    else if (!strcmp(k, "backlog_hard_bytes") && !num_key(w, v, 1024, 1 << 30, &x))
-      c->limits.backlog_hard_bytes = (size_t)x;
-    else if (!strcmp(k, "max_step_count") && !num_key(w, v, 1, 1e12, &x))
-      c->limits.max_step_count = (long long)x;
-    else if (!strcmp(k, "hello_timeout_ms") && !num_key(w, v, 100, 3600000, &x))
-      c->limits.hello_timeout_ms = (int)x;
-    else if (!strcmp(k, "max_clients_per_peer") && !num_key(w, v, 1, 100000, &x))
-      c->limits.max_clients_per_peer = (int)x;
-    else if (!strcmp(k, "auth_delay_ms") && !num_key(w, v, 0, 60000, &x))
-      c->limits.auth_delay_ms = (int)x;
-    else if (!strcmp(k, "model_bytes") && !num_key(w, v, 1024, 1 << 30, &x))
-      c->limits.model_bytes = (long long)x;
-    else if (!strcmp(k, "model_bodies") && !num_key(w, v, 1, 1000000, &x))
-      c->limits.model_bodies = (int)x;
-    else if (!strcmp(k, "model_joints") && !num_key(w, v, 1, 1000000, &x))
-      c->limits.model_joints = (int)x;
-    else if (!w->err[0])
-      return bad(w, v, "unknown key in limits");
+// The number a word of a K_MODE, K_LOG_LEVEL or K_INPUT_SAFE key stands for; -1 when none.
+static int word_value(key_type t, const char *s) {
+  if (t == K_MODE)
+    return config_parse_mode(s);
+  if (t == K_LOG_LEVEL)
+    return log_parse_level(s);
+  return !strcmp(s, "hold") ? 1 : !strcmp(s, "zero") ? 0 : -1;
+}
+
+static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir);
+static int load_section(walk *w, config *c, const char *section, yaml_node_t *map, char *base,
+                        const char *dir);
+
+// Key k's value v into the struct at base (config, or a cfg_model). A bad value changes
+// nothing and says why.
+static int set_key(walk *w, config *c, const cfg_key *k, yaml_node_t *v, char *base,
+                   const char *dir) {
+  void *field = base + k->offset;
+  double x = 0;
+  int rc = 0;
+  switch (k->type) {
+  case K_STR:
+    rc = get_str(w, v, field, k->size);
+    break;
+  case K_BOOL:
+    rc = get_bool(w, v, field);
+    break;
+  case K_INT:
+  case K_UINT:
+  case K_SIZE:
+  case K_LLONG:
+  case K_DOUBLE:
+    if ((rc = get_num(w, v, k->lo, k->hi, &x)))
+      break;
+    if (k->type == K_INT)
+      *(int *)field = (int)x;
+    else if (k->type == K_UINT)
+      *(unsigned *)field = (unsigned)x;
+    else if (k->type == K_SIZE)
+      *(size_t *)field = (size_t)x;
+    else if (k->type == K_LLONG)
+      *(long long *)field = (long long)x;
     else
-      return -1;
-  }
-  return 0;
-}
-
-static int load_viewer(walk *w, config *c, yaml_node_t *map) {
-  const char *k;
-  yaml_node_t *v;
-  if (map->type != YAML_MAPPING_NODE)
-    return bad(w, map, "viewer: expected a mapping");
-  FOR_PAIRS(w, map, k, v) {
-    double x;
-    int rc = 0;
-    if (!k)
-      return bad(w, v, "bad key");
-    if (!strcmp(k, "web_root"))
-      rc = get_str(w, v, c->viewer.web_root, sizeof(c->viewer.web_root));
-    else if (!strcmp(k, "three_root"))
-      rc = get_str(w, v, c->viewer.three_root, sizeof(c->viewer.three_root));
-    else if (!strcmp(k, "package_path"))
-      rc = get_str(w, v, c->viewer.package_path, sizeof(c->viewer.package_path));
-    else if (!strcmp(k, "fps") && !num_key(w, v, 1, 240, &x))
-      c->viewer.fps = (int)x;
-    else if (!strcmp(k, "queue_frames") && !num_key(w, v, 1, 1024, &x))
-      c->viewer.queue_frames = (int)x;
-    else if (!strcmp(k, "max_browsers") && !num_key(w, v, 1, 1024, &x))
-      c->viewer.max_browsers = (int)x;
-    else if (!strcmp(k, "drop_limit") && !num_key(w, v, 1, 1e6, &x))
-      c->viewer.drop_limit = (int)x;
-    else if (!w->err[0])   // a bad value leaves the config as it was (get_num said why)
-      return bad(w, v, "unknown key in viewer");
+      *(double *)field = x;
+    break;
+  case K_MODE:
+  case K_LOG_LEVEL:
+  case K_INPUT_SAFE: {
+    char word[32];
+    int n;
+    if ((rc = get_str(w, v, word, k->type == K_MODE ? 32 : 16)))
+      break;
+    if ((n = word_value(k->type, word)) < 0)
+      rc = bad(w, v, k->type == K_MODE        ? "mode: paused, realtime, free or lockstep"
+                     : k->type == K_LOG_LEVEL ? "log_level: error, warn, info or debug"
+                                              : "input_safe: zero or hold");
     else
-      return -1;
-    if (rc)
-      return -1;
+      *(int *)field = n;
+    break;
   }
-  return 0;
+  case K_SECTION:
+    rc = load_section(w, c, k->name, v, (char *)c, dir);
+    break;
+  case K_MODELS:
+    rc = load_models(w, c, v, dir);
+    break;
+  }
+  if (k->given)
+    *(int *)((char *)c + k->given) = 1;
+  return rc;
 }
 
-static int load_realtime(walk *w, config *c, yaml_node_t *map) {
+// The keys of a mapping in `section` ("" the top) into the struct at base.
+static int load_section(walk *w, config *c, const char *section, yaml_node_t *map, char *base,
+                        const char *dir) {
   const char *k;
   yaml_node_t *v;
-  if (map->type != YAML_MAPPING_NODE)
-    return bad(w, map, "realtime: expected a mapping");
-  FOR_PAIRS(w, map, k, v) {
-    double x;
-    if (!k)
-      return bad(w, v, "bad key");
-    if (!strcmp(k, "sched_fifo")) {
-      if (get_bool(w, v, &c->realtime.sched_fifo))
-        return -1;
-    } else if (!strcmp(k, "mlockall")) {
-      if (get_bool(w, v, &c->realtime.mlockall))
-        return -1;
-    } else if (!strcmp(k, "priority")) {
-      if (get_num(w, v, 1, 99, &x))
-        return -1;
-      c->realtime.priority = (int)x;
-    } else if (!strcmp(k, "overrun_burst")) {
-      if (get_num(w, v, 1, 1e6, &x))
-        return -1;
-      c->realtime.overrun_burst = (int)x;
-    } else if (!strcmp(k, "max_lag_ms")) {
-      if (get_num(w, v, 1, 3600000, &x))
-        return -1;
-      c->realtime.max_lag_ms = (int)x;
-    } else if (!strcmp(k, "overrun_pause_ms")) {
-      if (get_num(w, v, 0, 3600000, &x))
-        return -1;
-      c->realtime.overrun_pause_ms = (int)x;
-    } else {
-      return bad(w, v, "unknown key in realtime");
-    }
+  if (map->type != YAML_MAPPING_NODE) {
+    char what[64];
+    snprintf(what, sizeof(what), "%s: expected a mapping", section);
+    return bad(w, map, !section[0]                  ? "expected a mapping at the top"
+                       : !strcmp(section, "model") ? "model: expected a mapping with file:"
+                                                   : what);
   }
-  return 0;
-}
-
-static int load_record(walk *w, config *c, yaml_node_t *map) {
-  const char *k;
-  yaml_node_t *v;
-  if (map->type != YAML_MAPPING_NODE)
-    return bad(w, map, "record: expected a mapping");
   FOR_PAIRS(w, map, k, v) {
-    double x;
     if (!k)
       return bad(w, v, "bad key");
-    if (!strcmp(k, "dir")) {
-      if (get_str(w, v, c->record.dir, sizeof(c->record.dir)))
-        return -1;
-    } else if (!strcmp(k, "all")) {
-      if (get_bool(w, v, &c->record.all))
-        return -1;
-    } else if (!strcmp(k, "fsync")) {
-      if (get_bool(w, v, &c->record.fsync))
-        return -1;
-    } else if (!strcmp(k, "every_k")) {
-      if (get_num(w, v, 1, 1e9, &x))
-        return -1;
-      c->record.every_k = (unsigned)x;
-    } else if (!strcmp(k, "fields")) {
-      if (get_num(w, v, 0, 127, &x))
-        return -1;
-      c->record.fields = (unsigned)x;
-    } else if (!strcmp(k, "queue_frames")) {
-      if (get_num(w, v, 2, 1 << 24, &x))
-        return -1;
-      c->record.queue_frames = (int)x;
-    } else if (!strcmp(k, "queue_inputs")) {
-      if (get_num(w, v, 2, 1 << 24, &x))
-        return -1;
-      c->record.queue_inputs = (int)x;
-    } else if (!strcmp(k, "queue_events")) {
-      if (get_num(w, v, 2, 1 << 20, &x))
-        return -1;
-      c->record.queue_events = (int)x;
-    } else if (!strcmp(k, "test_slow_us")) {
-      if (get_num(w, v, 0, 1e6, &x))
-        return -1;
-      c->record.test_slow_us = (int)x;
-    } else {
-      return bad(w, v, "unknown key in record");
+    const cfg_key *key = find_key(section, k);
+    if (!key) {
+      char what[64];
+      snprintf(what, sizeof(what), "unknown key in %s", section);
+      return bad(w, v, section[0] ? what : "unknown key");
     }
+    if (set_key(w, c, key, v, base, dir))
+      return -1;
   }
   return 0;
 }
@@ -297,109 +342,17 @@ static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir) {
     memset(cm, 0, sizeof(*cm));
     cm->mode = MODE_PAUSED;
     cm->rate = 1.0;
-    if (map->type != YAML_MAPPING_NODE)
-      return bad(w, map, "model: expected a mapping with file:");
-    const char *k;
-    yaml_node_t *v;
-    char file[CFG_STR] = "", mode[32];
-    FOR_PAIRS(w, map, k, v) {
-      if (!k)
-        return bad(w, v, "bad key");
-      if (!strcmp(k, "file")) {
-        if (get_str(w, v, file, sizeof(file)))
-          return -1;
-      } else if (!strcmp(k, "name")) {
-        if (get_str(w, v, cm->name, sizeof(cm->name)))
-          return -1;
-      } else if (!strcmp(k, "mode")) {
-        if (get_str(w, v, mode, sizeof(mode)) )
-          return -1;
-        if ((cm->mode = config_parse_mode(mode)) < 0)
-          return bad(w, v, "mode: paused, realtime, free or lockstep");
-      } else if (!strcmp(k, "rate")) {
-        if (get_num(w, v, PACE_RATE_MIN, PACE_RATE_MAX, &cm->rate))
-          return -1;
-      } else if (!strcmp(k, "floating_base")) {
-        if (get_bool(w, v, &cm->floating_base))
-          return -1;
-      } else if (!strcmp(k, "balance_inertia")) {
-        if (get_bool(w, v, &cm->balance_inertia))
-          return -1;
-      } else if (!strcmp(k, "no_joint_limits")) {
-        if (get_bool(w, v, &cm->no_joint_limits))
-          return -1;
-      } else if (!strcmp(k, "input_timeout_ms")) {
-        double ms;
-        if (get_num(w, v, 0, 3600000, &ms))
-          return -1;
-        cm->input_timeout_ms = (unsigned)ms;
-      } else if (!strcmp(k, "input_safe")) {
-        char safe[16];
-        if (get_str(w, v, safe, sizeof(safe)))
-          return -1;
-        if (strcmp(safe, "zero") && strcmp(safe, "hold"))
-          return bad(w, v, "input_safe: zero or hold");
-        cm->input_hold = !strcmp(safe, "hold");
-      } else {
-        return bad(w, v, "unknown key in model");
-      }
-    }
-    if (!file[0])
+    if (load_section(w, c, "model", map, (char *)cm, dir))
+      return -1;
+    if (!cm->file[0])
       return bad(w, map, "model: file missing");
+    char file[CFG_STR];
+    memcpy(file, cm->file, sizeof(file));
     int n = file[0] == '/' || !dir[0] ? snprintf(cm->file, sizeof(cm->file), "%s", file)
                                       : snprintf(cm->file, sizeof(cm->file), "%s/%s", dir, file);
     if (n < 0 || (size_t)n >= sizeof(cm->file))
       return bad(w, map, "model file path too long");
     c->nmodel++;
-  }
-  return 0;
-}
-
-static int load_root(walk *w, config *c, yaml_node_t *root, const char *dir) {
-  const char *k;
-  yaml_node_t *v;
-  if (!root)
-    return 0;   // empty file
-  if (root->type != YAML_MAPPING_NODE)
-    return bad(w, root, "expected a mapping at the top");
-  FOR_PAIRS(w, root, k, v) {
-    int rc = 0;
-    if (!k)
-      return bad(w, v, "bad key");
-    if (!strcmp(k, "listen"))
-      rc = get_str(w, v, c->listen, sizeof(c->listen));
-    else if (!strcmp(k, "socket"))
-      rc = get_str(w, v, c->socket, sizeof(c->socket));
-    else if (!strcmp(k, "udp"))
-      rc = get_str(w, v, c->udp, sizeof(c->udp));
-    else if (!strcmp(k, "http")) {
-      rc = get_str(w, v, c->viewer.http, sizeof(c->viewer.http));
-      c->viewer.http_set = 1;
-    } else if (!strcmp(k, "viewer"))
-      rc = load_viewer(w, c, v);
-    else if (!strcmp(k, "socket_group"))
-      rc = get_str(w, v, c->socket_group, sizeof(c->socket_group));
-    else if (!strcmp(k, "log_file"))
-      rc = get_str(w, v, c->log_file, sizeof(c->log_file));
-    else if (!strcmp(k, "auth_token"))
-      rc = get_str(w, v, c->auth_token, sizeof(c->auth_token));
-    else if (!strcmp(k, "log_level")) {
-      char lv[16];
-      rc = get_str(w, v, lv, sizeof(lv));
-      if (!rc && (c->log_level = log_parse_level(lv)) < 0)
-        return bad(w, v, "log_level: error, warn, info or debug");
-    } else if (!strcmp(k, "models"))
-      rc = load_models(w, c, v, dir);
-    else if (!strcmp(k, "limits"))
-      rc = load_limits(w, c, v);
-    else if (!strcmp(k, "realtime"))
-      rc = load_realtime(w, c, v);
-    else if (!strcmp(k, "record"))
-      rc = load_record(w, c, v);
-    else
-      return bad(w, v, "unknown key");
-    if (rc)
-      return -1;
   }
   return 0;
 }
@@ -424,7 +377,8 @@ int config_load(config *c, const char *path, char *err, size_t errlen) {
     const char *slash = strrchr(path, '/');
     if (slash && (size_t)(slash - path) < sizeof(dir))
       memcpy(dir, path, (size_t)(slash - path)), dir[slash - path] = 0;
-    rc = load_root(&w, c, yaml_document_get_root_node(&w.doc), dir);
+    yaml_node_t *root = yaml_document_get_root_node(&w.doc);
+    rc = root ? load_section(&w, c, "", root, (char *)c, dir) : 0;   // an empty file: nothing
     yaml_document_delete(&w.doc);
   }
   yaml_parser_delete(&parser);
@@ -450,6 +404,30 @@ static int copy_opt(char *dst, size_t n, const char *v, char *err, size_t errlen
   return 0;
 }
 
+static const cfg_key *find_option(const char *option) {
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    if (keys[i].option && !strcmp(keys[i].option, option))
+      return &keys[i];
+  return NULL;
+}
+
+// An option's value v for key k (a string, or --log-level's word).
+static int set_option(config *c, const cfg_key *k, const char *v, char *err, size_t errlen) {
+  if (k->type == K_LOG_LEVEL) {
+    int level = log_parse_level(v);
+    if (level < 0) {
+      snprintf(err, errlen, "%s: error, warn, info or debug", k->option);
+      return -1;
+    }
+    *(int *)((char *)c + k->offset) = level;
+    return 0;
+  }
+  int rc = copy_opt((char *)c + k->offset, k->size, v, err, errlen);
+  if (k->given)
+    *(int *)((char *)c + k->given) = 1;
+  return rc;
+}
+
 int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen) {
   // The config file is read first so that every other option overrides it.
   for (int i = 1; i < argc; i++) {
@@ -468,32 +446,13 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
   }
   for (int i = 1; i < argc; i += 2) {   // every option takes a value
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    const cfg_key *k;
     int rc = 0;
     if (!strcmp(o, "--no-http")) {   // the one option without a value
       c->viewer.http[0] = 0;
       c->viewer.http_set = 1;
       i--;
-    } else if (!strcmp(o, "--http") && v) {
-      rc = copy_opt(c->viewer.http, sizeof(c->viewer.http), v, err, errlen);
-      c->viewer.http_set = 1;
-    } else if (!strcmp(o, "--web-root") && v) {
-      rc = copy_opt(c->viewer.web_root, sizeof(c->viewer.web_root), v, err, errlen);
     } else if (!strcmp(o, "--config") && v) {
-    } else if (!strcmp(o, "--listen") && v) {
-      rc = copy_opt(c->listen, sizeof(c->listen), v, err, errlen);
-    } else if (!strcmp(o, "--record-dir") && v) {
-      rc = copy_opt(c->record.dir, sizeof(c->record.dir), v, err, errlen);
-    } else if (!strcmp(o, "--udp") && v) {
-      rc = copy_opt(c->udp, sizeof(c->udp), v, err, errlen);
-    } else if (!strcmp(o, "--socket") && v) {
-      rc = copy_opt(c->socket, sizeof(c->socket), v, err, errlen);
-    } else if (!strcmp(o, "--log") && v) {
-      rc = copy_opt(c->log_file, sizeof(c->log_file), v, err, errlen);
-    } else if (!strcmp(o, "--log-level") && v) {
-      if ((c->log_level = log_parse_level(v)) < 0) {
-        snprintf(err, errlen, "--log-level: error, warn, info or debug");
-        return -1;
-      }
     } else if (!strcmp(o, "--model") && v) {
       if (c->nmodel >= CFG_MAX_MODELS) {
         snprintf(err, errlen, "too many models");
@@ -504,6 +463,8 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
       cm->mode = MODE_PAUSED;
       cm->rate = 1.0;
       rc = copy_opt(cm->file, sizeof(cm->file), v, err, errlen);
+    } else if ((k = find_option(o)) && v) {
+      rc = set_option(c, k, v, err, errlen);
     } else {
       snprintf(err, errlen, "unknown option or missing value: %s\n%s", o, usage);
       return -1;
