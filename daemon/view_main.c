@@ -48,7 +48,7 @@ static void open_browser(const char *url) {
 int main(int argc, char **argv) {
   static server srv;
   const char *file = NULL, *package_path = NULL;
-  int mode = MODE_REALTIME, floating = 0, balance = 0, no_limits = 0, open_it = 0;
+  int mode = MODE(REALTIME), floating = 0, balance = 0, no_limits = 0, open_it = 0;
   double rate = 1.0;
   config_defaults(&srv.cfg);
   srv.cfg.listen[0] = 0;                 // no protocol port: this is not a daemon

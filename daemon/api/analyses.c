@@ -11,8 +11,6 @@
 #include "base/log.h"
 #include "server.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
-
 typedef struct heavy_job {
   conn *c;
   sim *s;

@@ -13,8 +13,6 @@
 #include "server.h"
 #include "base/text.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
-
 static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   server *srv = c->srv;
   if (rq->protocol_version > PD_PROTOCOL_VERSION)
@@ -130,8 +128,8 @@ static int do_subscribe(conn *c, uint64_t id, sim *s, const Partita__V1__Subscri
 
 static int check_fields(uint32_t *f) {
   if (*f == 0)
-    *f = FIELD_DEFAULT;
-  return (*f & ~FIELD_ALL) == 0;
+    *f = FIELD(DEFAULT);
+  return (*f & ~FIELD(ALL)) == 0;
 }
 
 // The model a request names: every operation on a model has a string field `model`, found
@@ -245,7 +243,7 @@ static void h_step_with_inputs(conn *c, pb_request *q, sim *s) {
     return;
   }
   int mode = atomic_load(&s->pub_mode);
-  if (mode != MODE_LOCKSTEP && mode != MODE_PAUSED) {
+  if (mode != MODE(LOCKSTEP) && mode != MODE(PAUSED)) {
     reply_status(c, q->id, STATUS(FAILED_PRECONDITION), "StepWithInputs needs lockstep or "
                  "paused mode");
     return;
@@ -314,7 +312,7 @@ static void h_get_state(conn *c, pb_request *q, sim *s) {
   // GetState sees the Step's result.
   int mode = atomic_load(&s->pub_mode);
   if (c->inflight == 0 &&
-      (s->outstanding > 0 || mode == MODE_REALTIME || mode == MODE_FREE_RUN)) {
+      (s->outstanding > 0 || mode == MODE(REALTIME) || mode == MODE(FREE_RUN))) {
     reply_latest(c, q->id, s, q->get_state->fields);
     return;
   }

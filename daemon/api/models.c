@@ -10,8 +10,6 @@
 #include "server.h"
 #include "base/text.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
-
 static int valid_name(const char *n) {
   size_t len = strlen(n);
   if (len == 0 || len >= SIM_NAME || !text_is_clean(n))
@@ -36,7 +34,7 @@ int server_add_model(server *srv, const char *name, pt_model *m, const sim_opts 
     return STATUS(ALREADY_EXISTS);
   }
   char why[200];
-  if ((mode == MODE_REALTIME || rate != 1.0) &&
+  if ((mode == MODE(REALTIME) || rate != 1.0) &&
       pace_check(pt_model_dt(m), rate, why, sizeof(why))) {
     snprintf(err, errlen, "model '%s': %s", name, why);
     return STATUS(INVALID_ARGUMENT);
@@ -227,7 +225,7 @@ int do_load(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   snprintf(j->source, sizeof(j->source), "%s",
            rq->source_name[0] ? rq->source_name : "<LoadModel>");
   j->format = rq->format;
-  j->opts.mode = rq->mode ? (int)rq->mode : MODE_PAUSED;
+  j->opts.mode = rq->mode ? (int)rq->mode : MODE(PAUSED);
   j->opts.rate = rq->rate > 0 ? rq->rate : 1.0;
   j->opts.input_timeout_ms = rq->input_timeout_ms;
   j->opts.input_hold = rq->input_hold;

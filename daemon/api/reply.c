@@ -10,8 +10,6 @@
 #include "server.h"
 #include "base/text.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
-
 // The engine's codes to the protocol's: PT_ERRORS (partita.h) names the protocol status of
 // each code, and the protocol's own descriptor gives that name's number.
 int status_from_pt(int rc) {

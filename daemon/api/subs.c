@@ -9,8 +9,6 @@
 #include "base/log.h"
 #include "server.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
-
 static void table_done(sim_cmd *cmd) { sim_cmd_free(cmd); }
 
 // Send the model thread the decimation table of the live subscriptions. -1 when it could not
@@ -99,8 +97,8 @@ static int own_host(const conn *c, const struct sockaddr_storage *peer) {
 int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char *err,
              size_t errlen) {
   server *srv = c->srv;
-  uint32_t fields = rq->fields ? rq->fields : FIELD_DEFAULT;
-  if (fields & ~FIELD_ALL) {
+  uint32_t fields = rq->fields ? rq->fields : FIELD(DEFAULT);
+  if (fields & ~FIELD(ALL)) {
     snprintf(err, errlen, "Subscribe: unknown field bits");
     return STATUS(INVALID_ARGUMENT);
   }

@@ -4,6 +4,7 @@
 #include "base/config.h"
 #include "addr.h"
 #include "base/pace.h"
+#include "base/protocol.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -45,13 +46,13 @@ void config_defaults(config *c) {
 
 int config_parse_mode(const char *s) {
   if (!strcmp(s, "paused"))
-    return MODE_PAUSED;
+    return MODE(PAUSED);
   if (!strcmp(s, "realtime"))
-    return MODE_REALTIME;
+    return MODE(REALTIME);
   if (!strcmp(s, "free") || !strcmp(s, "free_run"))
-    return MODE_FREE_RUN;
+    return MODE(FREE_RUN);
   if (!strcmp(s, "lockstep"))
-    return MODE_LOCKSTEP;
+    return MODE(LOCKSTEP);
   return -1;
 }
 
@@ -340,7 +341,7 @@ static int load_models(walk *w, config *c, yaml_node_t *seq, const char *dir) {
       return bad(w, map, "too many models");
     cfg_model *cm = &c->models[c->nmodel];
     memset(cm, 0, sizeof(*cm));
-    cm->mode = MODE_PAUSED;
+    cm->mode = MODE(PAUSED);
     cm->rate = 1.0;
     if (load_section(w, c, "model", map, (char *)cm, dir))
       return -1;
@@ -460,7 +461,7 @@ int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen)
       }
       cfg_model *cm = &c->models[c->nmodel++];
       memset(cm, 0, sizeof(*cm));
-      cm->mode = MODE_PAUSED;
+      cm->mode = MODE(PAUSED);
       cm->rate = 1.0;
       rc = copy_opt(cm->file, sizeof(cm->file), v, err, errlen);
     } else if ((k = find_option(o)) && v) {

@@ -11,12 +11,10 @@
 // is 1e300 rad or m is not a model, and assembling around it only produces noise.
 #define PD_MAX_ABS_STATE 1e6
 
-enum { MODE_PAUSED = 1, MODE_REALTIME = 2, MODE_FREE_RUN = 3, MODE_LOCKSTEP = 4 };  // = proto
-
 typedef struct {
   char file[CFG_STR];
   char name[128];
-  int mode;             // MODE_*
+  int mode;             // the protocol's Mode (MODE(x), base/protocol.h)
   double rate;
   int floating_base;
   int balance_inertia;         // URDF: repair non-physical inertias
@@ -92,7 +90,7 @@ int config_load(config *c, const char *path, char *err, size_t errlen);
 // Parses argv: --config first (loaded), then the other options override. 1 = exit 0 (help),
 // 0 = run, -1 = error (message in err).
 int config_from_args(config *c, int argc, char **argv, char *err, size_t errlen);
-int config_parse_mode(const char *s);   // MODE_* or -1
+int config_parse_mode(const char *s);   // MODE(x) or -1
 // Settings that are each valid but unsafe together (a non-loopback address without a token).
 int config_check(const config *c, char *err, size_t errlen);
 

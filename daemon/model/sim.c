@@ -22,15 +22,6 @@
 #define WAIT_SLICE_NS 1000000    // cond-wait until this close to a deadline, then nanosleep
 #define LATEST_FRESH 4u          // latest_mid: the middle buffer holds a state not yet read
 
-enum {  // ModelEvent kinds (proto numbers)
-  EV_REPARTITIONED = 1,
-  EV_PAUSED_ON_ERROR = 2,
-  EV_OVERRUN_BURST = 3,
-  EV_QR_SWITCH = 4,
-  EV_INPUT_TIMEOUT = 5,
-  EV_INPUT_RESUMED = 6,
-};
-
 static int64_t ts_ns(const struct timespec *t) {
   return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
@@ -92,7 +83,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   atomic_init(&s->latest_mid, 1);
   s->latest_front = 2;
   for (int i = 0; i < 3 && s->latest[i] && s->d; i++)
-    fill_snap(s, s->latest[i], FIELD_ALL);
+    fill_snap(s, s->latest[i], FIELD(ALL));
   if (!s->d || !s->slot[0] || !s->slot[SIM_SLOTS - 1] || !s->lin[0] ||
       !s->lin[SIM_SLOTS - 1] || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
       !s->latest[0] || !s->latest[1] || !s->latest[2] ||
@@ -105,7 +96,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
     sim_free(s);
     return NULL;
   }
-  s->mode = MODE_PAUSED;
+  s->mode = MODE(PAUSED);
   s->rate = 1.0;
   s->refs = 1;
   hist_reset(&s->h_step);
@@ -113,7 +104,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   hist_reset(&s->h_snap);
   atomic_init(&s->stop, 0);
   atomic_init(&s->draining, 0);
-  atomic_init(&s->pub_mode, MODE_PAUSED);
+  atomic_init(&s->pub_mode, MODE(PAUSED));
   atomic_init(&s->pub_failed, 0);
   atomic_init(&s->pub_rate, 1.0);
   atomic_init(&s->pub_time, pt_time(s->d));
@@ -168,7 +159,7 @@ sim_cmd *sim_cmd_new(sim *s, cmd_kind kind) {
   c->kind = kind;
   c->owner = s;
   sim_ref(s);   // a command keeps its model alive until its completion has run
-  c->fields = FIELD_DEFAULT;
+  c->fields = FIELD(DEFAULT);
   return c;
 }
 
@@ -206,7 +197,7 @@ int sim_input(sim *s, const int32_t *index, const double *value, int n, uint64_t
     rec->e[i].value = value[i];
   }
   spsc_publish(&s->inq);
-  if (atomic_load_explicit(&s->pub_mode, memory_order_relaxed) != MODE_FREE_RUN)
+  if (atomic_load_explicit(&s->pub_mode, memory_order_relaxed) != MODE(FREE_RUN))
     wake(s);   // a paused thread stores them now, so the ring never fills while it sleeps
   return 0;
 }
@@ -225,7 +216,7 @@ void sim_drain_done(sim *s) {
 static void publish(sim *s) {
   atomic_store_explicit(&s->pub_time, pt_time(s->d), memory_order_relaxed);
   atomic_store_explicit(&s->pub_step, pt_nstep(s->d), memory_order_relaxed);
-  fill_snap(s, s->latest[s->latest_back], FIELD_ALL);
+  fill_snap(s, s->latest[s->latest_back], FIELD(ALL));
   unsigned prev = atomic_exchange_explicit(&s->latest_mid, s->latest_back | LATEST_FRESH,
                                            memory_order_acq_rel);
   s->latest_back = prev & ~LATEST_FRESH;
@@ -294,15 +285,15 @@ static void fill_snap(sim *s, snap_hdr *h, uint32_t fields) {
   h->input_seq = s->in_seq;
   h->overran = s->overran;
   size_t nc = (size_t)s->nc;
-  if (fields & FIELD_COORDINATES)
+  if (fields & FIELD(COORDINATES))
     memcpy(snap_q(h), pt_coords(d), nc * sizeof(double));
-  if (fields & FIELD_RATES)
+  if (fields & FIELD(RATES))
     memcpy(snap_qd(h, s->nc), pt_coord_rates(d), nc * sizeof(double));
-  if (fields & FIELD_ACCELERATIONS)
+  if (fields & FIELD(ACCELERATIONS))
     memcpy(snap_qdd(h, s->nc), pt_coord_accels(d), nc * sizeof(double));
-  if (fields & FIELD_INPUTS)
+  if (fields & FIELD(INPUTS))
     memcpy(snap_u(h, s->nc), pt_inputs(d), (size_t)s->ni * sizeof(double));
-  if (fields & FIELD_BODIES) {
+  if (fields & FIELD(BODIES)) {
     double *b = snap_body(h, s->nc, s->ni);
     for (int i = 0; i < s->nb; i++, b += 13) {
       memcpy(b, pt_body_pose(d, i), 7 * sizeof(double));
@@ -341,7 +332,7 @@ static void drain_inputs(sim *s) {
     record_input(s, rec);
     spsc_release(&s->inq);
     if (watchdog_input(&s->wd, now_ns()) == WD_RESUMED)
-      event(s, EV_INPUT_RESUMED, 0, "inputs arrive again");
+      event(s, EVENT(INPUT_RESUMED), 0, "inputs arrive again");
   }
 }
 
@@ -357,7 +348,7 @@ static void watch_inputs(sim *s) {
   char msg[200];
   snprintf(msg, sizeof(msg), "no input for %.0f ms: inputs %s", (double)s->wd.timeout / 1e6,
            s->input_hold ? "held" : "set to zero");
-  event(s, EV_INPUT_TIMEOUT, 0, msg);
+  event(s, EVENT(INPUT_TIMEOUT), 0, msg);
 }
 
 static void set_sched(sim *s, int realtime) {
@@ -381,12 +372,12 @@ static int advance(sim *s) {
     snprintf(msg, sizeof(msg), "step %lld at t=%g failed: %s; model paused",
              (long long)pt_nstep(s->d), pt_time(s->d), pt_strerror(rc));
     log_warn("model %s: %s", s->name, msg);
-    if (s->mode == MODE_REALTIME)
+    if (s->mode == MODE(REALTIME))
       set_sched(s, 0);
-    s->mode = MODE_PAUSED;
-    atomic_store(&s->pub_mode, MODE_PAUSED);
+    s->mode = MODE(PAUSED);
+    atomic_store(&s->pub_mode, MODE(PAUSED));
     atomic_store(&s->pub_failed, 1);
-    event(s, EV_PAUSED_ON_ERROR, rc, msg);
+    event(s, EVENT(PAUSED_ON_ERROR), rc, msg);
     return rc;
   }
   return 0;
@@ -400,11 +391,11 @@ static void after_step(sim *s) {
   if (c.repartitions != s->last_repartitions) {
     s->last_repartitions = c.repartitions;
     publish_indep(s);
-    event(s, EV_REPARTITIONED, 0, "coordinate partition rebuilt");
+    event(s, EVENT(REPARTITIONED), 0, "coordinate partition rebuilt");
   }
   if (c.method != s->last_method) {  // hybrid LU/QR partitioning (docs/partitioning.md)
     s->last_method = c.method;
-    event(s, EV_QR_SWITCH, 0,
+    event(s, EVENT(QR_SWITCH), 0,
           c.method ? "switched to the QR partition (singular configuration near)"
                    : "switched back to the LU partition");
   }
@@ -432,8 +423,8 @@ static void rt_resync(sim *s) {
 static void set_mode(sim *s, int mode, double rate) {
   if (rate > 0)
     s->rate = rate;
-  if (mode != s->mode && (mode == MODE_REALTIME || s->mode == MODE_REALTIME))
-    set_sched(s, mode == MODE_REALTIME);
+  if (mode != s->mode && (mode == MODE(REALTIME) || s->mode == MODE(REALTIME)))
+    set_sched(s, mode == MODE(REALTIME));
   s->mode = mode;
   rt_resync(s);
   atomic_store(&s->pub_mode, mode);
@@ -524,7 +515,7 @@ static void run_cmd(sim *s, sim_cmd *c) {
   case CMD_GET_STATE:
     break;
   case CMD_STEP:
-    if (s->mode != MODE_LOCKSTEP && s->mode != MODE_PAUSED) {
+    if (s->mode != MODE(LOCKSTEP) && s->mode != MODE(PAUSED)) {
       c->status = PT_EPRECOND;
       snprintf(c->msg, sizeof(c->msg), "Step needs lockstep or paused mode");
       break;
@@ -637,20 +628,20 @@ static void realtime_tick(sim *s) {
     snprintf(msg, sizeof(msg), "every deadline missed for %.1f s (a step takes longer than "
              "dt / rate); model paused: lower the rate, or SetMode to resume", missing / 1e9);
     log_warn("model %s: %s", s->name, msg);
-    set_mode(s, MODE_PAUSED, 0);
-    event(s, EV_PAUSED_ON_ERROR, PT_EPRECOND, msg);
+    set_mode(s, MODE(PAUSED), 0);
+    event(s, EVENT(PAUSED_ON_ERROR), PT_EPRECOND, msg);
     return;
   }
   char msg[200];
   if (flags & PACE_BURST) {
     snprintf(msg, sizeof(msg), "%d deadlines missed in a row (%.3f ms behind)",
              s->cfg->realtime.overrun_burst, (double)behind / 1e6);
-    event(s, EV_OVERRUN_BURST, 0, msg);
+    event(s, EVENT(OVERRUN_BURST), 0, msg);
   }
   if (flags & PACE_RESYNC) {
     snprintf(msg, sizeof(msg), "%.1f ms behind the wall clock; schedule restarted from now",
              (double)behind / 1e6);
-    event(s, EV_OVERRUN_BURST, 0, msg);
+    event(s, EVENT(OVERRUN_BURST), 0, msg);
   }
 }
 
@@ -669,18 +660,18 @@ static void *run(void *arg) {
   s->last_method = c.method;
   publish(s);
   publish_indep(s);
-  if (s->mode == MODE_REALTIME)
+  if (s->mode == MODE(REALTIME))
     set_sched(s, 1);
   rt_resync(s);
   while (!atomic_load(&s->stop)) {
     record_tick(s);
     run_cmds(s);
     switch (s->mode) {
-    case MODE_FREE_RUN:
+    case MODE(FREE_RUN):
       drain_inputs(s);
       do_step(s);
       break;
-    case MODE_REALTIME:
+    case MODE(REALTIME):
       realtime_tick(s);
       break;
     default:
@@ -698,7 +689,7 @@ static void on_async(uv_async_t *a) {
 }
 
 int sim_start(sim *s, uv_loop_t *loop, const sim_opts *o) {
-  s->mode = o->mode > 0 ? o->mode : MODE_PAUSED;
+  s->mode = o->mode > 0 ? o->mode : MODE(PAUSED);
   s->rate = o->rate > 0 ? o->rate : 1.0;
   s->wd.timeout = (int64_t)o->input_timeout_ms * 1000000;
   s->input_hold = o->input_hold;

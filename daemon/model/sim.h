@@ -17,21 +17,13 @@
 #include "base/config.h"
 #include "base/hist.h"
 #include "base/pace.h"
+#include "base/protocol.h"
 #include "partita.h"
 #include "pt_linearize.h"
 #include "base/spsc.h"
 
 #define SIM_NAME 128
 #define SIM_SLOTS 2          // snapshot datas of a model for heavy requests running at once
-#define FIELD_COORDINATES 1u
-#define FIELD_RATES 2u
-#define FIELD_ACCELERATIONS 4u
-#define FIELD_INPUTS 8u
-#define FIELD_BODIES 16u
-#define FIELD_ENERGY 32u
-#define FIELD_RESIDUAL 64u
-#define FIELD_DEFAULT 99u
-#define FIELD_ALL 127u
 
 // A state record: this header, then doubles q[nc], qd[nc], qdd[nc], u[ni], body[nb][13]
 // (position 3, Euler parameters 4, velocity 3, angular velocity 3). Only `fields` are filled.

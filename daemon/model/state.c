@@ -24,23 +24,23 @@ void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) 
   m->f.input_sequence = h->input_seq;
   m->f.overran = h->overran != 0;
   size_t nc = (size_t)s->nc, ni = (size_t)s->ni;
-  if (fields & FIELD_COORDINATES) {
+  if (fields & FIELD(COORDINATES)) {
     m->f.n_coordinates = nc;
     m->f.coordinates = snap_q(h);
   }
-  if (fields & FIELD_RATES) {
+  if (fields & FIELD(RATES)) {
     m->f.n_rates = nc;
     m->f.rates = snap_qd(h, s->nc);
   }
-  if (fields & FIELD_ACCELERATIONS) {
+  if (fields & FIELD(ACCELERATIONS)) {
     m->f.n_accelerations = nc;
     m->f.accelerations = snap_qdd(h, s->nc);
   }
-  if (fields & FIELD_INPUTS) {
+  if (fields & FIELD(INPUTS)) {
     m->f.n_inputs = ni;
     m->f.inputs = snap_u(h, s->nc);
   }
-  if ((fields & FIELD_BODIES) && s->nb > 0) {
+  if ((fields & FIELD(BODIES)) && s->nb > 0) {
     m->body = calloc((size_t)s->nb, sizeof(*m->body));
     m->bodyp = calloc((size_t)s->nb, sizeof(*m->bodyp));
     if (m->body && m->bodyp) {
@@ -64,13 +64,13 @@ void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) 
       m->f.bodies = m->bodyp;
     }
   }
-  if (fields & FIELD_ENERGY) {
+  if (fields & FIELD(ENERGY)) {
     m->energy.kinetic = h->kinetic;
     m->energy.potential = h->potential;
     m->energy.total = h->kinetic + h->potential;
     m->f.energy = &m->energy;
   }
-  if (fields & FIELD_RESIDUAL) {
+  if (fields & FIELD(RESIDUAL)) {
     m->residual.position = h->res_pos;
     m->residual.velocity = h->res_vel;
     m->f.residual = &m->residual;

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "record/record_impl.h"
 
-#define REC_FIELDS_DEFAULT (FIELD_ALL & ~FIELD_BODIES)   // what replay compares
+#define REC_FIELDS_DEFAULT (FIELD(ALL) & ~FIELD(BODIES))   // what replay compares
 #define POLL_MS 10            // the loop's look at a recording (duration, end)
 
 typedef struct {
@@ -176,7 +176,7 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
   r->s = s;
   snprintf(r->path, sizeof(r->path), "%s", full);
   r->every_k = every_k ? every_k : 1;
-  r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & FIELD_ALL;
+  r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & FIELD(ALL);
   r->slow_us = cfg->record.test_slow_us;
   r->state_size = sizeof(uint64_t) + s->snap_size;
   r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + 1);
@@ -373,7 +373,7 @@ void record_request(conn *c, Partita__V1__Request *q, sim *s) {
       reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Record: duration must be in [0, 1e7] s");
       return;
     }
-    if (rq->fields > FIELD_ALL) {
+    if (rq->fields > FIELD(ALL)) {
       reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Record: unknown field bits %u",
                    rq->fields);
       return;

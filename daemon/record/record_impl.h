@@ -14,8 +14,6 @@
 #include "recording.h"
 #include "server.h"
 
-#define STATUS(x) PARTITA__V1__STATUS__CODE__##x
-
 enum { R_STARTING, R_ACTIVE, R_STOP, R_DONE };   // recorder.state
 
 typedef struct {

@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/hist.h"
 #include "base/pace.h"
+#include "base/protocol.h"
 #include "base/text.h"
 #include "base/spsc.h"
 
@@ -144,11 +145,11 @@ static void test_config(void) {
   char want[128];
   snprintf(want, sizeof(want), "%s/m/p.yaml", dir);
   CHECK(!strcmp(c.models[0].file, want), "relative model file: %s", c.models[0].file);
-  CHECK(c.models[0].mode == MODE_REALTIME && c.models[0].rate == 0.5 &&
+  CHECK(c.models[0].mode == MODE(REALTIME) && c.models[0].rate == 0.5 &&
             !strcmp(c.models[0].name, "p"),
         "model 0");
   CHECK(!strcmp(c.models[1].file, "/abs/q.urdf") && c.models[1].floating_base &&
-            c.models[1].mode == MODE_PAUSED,
+            c.models[1].mode == MODE(PAUSED),
         "model 1");
 
   // the command line overrides the file
@@ -271,7 +272,7 @@ static void test_config_every_key(void) {
   snprintf(want, sizeof(want), "%s/f.yaml", dir);
   const cfg_model *m = &c.models[0];
   CHECK(c.nmodel == 1 && !strcmp(m->file, want) && !strcmp(m->name, "n") &&
-            m->mode == MODE_LOCKSTEP && m->rate == 2.5 && m->floating_base &&
+            m->mode == MODE(LOCKSTEP) && m->rate == 2.5 && m->floating_base &&
             m->balance_inertia && m->no_joint_limits && m->input_timeout_ms == 61 &&
             m->input_hold,
         "model");
