@@ -1,50 +1,76 @@
-// heavy.c: the mechanism of the heavy requests: snapshot the model's data at a step boundary
-// into one of the model's slots made at load (a command to its thread: a plain copy, nothing
-// allocated or evaluated there, nothing on the loop thread), compute on the libuv work pool
-// (heavy_engine.c) on that copy, answer, and for Equilibrium with apply, move the live model
-// to the result (a SetState command). Requests beyond the slots wait their turn in order.
+// analyses.c: Linearize, InverseDynamics and Equilibrium (analyses.h): snapshot the model's
+// data at a step boundary into one of the model's slots made at load (a command to its
+// thread: a plain copy, nothing allocated or evaluated there, nothing on the loop thread),
+// compute on the libuv work pool (heavy_engine.c) on that copy, answer, and for Equilibrium
+// with apply, move the live model to the result (a SetState command). Requests beyond the
+// slots wait their turn in order.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/analyses.h"
 #include "api/heavy_engine.h"
-#include "base/log.h"
-#include "server.h"
+#include "api/registry.h"
+#include "api/reply.h"
 
-typedef struct heavy_job {
+struct analysis {
   conn *c;
   sim *s;
   pb_request *req;
   pt_data *copy;              // the slot it holds (NULL while waiting)
   int slot;
-  struct heavy_job *next;     // in the model's waiting list
+  analysis *next;             // in the model's waiting list
   uv_work_t work;
   int status;
   char msg[512];
   ProtobufCMessage *out;      // the reply payload, freed with free_unpacked
-} heavy_job;
+};
 
-static void begin(heavy_job *j);
+void analyses_model_free(analyses_model *a) {
+  for (int i = 0; a && i < ANALYSES_SLOTS; i++) {
+    pt_data_free(a->slot[i]);
+    pt_linearizer_free(a->lin[i]);
+  }
+  free(a);
+}
+
+analyses_model *analyses_model_new(const pt_model *m) {
+  analyses_model *a = calloc(1, sizeof(*a));
+  for (int i = 0; a && i < ANALYSES_SLOTS; i++) {
+    a->slot[i] = pt_data_new(m);
+    a->lin[i] = pt_linearizer_new(m);
+    if (!a->slot[i] || !a->lin[i]) {
+      analyses_model_free(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
+size_t analyses_bytes(const pt_model *m) { return ANALYSES_SLOTS * pt_data_bytes(m); }
+
+static void begin(analysis *j);
 
 // Frees the job; its slot goes to the next waiting request of the model.
-static void job_free(heavy_job *j) {
+static void job_free(analysis *j) {
   sim *s = j->s;
+  analyses_model *a = entry_of(s)->analyses;
   int freed_slot = j->copy != NULL;
   if (j->out)
     protobuf_c_message_free_unpacked(j->out, NULL);
   if (freed_slot)
-    s->slot_used[j->slot] = 0;
+    a->used[j->slot] = 0;
   partita__v1__request__free_unpacked(j->req, NULL);
   free(j);
-  heavy_job *next = s->heavy_wait;
+  analysis *next = a->wait;
   if (next && freed_slot) {
-    s->heavy_wait = next->next;
+    a->wait = next->next;
     begin(next);
   }
   sim_unref(s);
 }
 
-static void finish(heavy_job *j) {
+static void finish(analysis *j) {
   conn *c = j->c;
   if (!c->closing) {
     pb_response r = PARTITA__V1__RESPONSE__INIT;
@@ -75,7 +101,7 @@ static void finish(heavy_job *j) {
 }
 
 static void on_applied(sim_cmd *cmd) {
-  heavy_job *j = cmd->ctx;
+  analysis *j = cmd->ctx;
   Partita__V1__EquilibriumReply *eq = (Partita__V1__EquilibriumReply *)j->out;
   if (cmd->status == PT_OK) {
     eq->applied = 1;
@@ -88,7 +114,7 @@ static void on_applied(sim_cmd *cmd) {
 }
 
 // Equilibrium with apply: set the live model's coordinates to the result.
-static int apply(heavy_job *j) {
+static int apply(analysis *j) {
   Partita__V1__EquilibriumReply *eq = (Partita__V1__EquilibriumReply *)j->out;
   char err[256];
   pt_assign *pos;
@@ -120,7 +146,7 @@ static int apply(heavy_job *j) {
 }
 
 static void work(uv_work_t *w) {
-  heavy_job *j = w->data;
+  analysis *j = w->data;
   pb_request *q = j->req;
   const pt_model *m = j->s->m;
   switch (q->op_case) {
@@ -132,8 +158,8 @@ static void work(uv_work_t *w) {
   }
   case PARTITA__V1__REQUEST__OP_LINEARIZE: {
     Partita__V1__LinearizeReply *o = NULL;
-    j->status = heavy_linearize(m, j->s->lin[j->slot], j->copy, q->linearize, &o, j->msg,
-                                sizeof(j->msg));
+    j->status = heavy_linearize(m, entry_of(j->s)->analyses->lin[j->slot], j->copy,
+                                q->linearize, &o, j->msg, sizeof(j->msg));
     j->out = o ? &o->base : NULL;
     break;
   }
@@ -147,7 +173,7 @@ static void work(uv_work_t *w) {
 }
 
 static void after(uv_work_t *w, int status) {
-  heavy_job *j = w->data;
+  analysis *j = w->data;
   if (status < 0) {
     j->status = PT_EPRECOND;
     snprintf(j->msg, sizeof(j->msg), "cancelled");
@@ -159,7 +185,7 @@ static void after(uv_work_t *w, int status) {
 }
 
 static void on_snapshot(sim_cmd *cmd) {
-  heavy_job *j = cmd->ctx;
+  analysis *j = cmd->ctx;
   int st = cmd->status;
   snprintf(j->msg, sizeof(j->msg), "%.500s", cmd->msg);
   sim_cmd_free(cmd);
@@ -169,7 +195,7 @@ static void on_snapshot(sim_cmd *cmd) {
     return;
   }
   j->work.data = j;
-  if (uv_queue_work(j->c->srv->loop, &j->work, work, after)) {
+  if (uv_queue_work(j->c->net->loop, &j->work, work, after)) {
     j->status = PT_ENOMEM;
     snprintf(j->msg, sizeof(j->msg), "could not queue the computation");
     finish(j);
@@ -178,12 +204,13 @@ static void on_snapshot(sim_cmd *cmd) {
 
 // Takes a free slot and asks the model's thread for the snapshot; a job that cannot start is
 // answered and freed here.
-static void begin(heavy_job *j) {
+static void begin(analysis *j) {
   sim *s = j->s;
+  analyses_model *a = entry_of(s)->analyses;
   int k = 0;
-  while (k < SIM_SLOTS && s->slot_used[k])
+  while (k < ANALYSES_SLOTS && a->used[k])
     k++;
-  sim_cmd *cmd = k < SIM_SLOTS && !s->unloading ? sim_cmd_new(s, CMD_SNAPSHOT) : NULL;
+  sim_cmd *cmd = k < ANALYSES_SLOTS && !s->unloading ? sim_cmd_new(s, CMD_SNAPSHOT) : NULL;
   if (!cmd) {
     j->status = s->unloading ? PT_EPRECOND : PT_ENOMEM;
     snprintf(j->msg, sizeof(j->msg), s->unloading ? "model %s was unloaded" : "out of memory",
@@ -191,9 +218,9 @@ static void begin(heavy_job *j) {
     finish(j);
     return;
   }
-  s->slot_used[k] = 1;
+  a->used[k] = 1;
   j->slot = k;
-  j->copy = s->slot[k];
+  j->copy = a->slot[k];
   cmd->copy = j->copy;
   cmd->ctx = j;
   cmd->done = on_snapshot;
@@ -205,8 +232,9 @@ static void begin(heavy_job *j) {
   }
 }
 
-int heavy_start(conn *c, sim *s, pb_request *req) {
-  heavy_job *j = calloc(1, sizeof(*j));
+int analyses_start(conn *c, sim *s, pb_request *req) {
+  analyses_model *a = entry_of(s)->analyses;
+  analysis *j = calloc(1, sizeof(*j));
   if (!j) {
     reply_status(c, req->id, STATUS(RESOURCE_EXHAUSTED), "out of memory");
     partita__v1__request__free_unpacked(req, NULL);
@@ -218,13 +246,13 @@ int heavy_start(conn *c, sim *s, pb_request *req) {
   sim_ref(s);   // the model outlives the job even if unloaded meanwhile
   c->inflight++;
   int busy = 1;
-  for (int k = 0; k < SIM_SLOTS; k++)
-    busy = busy && s->slot_used[k];
+  for (int k = 0; k < ANALYSES_SLOTS; k++)
+    busy = busy && a->used[k];
   if (!busy) {
     begin(j);
     return 0;
   }
-  heavy_job **tail = (heavy_job **)&s->heavy_wait;   // wait in order for a slot
+  analysis **tail = &a->wait;   // wait in order for a slot
   while (*tail)
     tail = &(*tail)->next;
   *tail = j;

@@ -1,20 +1,27 @@
-// dispatch.c: the request table and one handler per operation. Requests that touch a model's
-// data become commands to its thread (reply.c answers them on completion); heavy ones go to
-// heavy.c, loads to models.c, subscriptions to subs.c.
+// dispatch.c: the request table and one handler per operation (dispatch.h). Requests that
+// touch a model's data become commands to its thread (reply.c answers them on completion);
+// analyses go to analyses.c, loads to load.c, inputs to inputs.c, subscriptions to subs.c,
+// recordings to recordings.c, statistics to stats.c.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/analyses.h"
+#include "api/dispatch.h"
+#include "api/inputs.h"
+#include "api/load.h"
+#include "api/models.h"
+#include "api/recordings.h"
+#include "api/reply.h"
+#include "api/stats.h"
+#include "api/subs.h"
 #include "base/log.h"
-#include "viewer/http.h"
-#include "record/record.h"
-#include "server.h"
 #include "base/text.h"
 
 static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
-  server *srv = c->srv;
+  server *srv = server_of(c);
   if (rq->protocol_version > PD_PROTOCOL_VERSION)
     return reply_status(c, id, STATUS(FAILED_PRECONDITION),
                         "protocol version %u not supported (server speaks %d)",
@@ -29,7 +36,7 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
       // answered after limits.auth_delay_ms by the server's tick, which then closes it;
       // meanwhile nothing more is read from it
       c->auth_answer_id = id;
-      c->auth_answer_ms = server_now_ms() + (uint64_t)srv->cfg.limits.auth_delay_ms;
+      c->auth_answer_ms = net_now_ms() + (uint64_t)srv->cfg.limits.auth_delay_ms;
       c->auth_pending = 1;
       if (c->reading && !c->detached)
         uv_read_stop(&c->h.stream);
@@ -44,66 +51,15 @@ static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   h.protocol_version = PD_PROTOCOL_VERSION;
   h.server_version = PT_VERSION;
   h.server_name = "partitad";
-  h.viewer_url = (char *)http_url(srv);
+  h.viewer_url = (char *)srv->viewer_url;
   r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_HELLO;
   r.hello = &h;
   reply(c, id, &r);
   return 0;
 }
 
-// Queues the inputs of a SetInputs or StepWithInputs for model s. 0, or -1 after answering
-// the request with the reason it was refused (nothing queued then).
-static int queue_inputs(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **by_name,
-                        size_t n_by_name, Partita__V1__IndexedValue **by_index,
-                        size_t n_by_index) {
-  if (atomic_load(&s->pub_failed))
-    return reply_status(c, id, STATUS(FAILED_PRECONDITION),
-                        "model %s is paused after a failed step; Reset it (or SetState) first",
-                        s->name) - 1;
-  int32_t idx[1024];
-  double val[1024];
-  int n = 0;
-  if (n_by_name + n_by_index > 1024)
-    return reply_status(c, id, STATUS(INVALID_ARGUMENT), "too many input values") - 1;
-  for (size_t i = 0; i < n_by_name; i++) {
-    int k = pt_input_index(s->m, by_name[i]->name);
-    if (k < 0)
-      return reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no input '%.100s'",
-                          s->name, by_name[i]->name) - 1;
-    idx[n] = k;
-    val[n++] = by_name[i]->value;
-  }
-  for (size_t i = 0; i < n_by_index; i++) {
-    if (by_index[i]->index >= (uint32_t)s->ni)
-      return reply_status(c, id, STATUS(INVALID_ARGUMENT),
-                          "input index %u out of range (model %s has %d inputs)",
-                          by_index[i]->index, s->name, s->ni) - 1;
-    idx[n] = (int32_t)by_index[i]->index;
-    val[n++] = by_index[i]->value;
-  }
-  for (int i = 0; i < n; i++)
-    if (!isfinite(val[i]))
-      return reply_status(c, id, STATUS(INVALID_ARGUMENT), "input '%s': value is not finite",
-                          pt_input_name(s->m, idx[i])) - 1;
-  // keep the last value given for each input, so a record never exceeds ninput entries
-  int m = 0;
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    for (int j = i + 1; j < n && !dup; j++)
-      dup = idx[j] == idx[i];
-    if (!dup) {
-      idx[m] = idx[i];
-      val[m++] = val[i];
-    }
-  }
-  if (m > 0 && sim_input(s, idx, val, m, 0, 0))
-    return reply_status(c, id, STATUS(RESOURCE_EXHAUSTED), "model %s: input queue full",
-                        s->name) - 1;
-  return 0;
-}
-
 static int do_set_inputs(conn *c, uint64_t id, sim *s, const Partita__V1__SetInputs *rq) {
-  if (queue_inputs(c, id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index))
+  if (inputs_queue(c, id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index))
     return -1;
   reply_status(c, id, STATUS(OK), "%s", "");
   return 0;
@@ -173,23 +129,20 @@ static void h_hello(conn *c, pb_request *q, sim *s) {
 
 static void h_load(conn *c, pb_request *q, sim *s) {
   (void)s;
-  do_load(c, q->id, q->load_model);
+  load_request(c, q->id, q->load_model);
 }
 
 static void h_unload(conn *c, pb_request *q, sim *s) {
-  if (!server_unload(c->srv, s, c, q->id))
+  if (!models_unload(server_of(c), s, c, q->id))
     reply_status(c, q->id, STATUS(OK), "%s", "");
 }
 
 static void h_list(conn *c, pb_request *q, sim *s) {
   (void)s;
-  do_list(c, q->id);
+  registry_list(c, q->id);
 }
 
-static void h_info(conn *c, pb_request *q, sim *s) {
-  req_ctx x = {.c = c, .id = q->id};
-  reply_info(&x, s, STATUS(OK), "");
-}
+static void h_info(conn *c, pb_request *q, sim *s) { reply_info(c, q->id, s, STATUS(OK), ""); }
 
 static void h_set_mode(conn *c, pb_request *q, sim *s) {
   const Partita__V1__SetMode *rq = q->set_mode;
@@ -207,7 +160,7 @@ static void h_set_mode(conn *c, pb_request *q, sim *s) {
     reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "SetMode: %s", err);
     return;
   }
-  s->udp_open = 0;   // a new mode, a new UDP input session
+  inputs_new_session(s);   // a new mode, a new UDP input session
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_MODE);
   if (cmd) {
     cmd->mode = (int)rq->mode;
@@ -217,7 +170,7 @@ static void h_set_mode(conn *c, pb_request *q, sim *s) {
 }
 
 static void h_step(conn *c, pb_request *q, sim *s) {
-  long long max = c->srv->cfg.limits.max_step_count;
+  long long max = server_of(c)->cfg.limits.max_step_count;
   if (q->step->n > max) {
     reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Step: n over the limit of %lld", max);
     return;
@@ -236,7 +189,7 @@ static void h_step(conn *c, pb_request *q, sim *s) {
 
 static void h_step_with_inputs(conn *c, pb_request *q, sim *s) {
   Partita__V1__StepWithInputs *rq = q->step_with_inputs;
-  long long max = c->srv->cfg.limits.max_step_count;
+  long long max = server_of(c)->cfg.limits.max_step_count;
   if (rq->n > max || !check_fields(&rq->fields)) {
     reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "StepWithInputs: n over the limit of "
                  "%lld or unknown field bits", max);
@@ -255,7 +208,7 @@ static void h_step_with_inputs(conn *c, pb_request *q, sim *s) {
   }
   // the inputs are queued before the Step, so they apply from its first step exactly as
   // SetInputs followed by Step
-  if (queue_inputs(c, q->id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index)) {
+  if (inputs_queue(c, q->id, s, rq->by_name, rq->n_by_name, rq->by_index, rq->n_by_index)) {
     sim_cmd_free(cmd);
     return;
   }
@@ -265,7 +218,7 @@ static void h_step_with_inputs(conn *c, pb_request *q, sim *s) {
 }
 
 static void h_reset(conn *c, pb_request *q, sim *s) {
-  s->udp_open = 0;
+  inputs_new_session(s);
   queue_cmd(c, q, s, sim_cmd_new(s, CMD_RESET));
 }
 
@@ -335,11 +288,11 @@ static void h_unsubscribe(conn *c, pb_request *q, sim *s) {
     reply_status(c, q->id, STATUS(OK), "%s", "");
 }
 
-static void h_heavy(conn *c, pb_request *q, sim *s) { heavy_start(c, s, q); }
+static void h_analysis(conn *c, pb_request *q, sim *s) { analyses_start(c, s, q); }
 
 static void h_stats(conn *c, pb_request *q, sim *s) {
   (void)s;
-  reply_stats_request(c, q->id, q->get_stats->model);
+  stats_request(c, q->id, q->get_stats->model);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -375,15 +328,23 @@ static const request_def requests[] = {
     {OP(GET_STATE), "GetState", h_get_state, REQ_MODEL},
     {OP(SUBSCRIBE), "Subscribe", h_subscribe, REQ_MODEL},
     {OP(UNSUBSCRIBE), "Unsubscribe", h_unsubscribe, 0},
-    {OP(INVERSE_DYNAMICS), "InverseDynamics", h_heavy, REQ_MODEL | REQ_TAKES},
-    {OP(LINEARIZE), "Linearize", h_heavy, REQ_MODEL | REQ_TAKES},
-    {OP(EQUILIBRIUM), "Equilibrium", h_heavy, REQ_MODEL | REQ_TAKES},
+    {OP(INVERSE_DYNAMICS), "InverseDynamics", h_analysis, REQ_MODEL | REQ_TAKES},
+    {OP(LINEARIZE), "Linearize", h_analysis, REQ_MODEL | REQ_TAKES},
+    {OP(EQUILIBRIUM), "Equilibrium", h_analysis, REQ_MODEL | REQ_TAKES},
     {OP(GET_STATS), "GetStats", h_stats, 0},
-    {OP(RECORD), "Record", record_request, REQ_MODEL},             // record.c
-    {OP(STOP_RECORDING), "StopRecording", record_request, REQ_MODEL},
-    {OP(GET_RECORDING), "GetRecording", record_request, REQ_MODEL},
+    {OP(RECORD), "Record", recordings_request, REQ_MODEL},
+    {OP(STOP_RECORDING), "StopRecording", recordings_request, REQ_MODEL},
+    {OP(GET_RECORDING), "GetRecording", recordings_request, REQ_MODEL},
 };
 #undef OP
+
+int dispatch_init(server *srv, uv_loop_t *loop) {
+  srv->net.on_request = dispatch;
+  srv->net.on_conn_closing = subs_drop_conn;
+  srv->net.send_status = reply_status;
+  srv->udp.on_input = inputs_udp;
+  return registry_init(srv, loop);
+}
 
 void dispatch(conn *c, pb_request *q) {
   const request_def *def = NULL;
@@ -396,7 +357,7 @@ void dispatch(conn *c, pb_request *q) {
   } else if (!c->authed && !(def->flags & REQ_BEFORE_HELLO)) {
     reply_status(c, q->id, STATUS(UNAUTHENTICATED), "send Hello with the token first");
   } else if ((def->flags & REQ_MODEL) &&
-             !(s = server_find_model(c->srv, model_of(q) ? model_of(q) : ""))) {
+             !(s = registry_find(server_of(c), model_of(q) ? model_of(q) : ""))) {
     reply_status(c, q->id, STATUS(NOT_FOUND), "%s: no model named '%.100s'", def->name,
                  model_of(q) ? model_of(q) : "");
   } else {

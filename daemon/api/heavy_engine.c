@@ -1,5 +1,6 @@
 // heavy_engine.c: the engine calls behind InverseDynamics, Linearize and Equilibrium (see
-// heavy.h): each builds its reply from malloc'd protobuf parts on a copy of the model's data.
+// heavy_engine.h): each builds its reply from malloc'd protobuf parts on a copy of the model's
+// data.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,7 +481,7 @@ int heavy_linearize(const pt_model *m, pt_linearizer *lz, pt_data *d,
 }
 
 // Static equilibrium (issue 5) from the copy's state, or from the coordinates given as the
-// initial guess. The glue applies it to the live model when asked (heavy.c).
+// initial guess. The glue applies it to the live model when asked (analyses.c).
 int heavy_equilibrium(const pt_model *m, pt_data *d, const Partita__V1__Equilibrium *rq,
                       Partita__V1__EquilibriumReply **out, char *msg, size_t msglen) {
   *out = NULL;

@@ -1,5 +1,6 @@
-// heavy.h: the engine glue of the heavy requests. Each runs on a libuv work-pool thread with
-// its own copy of the model's data (taken at a step boundary), so the model keeps stepping.
+// heavy_engine.h: the engine glue of the analyses (analyses.c). Each runs on a libuv work-pool
+// thread with its own copy of the model's data (taken at a step boundary), so the model keeps
+// stepping.
 //
 // A handler fills *out with a reply built from malloc'd parts only (strings, arrays,
 // submessages): it is released with protobuf_c_message_free_unpacked(). It returns PT_OK or a

@@ -1,22 +1,31 @@
-// subs.c: subscriptions. The simulation thread produces one state record per step that some
-// subscription wants; here each record is encoded once per field selection and fanned out.
-// Slow connections lose frames (counted), the model never waits.
+// subs.c: subscriptions (subs.h). The simulation thread produces one state record per step
+// that some subscription wants; here each record is encoded once per field selection and
+// fanned out. Slow connections lose frames (counted), the model never waits.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
+#include "api/registry.h"
+#include "api/reply.h"
+#include "api/subs.h"
 #include "base/log.h"
-#include "server.h"
+#include "model/state.h"
 
 static void table_done(sim_cmd *cmd) { sim_cmd_free(cmd); }
+
+subs_model *subs_model_new(void) { return calloc(1, sizeof(subs_model)); }
+
+void subs_model_free(subs_model *sm) { free(sm); }
 
 // Send the model thread the decimation table of the live subscriptions. -1 when it could not
 // be queued (out of memory, command queue full): the thread keeps its old table.
 static int push_table(sim *s) {
+  subs_model *sm = entry_of(s)->subs;
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_SUBS);
   int n = 0;
-  for (sub *b = s->subs_head; b; b = b->next)
+  for (sub *b = sm->head; b; b = b->next)
     n += !b->dead;
   if (cmd)
     cmd->subs = calloc((size_t)n + 1, sizeof(sim_sub));
@@ -25,7 +34,7 @@ static int push_table(sim *s) {
     log_error("model %s: out of memory updating subscriptions", s->name);
     return -1;
   }
-  for (sub *b = s->subs_head; b; b = b->next)
+  for (sub *b = sm->head; b; b = b->next)
     if (!b->dead)
       cmd->subs[cmd->nsubs++] = (sim_sub){b->every_k, b->fields};
   cmd->done = table_done;
@@ -39,14 +48,15 @@ static int push_table(sim *s) {
 
 // Free dead subscriptions (not while a fan-out walks the list).
 static void sweep(sim *s) {
-  if (s->fanout_depth > 0)
+  subs_model *sm = entry_of(s)->subs;
+  if (sm->fanout_depth > 0)
     return;
   int changed = 0;
-  for (sub **pp = (sub **)&s->subs_head; *pp;) {
+  for (sub **pp = &sm->head; *pp;) {
     sub *b = *pp;
     if (b->dead) {
       *pp = b->next;
-      s->nsubscribers--;
+      sm->n--;
       free(b);
       changed = 1;
     } else {
@@ -96,7 +106,8 @@ static int own_host(const conn *c, const struct sockaddr_storage *peer) {
 
 int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char *err,
              size_t errlen) {
-  server *srv = c->srv;
+  server *srv = server_of(c);
+  subs_model *sm = entry_of(s)->subs;
   uint32_t fields = rq->fields ? rq->fields : FIELD(DEFAULT);
   if (fields & ~FIELD(ALL)) {
     snprintf(err, errlen, "Subscribe: unknown field bits");
@@ -119,7 +130,7 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
     snprintf(err, errlen, "Subscribe: every_k too large");
     return STATUS(INVALID_ARGUMENT);
   }
-  if (s->nsubscribers >= srv->cfg.limits.max_subscriptions) {
+  if (sm->n >= srv->cfg.limits.max_subscriptions) {
     snprintf(err, errlen, "model %s: too many subscriptions (limit %d)", s->name,
              srv->cfg.limits.max_subscriptions);
     return STATUS(RESOURCE_EXHAUSTED);
@@ -130,7 +141,7 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
     return STATUS(RESOURCE_EXHAUSTED);
   }
   if (rq->udp_peer[0]) {
-    if (!srv->has_udp) {
+    if (!srv->udp.open) {
       free(b);
       snprintf(err, errlen, "Subscribe: udp_peer given but the server has no UDP socket");
       return STATUS(FAILED_PRECONDITION);
@@ -153,13 +164,13 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
   b->s = s;
   b->every_k = k;
   b->fields = fields;
-  b->next = s->subs_head;
-  s->subs_head = b;
-  s->nsubscribers++;
+  b->next = sm->head;
+  sm->head = b;
+  sm->n++;
   if (push_table(s)) {
     // the model would never send its frames: refuse rather than subscribe in silence
-    s->subs_head = b->next;
-    s->nsubscribers--;
+    sm->head = b->next;
+    sm->n--;
     free(b);
     snprintf(err, errlen, "model %s: command queue full, subscription not made; try again",
              s->name);
@@ -170,10 +181,10 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
 }
 
 int subs_remove(conn *c, uint64_t id) {
-  server *srv = c->srv;
+  server *srv = server_of(c);
   for (int i = 0; i < srv->nmodels; i++) {
     sim *s = srv->models[i];
-    for (sub *b = s->subs_head; b; b = b->next)
+    for (sub *b = entry_of(s)->subs->head; b; b = b->next)
       if (b->id == id && b->c == c && !b->dead) {
         b->dead = 1;
         sweep(s);
@@ -184,11 +195,11 @@ int subs_remove(conn *c, uint64_t id) {
 }
 
 void subs_drop_conn(conn *c) {
-  server *srv = c->srv;
+  server *srv = server_of(c);
   for (int i = 0; i < srv->nmodels; i++) {
     sim *s = srv->models[i];
     int any = 0;
-    for (sub *b = s->subs_head; b; b = b->next)
+    for (sub *b = entry_of(s)->subs->head; b; b = b->next)
       if (b->c == c && !b->dead)
         b->dead = any = 1;
     if (any)
@@ -197,31 +208,14 @@ void subs_drop_conn(conn *c) {
 }
 
 void subs_drop_model(sim *s) {
-  for (sub *b = s->subs_head; b; b = b->next)
+  for (sub *b = entry_of(s)->subs->head; b; b = b->next)
     b->dead = 1;
   s->unloading = 1;
   sweep(s);
 }
 
-// Best effort, never queued: a frame the socket cannot take now is dropped and counted.
-static void udp_send(server *srv, const struct sockaddr *to, const uint8_t *data, size_t len, sub *sb) {
-  if (!srv->has_udp) {
-    sb->dropped++;
-    sb->s->dropped_loop++;
-    return;
-  }
-  uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
-  int rc = uv_udp_try_send(&srv->udp, &b, 1, to);
-  if (rc < 0) {
-    sb->dropped++;
-    sb->s->dropped_loop++;
-  } else {
-    srv->bytes_out += len;
-  }
-}
-
 static void send_event(sim *s, const sim_event *ev) {
-  server *srv = s->server;
+  server *srv = entry_of(s)->srv;
   Partita__V1__ModelEvent me = PARTITA__V1__MODEL_EVENT__INIT;
   Partita__V1__Event e = PARTITA__V1__EVENT__INIT;
   pb_server_message sm = PARTITA__V1__SERVER_MESSAGE__INIT;
@@ -236,7 +230,7 @@ static void send_event(sim *s, const sim_event *ev) {
   sm.msg_case = PARTITA__V1__SERVER_MESSAGE__MSG_EVENT;
   sm.event = &e;
   uint64_t mark = ++srv->event_mark;
-  for (sub *b = s->subs_head; b; b = b->next) {
+  for (sub *b = entry_of(s)->subs->head; b; b = b->next) {
     if (b->dead || b->c->closing || b->c->event_mark == mark)
       continue;
     b->c->event_mark = mark;
@@ -289,10 +283,14 @@ static void send_udp_frame(sim *s, snap_hdr *h, sub *b) {
   uint8_t *buf = n <= sizeof(stackbuf) ? stackbuf : malloc(n);
   if (buf && n <= 65507) {
     protobuf_c_message_pack(&sm.f.base, buf);
-    udp_send(s->server, (struct sockaddr *)&b->peer, buf, n, b);
+    // best effort, never queued: a frame the socket cannot take now is dropped and counted
+    if (udp_send(&entry_of(s)->srv->udp, (struct sockaddr *)&b->peer, buf, n)) {
+      b->dropped++;
+      entry_of(s)->subs->dropped++;
+    }
   } else {
     b->dropped++;   // too large for one datagram
-    s->dropped_loop++;
+    entry_of(s)->subs->dropped++;
   }
   if (buf != stackbuf)
     free(buf);
@@ -300,10 +298,11 @@ static void send_udp_frame(sim *s, snap_hdr *h, sub *b) {
 }
 
 static void fanout(sim *s, snap_hdr *h) {
-  server *srv = s->server;
+  model_entry *e = entry_of(s);
+  server *srv = e->srv;
   body_cache bc[8];
   int nbc = 0;
-  for (sub *b = s->subs_head; b; b = b->next) {
+  for (sub *b = e->subs->head; b; b = b->next) {
     if (b->dead || h->step % b->every_k != 0)
       continue;
     uint32_t fields = b->fields & h->fields;
@@ -317,7 +316,7 @@ static void fanout(sim *s, snap_hdr *h) {
       continue;
     if (conn_backlog(c) > srv->cfg.limits.backlog_soft_bytes) {
       b->dropped++;
-      s->dropped_loop++;
+      e->subs->dropped++;
       continue;
     }
     size_t len;
@@ -325,10 +324,10 @@ static void fanout(sim *s, snap_hdr *h) {
     const uint8_t *body = body_for(s, h, fields, bc, &nbc, &len, &owned);
     if (!body) {
       b->dropped++;
-      s->dropped_loop++;
+      e->subs->dropped++;
       continue;
     }
-    conn_send_frame(c, body, len, b);
+    conn_send_frame(c, body, len, b->id, b->seq, b->dropped);
     if (owned)
       free((void *)body);
   }
@@ -336,9 +335,9 @@ static void fanout(sim *s, snap_hdr *h) {
     free(bc[i].buf);
 }
 
-void subs_on_async(sim *s) {
-  sim_drain_done(s);
-  s->fanout_depth++;
+void subs_on_output(sim *s) {
+  subs_model *sm = entry_of(s)->subs;
+  sm->fanout_depth++;
   sim_event ev;
   while (spsc_pop(&s->eventq, &ev) == 0)
     send_event(s, &ev);
@@ -347,6 +346,6 @@ void subs_on_async(sim *s) {
     fanout(s, h);
     spsc_release(&s->frameq);
   }
-  s->fanout_depth--;
+  sm->fanout_depth--;
   sweep(s);
 }

@@ -50,7 +50,7 @@ typedef struct {
     long long model_bytes;
     int model_bodies, model_joints;
   } limits;
-  // The browser viewer (docs/viewer.md): HTTP + WebSocket on its own port (daemon/http.c).
+  // The browser viewer (docs/viewer.md): HTTP + WebSocket on its own port (viewer/http.c).
   struct {
     char http[CFG_STR];         // "HOST:PORT" or "" (off)
     int http_set;               // given in the file or on the command line (else: the default,

@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "base/log.h"
-#include "record/record.h"
 
 #define CMDQ_CAP 256
 #define INQ_CAP 64
@@ -47,10 +46,26 @@ size_t sim_snap_size(const sim *s) { return s->snap_size; }
 
 static void fill_snap(sim *s, snap_hdr *h, uint32_t fields);
 
-sim *sim_new(const char *name, pt_model *m, const config *cfg) {
-  sim *s = calloc(1, sizeof(*s));
-  if (!s)
-    return NULL;
+// Everything sim_init made but the model (on a failed init too: calloc'd parts are NULL).
+static void release_parts(sim *s) {
+  if (s->d)
+    pt_data_free(s->d);
+  sem_destroy(&s->wake);
+  for (int i = 0; i < 3; i++)
+    free(s->latest[i]);
+  free(s->indep);
+  free(s->indep_tmp);
+  free(s->subs);
+  free(s->coord_names);
+  free(s->input_names);
+  spsc_free(&s->cmdq);
+  spsc_free(&s->inq);
+  spsc_free(&s->doneq);
+  spsc_free(&s->frameq);
+  spsc_free(&s->eventq);
+}
+
+int sim_init(sim *s, const char *name, pt_model *m, const config *cfg) {
   snprintf(s->name, sizeof(s->name), "%s", name);
   s->m = m;
   s->cfg = cfg;
@@ -60,10 +75,6 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->snap_size = sizeof(snap_hdr) + sizeof(double) * (size_t)(3 * s->nc + s->ni + 13 * s->nb);
   sem_init(&s->wake, 0, 0);
   s->d = pt_data_new(m);
-  for (int i = 0; i < SIM_SLOTS; i++) {
-    s->slot[i] = pt_data_new(m);
-    s->lin[i] = pt_linearizer_new(m);
-  }
   s->coord_names = calloc((size_t)s->nc + 1, sizeof(char *));
   s->input_names = calloc((size_t)s->ni + 1, sizeof(char *));
   for (int i = 0; s->coord_names && i < s->nc; i++)
@@ -74,7 +85,7 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(*s->indep));
   s->indep_tmp = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
   size_t in_size = sizeof(input_rec) + sizeof(input_entry) * (size_t)(s->ni + 1);
-  s->mem_bytes = (1 + SIM_SLOTS) * pt_data_bytes(m) + 3 * s->snap_size +
+  s->mem_bytes = pt_data_bytes(m) + 3 * s->snap_size +
                  (size_t)(2 * CMDQ_CAP) * sizeof(sim_cmd *) + (size_t)INQ_CAP * in_size +
                  (size_t)FRAMEQ_CAP * s->snap_size + (size_t)EVENTQ_CAP * sizeof(sim_event);
   for (int i = 0; i < 3; i++)
@@ -84,17 +95,15 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   s->latest_front = 2;
   for (int i = 0; i < 3 && s->latest[i] && s->d; i++)
     fill_snap(s, s->latest[i], FIELD(ALL));
-  if (!s->d || !s->slot[0] || !s->slot[SIM_SLOTS - 1] || !s->lin[0] ||
-      !s->lin[SIM_SLOTS - 1] || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
+  if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
       !s->latest[0] || !s->latest[1] || !s->latest[2] ||
       spsc_init(&s->cmdq, sizeof(sim_cmd *), CMDQ_CAP) ||
       spsc_init(&s->inq, in_size, INQ_CAP) ||
       spsc_init(&s->doneq, sizeof(sim_cmd *), CMDQ_CAP) ||
       spsc_init(&s->frameq, s->snap_size, FRAMEQ_CAP) ||
       spsc_init(&s->eventq, sizeof(sim_event), EVENTQ_CAP)) {
-    s->m = NULL;   // the caller still owns the model on failure
-    sim_free(s);
-    return NULL;
+    release_parts(s);   // the caller still owns the model on failure
+    return -1;
   }
   s->mode = MODE(PAUSED);
   s->rate = 1.0;
@@ -109,35 +118,19 @@ sim *sim_new(const char *name, pt_model *m, const config *cfg) {
   atomic_init(&s->pub_rate, 1.0);
   atomic_init(&s->pub_time, pt_time(s->d));
   atomic_init(&s->pub_step, pt_nstep(s->d));
-  return s;
+  atomic_init(&s->tap, NULL);
+  return 0;
 }
 
 void sim_free(sim *s) {
   if (!s)
     return;
-  record_free(s);
-  if (s->d)
-    pt_data_free(s->d);
-  for (int i = 0; i < SIM_SLOTS; i++) {
-    pt_data_free(s->slot[i]);
-    pt_linearizer_free(s->lin[i]);
-  }
-  if (s->m)
-    pt_model_free(s->m);
-  sem_destroy(&s->wake);
-  for (int i = 0; i < 3; i++)
-    free(s->latest[i]);
-  free(s->indep);
-  free(s->indep_tmp);
-  free(s->subs);
-  free(s->coord_names);
-  free(s->input_names);
-  spsc_free(&s->cmdq);
-  spsc_free(&s->inq);
-  spsc_free(&s->doneq);
-  spsc_free(&s->frameq);
-  spsc_free(&s->eventq);
-  free(s);
+  pt_model *m = s->m;
+  release_parts(s);
+  if (s->on_release)
+    s->on_release(s);   // s is gone after this
+  if (m)
+    pt_model_free(m);   // last: the owner's datas were made from it
 }
 
 void sim_ref(sim *s) { s->refs++; }
@@ -175,6 +168,11 @@ void sim_cmd_free(sim_cmd *c) {
 }
 
 static void wake(sim *s) { sem_post(&s->wake); }
+
+void sim_wake(sim *s) { wake(s); }
+
+// The tap installed now (NULL: none); its records are taken at this step boundary.
+static sim_tap *tap(sim *s) { return atomic_load_explicit(&s->tap, memory_order_acquire); }
 
 int sim_submit(sim *s, sim_cmd *c) {
   if (s->unloading || s->outstanding >= CMDQ_CAP || spsc_push(&s->cmdq, &c))
@@ -265,7 +263,9 @@ int sim_read_indep(sim *s, const char **out, int cap) {
 static void event(sim *s, int kind, int code, const char *msg) {
   sim_event ev = {.kind = kind, .code = code, .time = pt_time(s->d), .step = pt_nstep(s->d)};
   snprintf(ev.msg, sizeof(ev.msg), "%s", msg);
-  record_event(s, &ev);
+  sim_tap *t = tap(s);
+  if (t)
+    t->ops->event(t, s, &ev);
   if (spsc_push(&s->eventq, &ev) == 0)
     uv_async_send(&s->async);
 }
@@ -329,7 +329,9 @@ static void drain_inputs(sim *s) {
       pt_set_input(s->m, s->d, rec->e[i].index, rec->e[i].value);
     s->in_session = rec->session;
     s->in_seq = rec->seq;
-    record_input(s, rec);
+    sim_tap *t = tap(s);
+    if (t)
+      t->ops->input(t, s, rec);
     spsc_release(&s->inq);
     if (watchdog_input(&s->wd, now_ns()) == WD_RESUMED)
       event(s, EVENT(INPUT_RESUMED), 0, "inputs arrive again");
@@ -344,7 +346,9 @@ static void watch_inputs(sim *s) {
   if (!s->input_hold)
     for (int i = 0; i < s->ni; i++)
       pt_set_input(s->m, s->d, i, 0.0);
-  record_watchdog(s, !s->input_hold);
+  sim_tap *t = tap(s);
+  if (t)
+    t->ops->watchdog(t, s, !s->input_hold);
   char msg[200];
   snprintf(msg, sizeof(msg), "no input for %.0f ms: inputs %s", (double)s->wd.timeout / 1e6,
            s->input_hold ? "held" : "set to zero");
@@ -400,7 +404,9 @@ static void after_step(sim *s) {
                    : "switched back to the LU partition");
   }
   emit_frames(s);
-  record_after_step(s);
+  sim_tap *t = tap(s);
+  if (t)
+    t->ops->after_step(t, s);
 }
 
 // A step outside real time (free run, Step): no deadline to overrun.
@@ -501,6 +507,7 @@ static void run_steps(sim *s, sim_cmd *c) {
 
 static void run_cmd(sim *s, sim_cmd *c) {
   pt_error err = {0};
+  sim_tap *t = tap(s);
   c->status = PT_OK;
   drain_inputs(s);   // inputs sent before this command take effect before it
   const char *why = cancelled(s, c);
@@ -523,10 +530,12 @@ static void run_cmd(sim *s, sim_cmd *c) {
     run_steps(s, c);
     break;
   case CMD_RESET:
-    record_reset(s);
+    if (t)
+      t->ops->reset(t, s);
     pt_data_reset(s->m, s->d);
     c->status = pt_forward(s->m, s->d);
-    record_state_now(s);
+    if (t)
+      t->ops->state_now(t, s);
     atomic_store(&s->pub_failed, c->status < 0);
     if (c->status < 0)
       snprintf(c->msg, sizeof(c->msg), "reset: %s", pt_strerror(c->status));
@@ -538,8 +547,10 @@ static void run_cmd(sim *s, sim_cmd *c) {
     c->status = pt_set_state(s->m, s->d, c->pos, c->npos, c->vel, c->nvel, &err);
     if (c->status == PT_OK) {
       atomic_store(&s->pub_failed, 0);
-      record_set_state(s, c->pos, c->npos, c->vel, c->nvel);
-      record_state_now(s);
+      if (t) {
+        t->ops->set_state(t, s, c->pos, c->npos, c->vel, c->nvel);
+        t->ops->state_now(t, s);
+      }
     }
     if (c->status < 0)
       snprintf(c->msg, sizeof(c->msg), "%s", err.msg[0] ? err.msg : pt_strerror(c->status));
@@ -664,7 +675,9 @@ static void *run(void *arg) {
     set_sched(s, 1);
   rt_resync(s);
   while (!atomic_load(&s->stop)) {
-    record_tick(s);
+    sim_tap *t = tap(s);
+    if (t)
+      t->ops->tick(t, s);
     run_cmds(s);
     switch (s->mode) {
     case MODE(FREE_RUN):
@@ -683,9 +696,13 @@ static void *run(void *arg) {
   return NULL;
 }
 
+// The loop side of the rings: finished commands complete here (their `done`), then the owner
+// hears that records and events may wait.
 static void on_async(uv_async_t *a) {
   sim *s = a->data;
-  s->on_async(s);
+  sim_drain_done(s);
+  if (s->on_output)
+    s->on_output(s);
 }
 
 int sim_start(sim *s, uv_loop_t *loop, const sim_opts *o) {

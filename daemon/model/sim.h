@@ -1,4 +1,7 @@
-// sim.h: one loaded model and the thread that steps it.
+// sim.h: one loaded model and the thread that steps it. The model layer knows nothing above
+// it: its owner (api/models.c) embeds a sim in its own struct and registers hooks for what the
+// loop must hear (on_output, on_release), and a recording installs a tap (sim_tap) the thread
+// calls at step boundaries.
 //
 // The loop thread and the simulation thread share nothing but bounded SPSC rings:
 //   loop -> sim: commands (sim_cmd pointers) and inputs (index/value records);
@@ -18,25 +21,11 @@
 #include "base/hist.h"
 #include "base/pace.h"
 #include "base/protocol.h"
-#include "partita.h"
-#include "pt_linearize.h"
 #include "base/spsc.h"
+#include "model/snap.h"
+#include "partita.h"
 
 #define SIM_NAME 128
-#define SIM_SLOTS 2          // snapshot datas of a model for heavy requests running at once
-
-// A state record: this header, then doubles q[nc], qd[nc], qdd[nc], u[ni], body[nb][13]
-// (position 3, Euler parameters 4, velocity 3, angular velocity 3). Only `fields` are filled.
-typedef struct {
-  double time;
-  int64_t step;
-  uint32_t fields;
-  int32_t mode;
-  double kinetic, potential, res_pos, res_vel;
-  int64_t wall_ns;                  // CLOCK_REALTIME when the step ended
-  uint64_t input_session, input_seq;  // the last input applied (UDP; 0 for SetInputs)
-  int overran;                      // the step ended after the next real-time deadline
-} snap_hdr;
 
 typedef struct sim sim;
 
@@ -46,7 +35,7 @@ typedef enum {
   CMD_RESET,
   CMD_SET_STATE,     // pos/vel assignments, then the state
   CMD_SET_MODE,
-  CMD_SNAPSHOT,      // pt_data_copy into `copy` (heavy requests)
+  CMD_SNAPSHOT,      // pt_data_copy into `copy` (the analyses' snapshot slots)
   CMD_SET_SUBS,      // replace the decimation table
   CMD_STATS,
 } cmd_kind;
@@ -119,29 +108,34 @@ typedef struct {
   double rate;
   unsigned input_timeout_ms;  // real time: the input watchdog (0: off)
   int input_hold;             // on timeout hold the last inputs (default: zero them)
-  // the model's text as loaded (a LoadModel's, or the file's bytes the load read), copied
-  // for recordings (record.c)
-  const char *src_text;
-  size_t src_len;
-  const char *src_name;       // names the text (the attachment)
-  int src_format;             // 1 YAML, 2 URDF, 0: by name and content
-  int floating_base;
-  int balance_inertia;   // URDF inertias repaired at load (kept for recordings)
-  int no_joint_limits;   // joint limits not enforced (kept for recordings)
 } sim_opts;
 
-struct recorder;
-struct rec_source;
+// A tap on the model thread (a recording installs one while it records, record/): called at
+// step boundaries with the data as it is then. A tap never waits and never allocates.
+typedef struct sim_tap sim_tap;
+typedef struct {
+  void (*tick)(sim_tap *t, sim *s);         // every pass of the thread's loop: start and stop
+  void (*after_step)(sim_tap *t, sim *s);   // a step was taken and published
+  void (*input)(sim_tap *t, sim *s, const input_rec *in);   // an input change applied
+  void (*watchdog)(sim_tap *t, sim *s, int zeroed);         // the input watchdog fired
+  void (*reset)(sim_tap *t, sim *s);        // before pt_data_reset
+  void (*set_state)(sim_tap *t, sim *s, const pt_assign *pos, int npos, const pt_assign *vel,
+                    int nvel);
+  void (*state_now)(sim_tap *t, sim *s);    // after Reset and SetState
+  void (*event)(sim_tap *t, sim *s, const sim_event *ev);
+} sim_tap_ops;
+struct sim_tap {
+  const sim_tap_ops *ops;   // embedded in its owner's struct, which the ops find from it
+};
 
 struct sim {
   char name[SIM_NAME];
-  uint64_t serial;            // unique per load (a reload under the same name differs)
   pt_model *m;
   pt_data *d;                       // simulation thread only
   const config *cfg;
   int nc, ni, nb;                   // coordinates, inputs, bodies
   size_t snap_size;
-  size_t mem_bytes;                 // data + snapshot slots + rings, sized at load
+  size_t mem_bytes;                 // data + rings + latest states, sized at load
   const char **coord_names;         // (nc) from the model, for messages
   const char **input_names;         // (ni)
 
@@ -157,8 +151,14 @@ struct sim {
   spsc frameq;                      // state records, sim -> loop
   spsc eventq;                      // sim_event, sim -> loop
   uv_async_t async;                 // wakes the loop for the three rings above
-  void (*on_async)(sim *s);         // loop thread handler
-  void *server;                     // loop-side owner
+  // The owner's hooks (set before sim_start; loop thread):
+  void (*on_output)(sim *s);        // frameq or eventq may hold records (after the finished
+                                    // commands ran): the subscriptions fan them out
+  void (*on_release)(sim *s);       // sim_free released the model's memory: the owner frees
+                                    // what embeds s (the model itself is freed right after)
+  // The recording's tap (NULL: none), installed and removed by the loop thread, read by this
+  // model's thread at step boundaries.
+  _Atomic(sim_tap *) tap;
 
   // The latest state, every field, published by the simulation thread after each step and
   // state change through a triple buffer: the writer fills its own buffer and swaps it with
@@ -196,37 +196,26 @@ struct sim {
   int nsubs;
 
   // loop thread only
-  pt_data *slot[SIM_SLOTS];         // snapshots for heavy requests, made at load
-  pt_linearizer *lin[SIM_SLOTS];    // and a linearizer for each (work data kept between calls)
-  int slot_used[SIM_SLOTS];
-  void *heavy_wait;                 // heavy requests waiting for a slot (heavy.c), FIFO
-  int refs;                         // registry + heavy jobs in flight
+  int refs;                         // the owner + commands and jobs in flight
   int outstanding;                  // commands submitted, not yet completed
   int unloading;
-  uint64_t udp_session, udp_seq;    // the current UDP input session and its last sequence
-  int udp_open;                     // a session is current (cleared by Reset and SetMode)
-  int64_t udp_inputs, stale_inputs, malformed_inputs, unauthorized_inputs, dropped_inputs;
-  int64_t dropped_loop;             // frames dropped for slow subscribers
-  int nsubscribers;
-  // recording (record.c): the active recording, set by the loop thread and read by this
-  // model's thread at step boundaries; the model text it embeds; the last one's counts
-  _Atomic(struct recorder *) rec;
-  struct rec_source *rec_src;
-  void *rec_last;
-  void *subs_head;                  // loop-side subscription list (subs.c)
-  int fanout_depth;                 // > 0 while frames are being sent: defer frees
 };
 
-// Creates the model's data and rings; the thread is not running yet. NULL on out of memory.
-sim *sim_new(const char *name, pt_model *m, const config *cfg);
+// Makes the model's data and rings in s (zeroed by the caller, which owns its memory); the
+// thread is not running yet. 0, or -1 out of memory (then nothing is kept and m is still the
+// caller's).
+int sim_init(sim *s, const char *name, pt_model *m, const config *cfg);
 // Starts the thread (uv_async bound to loop). 0 ok.
 int sim_start(sim *s, uv_loop_t *loop, const sim_opts *o);
 // Stops and joins the thread; commands still queued finish with PT_EPRECOND ("unloaded").
-// Then closes the async handle; sim_free runs from its close callback when refs allow.
+// The owner then closes s->async; sim_free runs when the last reference goes.
 void sim_stop(sim *s);
+// Releases the data, the rings and then (after on_release) the model.
 void sim_free(sim *s);
 void sim_ref(sim *s);
 void sim_unref(sim *s);            // frees at zero
+// Wakes the model's thread (never blocks): a paused model looks at its tap now.
+void sim_wake(sim *s);
 
 size_t sim_snap_size(const sim *s);
 sim_cmd *sim_cmd_new(sim *s, cmd_kind kind);   // with a snap buffer for state answers
@@ -245,14 +234,7 @@ const snap_hdr *sim_latest(sim *s);
 // how many. Never waits for the simulation thread.
 int sim_read_indep(sim *s, const char **out, int cap);
 
-// Fills a state record from the model's data (simulation thread; record.c).
+// Fills a state record from the model's data (simulation thread: a tap's records).
 void sim_fill_snap(sim *s, snap_hdr *h, uint32_t fields);
-
-// Offsets into a state record.
-static inline double *snap_q(snap_hdr *h) { return (double *)(h + 1); }
-static inline double *snap_qd(snap_hdr *h, int nc) { return snap_q(h) + nc; }
-static inline double *snap_qdd(snap_hdr *h, int nc) { return snap_q(h) + 2 * nc; }
-static inline double *snap_u(snap_hdr *h, int nc) { return snap_q(h) + 3 * nc; }
-static inline double *snap_body(snap_hdr *h, int nc, int ni) { return snap_q(h) + 3 * nc + ni; }
 
 #endif

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
+#include "model/state.h"
 #include "model/visuals.h"
 
 void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) {
@@ -133,8 +133,8 @@ Partita__V1__ModelInfo *model_info_new(sim *s) {
   mi->warnings = (char *)pt_model_warnings(m);
   mi->time = atomic_load(&s->pub_time);
   mi->step = atomic_load(&s->pub_step);
-  mi->visuals = viewer_visuals_new(m, s->name, &mi->n_visuals);
-  mi->joint_markers = viewer_joints_new(m, &mi->n_joint_markers);
+  mi->visuals = visuals_new(m, s->name, &mi->n_visuals);
+  mi->joint_markers = joint_markers_new(m, &mi->n_joint_markers);
   if (!mi->actuators || !mi->motions || !mi->body_names || !mi->joint_names)
     mi->n_actuators = mi->n_motions = mi->n_body_names = mi->n_joint_names = 0;
   if (!mi->independent)
@@ -150,7 +150,7 @@ void model_info_free(Partita__V1__ModelInfo *mi) {
   free(mi->body_names);
   free(mi->joint_names);
   free(mi->independent);
-  viewer_visuals_free(mi->visuals);
-  viewer_joints_free(mi->joint_markers);
+  visuals_free(mi->visuals);
+  joint_markers_free(mi->joint_markers);
   free(mi);
 }

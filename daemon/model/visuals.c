@@ -1,7 +1,7 @@
-// viewer_info.c: a model's visual shapes as protobuf (ModelInfo.visuals), for any client
-// that draws the model; partitad's own page (daemon/http.c) reads them from GetModelInfo's
-// JSON twin. The numbers point into the immutable model; only the message shells and the
-// mesh URLs are allocated, in one block.
+// visuals.c: a model's visual shapes as protobuf (ModelInfo.visuals), for any client that
+// draws the model; partitad's own page (viewer/) reads them from GetModelInfo's JSON twin.
+// The numbers point into the immutable model; only the message shells and the mesh URLs are
+// allocated, in one block.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,17 @@
 
 #define URL_MAX 200
 
-Partita__V1__Visual **viewer_visuals_new(const pt_model *m, const char *model, size_t *n) {
+// /mesh/MODEL/INDEX.EXT: the extension tells the page which loader to use (viewer/http.c
+// serves that path).
+static void mesh_url(char *out, size_t cap, const char *model, int index, const char *path) {
+  const char *dot = strrchr(path, '.');
+  char ext[8] = "";
+  for (int k = 0; dot && k < 3 && dot[1 + k]; k++)
+    ext[k] = (char)(dot[1 + k] | 0x20);   // ASCII lower case
+  snprintf(out, cap, "/mesh/%s/%d.%s", model, index, ext);
+}
+
+Partita__V1__Visual **visuals_new(const pt_model *m, const char *model, size_t *n) {
   int nv = pt_model_nvisual(m);
   *n = 0;
   size_t bytes = (size_t)nv * (sizeof(Partita__V1__Visual *) + sizeof(Partita__V1__Visual) +
@@ -40,7 +50,7 @@ Partita__V1__Visual **viewer_visuals_new(const pt_model *m, const char *model, s
     char *url = urls + (size_t)i * URL_MAX;
     url[0] = '\0';
     if (v->type == PT_VISUAL_MESH && v->mesh[0])
-      viewer_mesh_url(url, URL_MAX, model, i, v->mesh);
+      mesh_url(url, URL_MAX, model, i, v->mesh);
     vs[i].mesh_url = url;
     vs[i].generated = v->generated != 0;
     vp[i] = &vs[i];
@@ -49,14 +59,14 @@ Partita__V1__Visual **viewer_visuals_new(const pt_model *m, const char *model, s
   return vp;
 }
 
-void viewer_visuals_free(Partita__V1__Visual **v) { free(v); }
+void visuals_free(Partita__V1__Visual **v) { free(v); }
 
 typedef struct {
   Partita__V1__JointMarker msg;
   double point[3], axis[3];
 } marker;
 
-Partita__V1__JointMarker **viewer_joints_new(const pt_model *m, size_t *n) {
+Partita__V1__JointMarker **joint_markers_new(const pt_model *m, size_t *n) {
   int nj = pt_model_njoint(m);
   *n = 0;
   size_t bytes = (size_t)nj * (sizeof(Partita__V1__JointMarker *) + sizeof(marker));
@@ -82,13 +92,4 @@ Partita__V1__JointMarker **viewer_joints_new(const pt_model *m, size_t *n) {
   return jp;
 }
 
-void viewer_joints_free(Partita__V1__JointMarker **j) { free(j); }
-
-// /mesh/MODEL/INDEX.EXT: the extension tells the page which loader to use.
-void viewer_mesh_url(char *out, size_t cap, const char *model, int index, const char *path) {
-  const char *dot = strrchr(path, '.');
-  char ext[8] = "";
-  for (int k = 0; dot && k < 3 && dot[1 + k]; k++)
-    ext[k] = (char)(dot[1 + k] | 0x20);   // ASCII lower case
-  snprintf(out, cap, "/mesh/%s/%d.%s", model, index, ext);
-}
+void joint_markers_free(Partita__V1__JointMarker **j) { free(j); }

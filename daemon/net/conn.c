@@ -1,15 +1,16 @@
 // conn.c: client connections: accepting, reading frames, the output buffer and its backlog
-// limits, closing. It calls nothing above itself: requests, closes and status replies go
-// through the server's callbacks (server.c sets them).
+// limits, closing, the periodic checks. It calls nothing above itself: requests, closes and
+// status replies go through the hooks of struct net (conn.h), which the layer above sets.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/log.h"
-#include "server.h"
+#include "envelope.h"
+#include "net/conn.h"
 
-uint64_t server_now_ms(void) { return uv_hrtime() / 1000000; }
+uint64_t net_now_ms(void) { return uv_hrtime() / 1000000; }
 
 static void conn_free(conn *c) {
   ptc_frame_decoder_free(&c->dec);
@@ -19,19 +20,19 @@ static void conn_free(conn *c) {
 }
 
 static void closed(conn *c) {
-  server *srv = c->srv;
+  net *n = c->net;
   c->closed = 1;
   if (c->prev)
     c->prev->next = c->next;
   else
-    srv->conns = c->next;
+    n->conns = c->next;
   if (c->next)
     c->next->prev = c->prev;
-  srv->nclients--;
+  n->nclients--;
   if (c->inflight == 0)
     conn_free(c);
-  if (srv->on_work_done)
-    srv->on_work_done(srv);
+  if (n->on_work_done)
+    n->on_work_done(n);
 }
 
 static void on_close(uv_handle_t *h) { closed(h->data); }
@@ -44,8 +45,8 @@ void conn_close(conn *c, const char *why) {
   if (why)   // an ordinary goodbye is not news; anything else is
     log_msg(strcmp(why, "peer closed") ? LOG_INFO : LOG_DEBUG, "client %s: closed: %s", c->peer,
             why);
-  if (c->srv->on_conn_closing)
-    c->srv->on_conn_closing(c);
+  if (c->net->on_conn_closing)
+    c->net->on_conn_closing(c);
   if (c->detached) {
     closed(c);
     return;
@@ -65,12 +66,12 @@ void conn_request_done(conn *c) {
   }
   if (c->closing)
     return;
-  if (!c->reading && !c->close_when_flushed && !c->srv->stopping &&
-      c->inflight < c->srv->cfg.limits.max_in_flight)
+  if (!c->reading && !c->close_when_flushed && !c->net->stopping &&
+      c->inflight < c->net->cfg->limits.max_in_flight)
     conn_resume(c);
-  if ((c->close_when_flushed || c->srv->stopping) && c->inflight == 0 && !c->writing &&
+  if ((c->close_when_flushed || c->net->stopping) && c->inflight == 0 && !c->writing &&
       c->olen == 0)
-    conn_close(c, c->srv->stopping ? NULL : "after error");
+    conn_close(c, c->net->stopping ? NULL : "after error");
 }
 
 size_t conn_backlog(const conn *c) {
@@ -82,7 +83,7 @@ static void start_write(conn *c);
 static void on_write(uv_write_t *w, int status) {
   conn *c = w->data;
   c->writing = 0;
-  c->srv->bytes_out += status == 0 ? c->wlen : 0;
+  c->net->bytes_out += status == 0 ? c->wlen : 0;
   c->wlen = 0;
   if (c->closing)
     return;
@@ -92,8 +93,8 @@ static void on_write(uv_write_t *w, int status) {
   }
   if (c->olen) {
     start_write(c);
-  } else if ((c->close_when_flushed || c->srv->stopping) && c->inflight == 0) {
-    conn_close(c, c->srv->stopping ? NULL : "after error");
+  } else if ((c->close_when_flushed || c->net->stopping) && c->inflight == 0) {
+    conn_close(c, c->net->stopping ? NULL : "after error");
   }
 }
 
@@ -123,8 +124,8 @@ static void start_write(conn *c) {
 static uint8_t *reserve(conn *c, size_t n) {
   if (c->closing)
     return NULL;
-  if (conn_backlog(c) + n > c->srv->cfg.limits.backlog_hard_bytes) {
-    c->srv->disconnects_slow++;
+  if (conn_backlog(c) + n > c->net->cfg->limits.backlog_hard_bytes) {
+    c->net->disconnects_slow++;
     conn_close(c, "output backlog over the hard limit");
     return NULL;
   }
@@ -160,9 +161,10 @@ void conn_send_msg(conn *c, const ProtobufCMessage *m) {
 // per-subscription fields are appended after the body (protobuf merges repeated occurrences
 // of a message's fields, so body + tail is one StateFrame) and the two envelopes
 // (ServerMessage.event = 2, Event.frame = 1) are written by hand around it.
-void conn_send_frame(conn *c, const uint8_t *body, size_t len, sub *sb) {
+void conn_send_frame(conn *c, const uint8_t *body, size_t len, uint64_t subscription,
+                     uint64_t sequence, uint64_t dropped) {
   wire_envelope e;
-  wire_state_envelope(&e, len, sb->id, sb->seq, sb->dropped);
+  wire_state_envelope(&e, len, subscription, sequence, dropped);
   uint8_t *p = reserve(c, e.nhead + len + e.ntail);
   if (!p)
     return;
@@ -175,9 +177,9 @@ void conn_send_frame(conn *c, const uint8_t *body, size_t len, sub *sb) {
 
 // Broken framing: say why (request id 0) and close once that is written.
 static void protocol_error(conn *c, const char *why) {
-  c->srv->disconnects_protocol++;
+  c->net->disconnects_protocol++;
   log_info("client %s: protocol error: %s", c->peer, why);
-  c->srv->send_status(c, 0, PARTITA__V1__STATUS__CODE__INVALID_ARGUMENT,
+  c->net->send_status(c, 0, PARTITA__V1__STATUS__CODE__INVALID_ARGUMENT,
                      "protocol error: %s; closing", why);
   c->close_when_flushed = 1;
   if (c->reading)
@@ -189,7 +191,7 @@ static void protocol_error(conn *c, const char *why) {
 
 static void process(conn *c) {
   while (!c->closing && !c->close_when_flushed && !c->auth_pending &&
-         c->inflight < c->srv->cfg.limits.max_in_flight) {
+         c->inflight < c->net->cfg->limits.max_in_flight) {
     const uint8_t *msg;
     size_t len;
     ptc_frame_status st = ptc_frame_next(&c->dec, &msg, &len);
@@ -204,13 +206,13 @@ static void process(conn *c) {
       protocol_error(c, "malformed Request message");
       return;
     }
-    c->srv->requests++;
-    c->srv->on_request(c, req);
+    c->net->requests++;
+    c->net->on_request(c, req);
     if (c->authed)
       c->identified = 1;
   }
   // Too many requests in flight: stop reading until some complete (backpressure).
-  if (!c->closing && c->reading && c->inflight >= c->srv->cfg.limits.max_in_flight) {
+  if (!c->closing && c->reading && c->inflight >= c->net->cfg->limits.max_in_flight) {
     uv_read_stop(&c->h.stream);
     c->reading = 0;
   }
@@ -219,7 +221,7 @@ static void process(conn *c) {
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   conn *c = h->data;
   (void)suggested;
-  *buf = uv_buf_init(c->srv->rbuf, sizeof(c->srv->rbuf));
+  *buf = uv_buf_init(c->net->rbuf, sizeof(c->net->rbuf));
 }
 
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
@@ -230,7 +232,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   }
   if (n == 0)
     return;
-  c->srv->bytes_in += (uint64_t)n;
+  c->net->bytes_in += (uint64_t)n;
   if (ptc_frame_feed(&c->dec, buf->base, (size_t)n) != PTC_FRAME_OK) {
     protocol_error(c, c->dec.error);
     return;
@@ -245,21 +247,21 @@ void conn_resume(conn *c) {
   if (c->detached)
     return;
   if (!c->closing && !c->close_when_flushed && !c->auth_pending &&
-      c->inflight < c->srv->cfg.limits.max_in_flight &&
+      c->inflight < c->net->cfg->limits.max_in_flight &&
       uv_read_start(&c->h.stream, on_alloc, on_read) == 0)
     c->reading = 1;
 }
 
 // At the client limit, the oldest connection that has not sent a first request (or, with a
 // token, completed Hello) makes room: idle sockets cannot lock real clients out.
-static int evict_idle(server *srv) {
+static int evict_idle(net *n) {
   conn *oldest = NULL;
-  for (conn *c = srv->conns; c; c = c->next)
+  for (conn *c = n->conns; c; c = c->next)
     if (!c->closing && !c->identified && c->inflight == 0 &&
         (!oldest || c->accepted_ms <= oldest->accepted_ms))
       oldest = c;
-  if (oldest && oldest != srv->conns) {   // srv->conns is the one just accepted
-    srv->disconnects_idle++;
+  if (oldest && oldest != n->conns) {   // n->conns is the one just accepted
+    n->disconnects_idle++;
     conn_close(oldest, "no request yet; room made for a new client");
     return 1;   // counted in nclients until its close callback has run
   }
@@ -269,7 +271,7 @@ static int evict_idle(server *srv) {
 // Connections open from c's address (c included); 0 for a Unix socket or a loopback
 // connection (a local process can open as many as it likes anyway; the bound is for peers on
 // the network, which need a token too).
-int conn_count_from(server *srv, const conn *c) {
+int conn_count_from(net *n, const conn *c) {
   static const uint8_t v6_loopback[16] = {[15] = 1};
   if (c->addr.ss_family == AF_INET &&
       (ntohl(((const struct sockaddr_in *)&c->addr)->sin_addr.s_addr) >> 24) == 127)
@@ -279,22 +281,22 @@ int conn_count_from(server *srv, const conn *c) {
     return 0;
   if (c->addr.ss_family != AF_INET && c->addr.ss_family != AF_INET6)
     return 0;
-  int n = 0;
-  for (const conn *o = srv->conns; o; o = o->next) {
+  int count = 0;
+  for (const conn *o = n->conns; o; o = o->next) {
     if (o->closing || o->addr.ss_family != c->addr.ss_family)
       continue;
     if (c->addr.ss_family == AF_INET)
-      n += ((const struct sockaddr_in *)&o->addr)->sin_addr.s_addr ==
+      count += ((const struct sockaddr_in *)&o->addr)->sin_addr.s_addr ==
            ((const struct sockaddr_in *)&c->addr)->sin_addr.s_addr;
     else
-      n += memcmp(&((const struct sockaddr_in6 *)&o->addr)->sin6_addr,
+      count += memcmp(&((const struct sockaddr_in6 *)&o->addr)->sin6_addr,
                   &((const struct sockaddr_in6 *)&c->addr)->sin6_addr, 16) == 0;
   }
-  return n;
+  return count;
 }
 
 void conn_accept(uv_stream_t *listener, int status) {
-  server *srv = listener->data;
+  net *n = listener->data;
   if (status < 0) {
     log_warn("accept: %s", uv_strerror(status));
     return;
@@ -302,31 +304,31 @@ void conn_accept(uv_stream_t *listener, int status) {
   conn *c = calloc(1, sizeof(*c));
   if (!c)
     return;
-  c->srv = srv;
-  c->id = ++srv->next_conn_id;
-  c->accepted_ms = server_now_ms();
-  c->authed = srv->cfg.auth_token[0] == 0;
+  c->net = n;
+  c->id = ++n->next_conn_id;
+  c->accepted_ms = net_now_ms();
+  c->authed = n->cfg->auth_token[0] == 0;
   // a stranger's frames are not unpacked beyond a few KiB until Hello succeeds
-  ptc_frame_decoder_init(&c->dec, c->authed ? srv->cfg.limits.max_frame_bytes
+  ptc_frame_decoder_init(&c->dec, c->authed ? n->cfg->limits.max_frame_bytes
                                             : PD_UNAUTH_FRAME_BYTES);
-  int rc = listener == (uv_stream_t *)&srv->tcp ? uv_tcp_init(srv->loop, &c->h.tcp)
-                                                 : uv_pipe_init(srv->loop, &c->h.pipe, 0);
+  int rc = listener == (uv_stream_t *)&n->tcp ? uv_tcp_init(n->loop, &c->h.tcp)
+                                                 : uv_pipe_init(n->loop, &c->h.pipe, 0);
   if (rc < 0) {
     conn_free(c);
     return;
   }
   c->h.handle.data = c;
-  c->next = srv->conns;
-  if (srv->conns)
-    srv->conns->prev = c;
-  srv->conns = c;
-  srv->nclients++;
+  c->next = n->conns;
+  if (n->conns)
+    n->conns->prev = c;
+  n->conns = c;
+  n->nclients++;
   if (uv_accept(listener, &c->h.stream) < 0) {
     conn_close(c, "accept failed");
     return;
   }
   snprintf(c->peer, sizeof(c->peer), "#%llu", (unsigned long long)c->id);
-  if (listener == (uv_stream_t *)&srv->tcp) {
+  if (listener == (uv_stream_t *)&n->tcp) {
     struct sockaddr_storage ss;
     int len = sizeof(ss);
     char ip[48] = "?";
@@ -344,18 +346,18 @@ void conn_accept(uv_stream_t *listener, int status) {
       }
     }
   }
-  int full = srv->nclients > srv->cfg.limits.max_clients;
-  if (full && !srv->stopping && evict_idle(srv))
+  int full = n->nclients > n->cfg->limits.max_clients;
+  if (full && !n->stopping && evict_idle(n))
     full = 0;
-  int same_peer = conn_count_from(srv, c) > srv->cfg.limits.max_clients_per_peer;
-  if (srv->stopping || full || same_peer) {
-    srv->refused_clients++;
-    srv->send_status(c, 0, PARTITA__V1__STATUS__CODE__RESOURCE_EXHAUSTED, "%s (limit %d)",
-                     srv->stopping ? "server shutting down"
+  int same_peer = conn_count_from(n, c) > n->cfg->limits.max_clients_per_peer;
+  if (n->stopping || full || same_peer) {
+    n->refused_clients++;
+    n->send_status(c, 0, PARTITA__V1__STATUS__CODE__RESOURCE_EXHAUSTED, "%s (limit %d)",
+                     n->stopping ? "server shutting down"
                      : same_peer   ? "too many connections from this address"
                                    : "too many clients",
-                     same_peer ? srv->cfg.limits.max_clients_per_peer
-                               : srv->cfg.limits.max_clients);
+                     same_peer ? n->cfg->limits.max_clients_per_peer
+                               : n->cfg->limits.max_clients);
     c->close_when_flushed = 1;
     if (!c->writing)
       conn_close(c, "refused");
@@ -370,34 +372,92 @@ void conn_accept(uv_stream_t *listener, int status) {
 // Connections without a socket, for tests and the fuzzer: requests are fed in as bytes and
 // the answers stay in the output buffer (obuf, olen) for the caller to read.
 
-conn *conn_detached(server *srv) {
+conn *conn_detached(net *n) {
   conn *c = calloc(1, sizeof(*c));
   if (!c)
     return NULL;
-  c->srv = srv;
-  c->id = ++srv->next_conn_id;
+  c->net = n;
+  c->id = ++n->next_conn_id;
   c->detached = 1;
-  c->accepted_ms = server_now_ms();
-  c->authed = srv->cfg.auth_token[0] == 0;
-  ptc_frame_decoder_init(&c->dec, c->authed ? srv->cfg.limits.max_frame_bytes
+  c->accepted_ms = net_now_ms();
+  c->authed = n->cfg->auth_token[0] == 0;
+  ptc_frame_decoder_init(&c->dec, c->authed ? n->cfg->limits.max_frame_bytes
                                             : PD_UNAUTH_FRAME_BYTES);
   snprintf(c->peer, sizeof(c->peer), "#%llu (detached)", (unsigned long long)c->id);
-  c->next = srv->conns;
-  if (srv->conns)
-    srv->conns->prev = c;
-  srv->conns = c;
-  srv->nclients++;
+  c->next = n->conns;
+  if (n->conns)
+    n->conns->prev = c;
+  n->conns = c;
+  n->nclients++;
   return c;
 }
 
 int conn_feed(conn *c, const void *data, size_t n) {
   if (c->closing)
     return -1;
-  c->srv->bytes_in += n;
+  c->net->bytes_in += n;
   if (ptc_frame_feed(&c->dec, data, n) != PTC_FRAME_OK) {
     protocol_error(c, c->dec.error);
     return -1;
   }
   process(c);
   return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The periodic checks and the shutdown.
+
+void net_tick(net *n) {
+  uint64_t now = net_now_ms();
+  for (conn *c = n->conns, *next; c; c = next) {
+    next = c->next;
+    if (c->closing)
+      continue;
+    if (conn_backlog(c) > n->cfg->limits.backlog_soft_bytes) {
+      if (!c->soft_since)
+        c->soft_since = now;
+      else if (now - c->soft_since > (uint64_t)n->cfg->limits.slow_timeout_ms) {
+        n->disconnects_slow++;
+        conn_close(c, "output backlog over the soft limit for too long");
+        continue;
+      }
+    } else {
+      c->soft_since = 0;
+    }
+    if (c->auth_pending && now >= c->auth_answer_ms) {   // the delayed answer to a wrong token
+      c->auth_pending = 0;
+      c->close_when_flushed = 1;
+      n->send_status(c, c->auth_answer_id, PARTITA__V1__STATUS__CODE__UNAUTHENTICATED,
+                     "bad or missing token; closing");
+      continue;
+    }
+    if (!c->identified && !c->auth_pending && !n->stopping &&
+        now - c->accepted_ms > (uint64_t)n->cfg->limits.hello_timeout_ms) {
+      n->disconnects_idle++;
+      conn_close(c, n->cfg->auth_token[0] ? "no Hello with the token in time"
+                                          : "no request in time");
+      continue;
+    }
+    // at shutdown, give in-flight answers 1.5 s to drain, then close regardless
+    if (n->stopping && (now - n->stop_ms > 1500 ||
+                        (c->inflight == 0 && !c->writing && c->olen == 0)))
+      conn_close(c, NULL);
+  }
+}
+
+void net_shutdown(net *n) {
+  n->stopping = 1;
+  n->stop_ms = net_now_ms();
+  if (n->has_tcp)
+    uv_close((uv_handle_t *)&n->tcp, NULL);
+  if (n->has_pipe) {
+    uv_close((uv_handle_t *)&n->pipe, NULL);
+    unlink(n->cfg->socket);
+  }
+  n->has_tcp = n->has_pipe = 0;
+  for (conn *c = n->conns; c; c = c->next) {
+    if (c->reading && !c->closing)
+      uv_read_stop(&c->h.stream);
+    c->reading = 0;
+  }
 }

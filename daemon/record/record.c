@@ -1,6 +1,7 @@
 // record.c: recording a live model (record.h, docs/recording.md): the loop thread's side:
-// Record / StopRecording / GetRecording, record.all, the duration, the end of a recording.
-// The simulation thread's side is record_sim.c, the writer thread record_writer.c.
+// starting (Record, record.all) and stopping (StopRecording, the duration, unload) a
+// recording, its end, and its counts for GetRecording. The simulation thread's side is
+// record_sim.c, the writer thread record_writer.c.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +14,13 @@
 #define REC_FIELDS_DEFAULT (FIELD(ALL) & ~FIELD(BODIES))   // what replay compares
 #define POLL_MS 10            // the loop's look at a recording (duration, end)
 
-typedef struct {
+// The counts of a model's last recording, kept for GetRecording after it ended.
+struct rec_last {
   char path[PATH_MAX];
   uint64_t nstate, ndropped, ninput, nevent, ndropped_events, bytes;
   uint32_t every_k, fields;
   char error[400];
-} rec_last;
+};
 
 static uint64_t now_ms(void) {
   struct timespec t;
@@ -38,8 +40,8 @@ static void free_recorder(recorder *r) {
 
 static void on_timer_closed(uv_handle_t *h) { free_recorder(h->data); }
 
-static void keep_last(sim *s, recorder *r) {
-  rec_last *l = s->rec_last ? s->rec_last : calloc(1, sizeof(rec_last));
+static void keep_last(rec_model *rm, recorder *r) {
+  rec_last *l = rm->last ? rm->last : calloc(1, sizeof(rec_last));
   if (!l)
     return;
   snprintf(l->path, sizeof(l->path), "%s", r->path);
@@ -58,13 +60,13 @@ static void keep_last(sim *s, recorder *r) {
              "up): the recording ended there");
   else
     l->error[0] = '\0';
-  s->rec_last = l;
+  rm->last = l;
 }
 
 // The writer has finished: join it, keep the counts, free the recorder.
 static void finish(sim *s, recorder *r) {
   pthread_join(r->writer, NULL);
-  keep_last(s, r);
+  keep_last(r->rm, r);
   log_info("model %s: recording %s ended: %llu state frames (%llu dropped), %llu inputs, "
            "%llu events (%llu dropped), %llu bytes", s->name, r->path,
            (unsigned long long)atomic_load(&r->nstate),
@@ -73,14 +75,11 @@ static void finish(sim *s, recorder *r) {
            (unsigned long long)atomic_load(&r->nevent),
            (unsigned long long)atomic_load(&r->ndropped_events),
            (unsigned long long)atomic_load(&r->bytes));
-  atomic_store(&s->rec, NULL);
+  atomic_store_explicit(&s->tap, NULL, memory_order_release);
+  r->rm->cur = NULL;
   uv_timer_stop(&r->timer);
-  conn *c = r->unload_conn;
-  if (c) {   // an UnloadModel waiting for the file to be complete
-    if (!c->closing)
-      reply_status(c, r->unload_id, STATUS(OK), "%s", "");
-    conn_request_done(c);
-  }
+  if (r->waiter)   // an UnloadModel waiting for the file to be complete
+    r->waiter->done(r->waiter);
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
   sim_unref(s);
 }
@@ -93,7 +92,7 @@ static void request_stop(sim *s, recorder *r) {
   while ((st == R_STARTING || st == R_ACTIVE) &&
          !atomic_compare_exchange_weak(&r->state, &st, R_STOP)) {
   }
-  sem_post(&s->wake);   // a paused model's thread looks at it now
+  sim_wake(s);   // a paused model's thread looks at it now
 }
 
 static void on_timer(uv_timer_t *t) {
@@ -156,11 +155,11 @@ static int resolve_path(const config *cfg, const char *path, char *out, size_t c
 
 // Creates the recorder, its file and its writer; the simulation thread starts it at its next
 // step boundary. A Partita status code.
-static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, uint32_t fields,
-                 double duration, char *err, size_t errlen) {
+static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint32_t every_k,
+                 uint32_t fields, double duration, char *err, size_t errlen) {
   const config *cfg = s->cfg;
-  const rec_source *src = s->rec_src;
-  if (record_current(s)) {
+  const rec_source *src = rm->src;
+  if (rm->cur) {
     snprintf(err, errlen, "model %s is already recording", s->name);
     return STATUS(ALREADY_EXISTS);
   }
@@ -173,7 +172,9 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
     snprintf(err, errlen, "out of memory");
     return STATUS(RESOURCE_EXHAUSTED);
   }
+  r->tap.ops = &record_tap_ops;
   r->s = s;
+  r->rm = rm;
   snprintf(r->path, sizeof(r->path), "%s", full);
   r->every_k = every_k ? every_k : 1;
   r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & FIELD(ALL);
@@ -226,8 +227,9 @@ static int start(sim *s, uv_loop_t *loop, const char *full, uint32_t every_k, ui
   if (duration > 0)
     r->stop_at_ms = now_ms() + (uint64_t)(duration * 1000.0);
   sim_ref(s);   // the model stays allocated while its recording finishes
-  atomic_store_explicit(&s->rec, r, memory_order_release);
-  sem_post(&s->wake);
+  rm->cur = r;
+  atomic_store_explicit(&s->tap, &r->tap, memory_order_release);
+  sim_wake(s);
   log_info("model %s: recording to %s (every %u steps, fields %u)", s->name, full, r->every_k,
            r->fields);
   return STATUS(OK);
@@ -242,16 +244,16 @@ static int text_format(const char *path, const char *text) {
   return *text == '<' ? 2 : 1;
 }
 
-void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
+void record_on_load(rec_model *rm, sim *s, const rec_origin *o, uv_loop_t *loop) {
   rec_source *src = calloc(1, sizeof(*src));
   if (!src)
     return;
-  if (o->src_text) {
-    src->text = malloc(o->src_len + 1);
+  if (o->text) {
+    src->text = malloc(o->len + 1);
     if (src->text) {
-      memcpy(src->text, o->src_text, o->src_len);
-      src->text[o->src_len] = '\0';
-      src->len = o->src_len;
+      memcpy(src->text, o->text, o->len);
+      src->text[o->len] = '\0';
+      src->len = o->len;
     }
   }
   if (!src->text) {
@@ -259,13 +261,13 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
     log_warn("model %s: its text is not available: it cannot be recorded", s->name);
     return;
   }
-  const char *name = o->src_name ? o->src_name : "<LoadModel>";
+  const char *name = o->name ? o->name : "<LoadModel>";
   snprintf(src->source, sizeof(src->source), "%s", name);
-  src->format = o->src_format ? o->src_format : text_format(name, src->text);
+  src->format = o->format ? o->format : text_format(name, src->text);
   src->floating_base = o->floating_base;
   src->balance_inertia = o->balance_inertia;
   src->no_joint_limits = o->no_joint_limits;
-  s->rec_src = src;
+  rm->src = src;
   if (s->cfg->record.all) {
     char file[600], full[PATH_MAX], err[400];
     time_t now = time(NULL);
@@ -282,31 +284,29 @@ void record_on_load(sim *s, const sim_opts *o, uv_loop_t *loop) {
       rc = resolve_path(s->cfg, file, full, sizeof(full), err, sizeof(err));
     }
     if (rc == STATUS(OK))
-      rc = start(s, loop, full, s->cfg->record.every_k, s->cfg->record.fields, 0, err,
+      rc = start(rm, s, loop, full, s->cfg->record.every_k, s->cfg->record.fields, 0, err,
                  sizeof(err));
     if (rc != STATUS(OK))
       log_error("model %s: recording from load: %s", s->name, err);
   }
 }
 
-int record_on_unload(sim *s, conn *c, uint64_t id) {
-  recorder *r = record_current(s);
+int record_on_unload(rec_model *rm, rec_waiter *w) {
+  recorder *r = rm->cur;
   if (!r)
     return 0;
   // the model's thread is gone: nothing more comes; the writer drains the rings, ends the
   // file and sets writer_done, which on_timer (every POLL_MS) sees and finishes
   atomic_store(&r->state, R_DONE);
   r->stopping = 1;
-  if (!c || r->unload_conn)
+  if (!w || r->waiter)
     return 0;
-  r->unload_conn = c;
-  r->unload_id = id;
-  c->inflight++;   // the connection stays allocated until the answer
+  r->waiter = w;
   return 1;
 }
 
-void record_on_unload_wait(sim *s) {
-  recorder *r = record_current(s);
+void record_on_unload_wait(rec_model *rm) {
+  recorder *r = rm->cur;
   if (!r)
     return;
   atomic_store(&r->state, R_DONE);
@@ -314,91 +314,66 @@ void record_on_unload_wait(sim *s) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  finish(s, r);
+  finish(r->s, r);
 }
 
-void record_free(sim *s) {
-  rec_source *src = s->rec_src;
+void record_release(rec_model *rm) {
+  rec_source *src = rm->src;
   if (src)
     free(src->text);
   free(src);
-  free(s->rec_last);
-  s->rec_src = NULL;
-  s->rec_last = NULL;
+  free(rm->last);
+  rm->src = NULL;
+  rm->last = NULL;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Record, StopRecording, GetRecording.
 
-static void reply_record(conn *c, uint64_t id, sim *s) {
-  Partita__V1__RecordStatus st = PARTITA__V1__RECORD_STATUS__INIT;
-  pb_response resp = PARTITA__V1__RESPONSE__INIT;
-  recorder *r = record_current(s);
-  rec_last *l = s->rec_last;
-  st.model = s->name;
-  if (r) {
-    st.path = r->path;
-    st.active = 1;
-    st.state_frames = atomic_load(&r->nstate);
-    st.dropped_frames = atomic_load(&r->ndropped);
-    st.inputs = atomic_load(&r->ninput);
-    st.events = atomic_load(&r->nevent);
-    st.dropped_events = atomic_load(&r->ndropped_events);
-    st.bytes = atomic_load(&r->bytes);
-    st.every_k = r->every_k;
-    st.fields = r->fields;
-  } else if (l) {
-    st.path = l->path;
-    st.state_frames = l->nstate;
-    st.dropped_frames = l->ndropped;
-    st.inputs = l->ninput;
-    st.events = l->nevent;
-    st.dropped_events = l->ndropped_events;
-    st.bytes = l->bytes;
-    st.every_k = l->every_k;
-    st.fields = l->fields;
-    st.error = l->error;
-  }
-  resp.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_RECORD_STATUS;
-  resp.record_status = &st;
-  reply(c, id, &resp);
+int record_start(rec_model *rm, sim *s, uv_loop_t *loop, const char *path, uint32_t every_k,
+                 uint32_t fields, double duration, char *err, size_t errlen) {
+  char full[PATH_MAX];
+  int rc = resolve_path(s->cfg, path, full, sizeof(full), err, errlen);
+  if (rc == STATUS(OK))
+    rc = start(rm, s, loop, full, every_k, fields, duration, err, errlen);
+  return rc;
 }
 
-void record_request(conn *c, Partita__V1__Request *q, sim *s) {
-  char err[600];
-  if (q->op_case == PARTITA__V1__REQUEST__OP_RECORD) {
-    const Partita__V1__Record *rq = q->record;
-    char full[PATH_MAX];
-    if (!(rq->duration >= 0 && rq->duration <= 1e7)) {
-      reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Record: duration must be in [0, 1e7] s");
-      return;
-    }
-    if (rq->fields > FIELD(ALL)) {
-      reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Record: unknown field bits %u",
-                   rq->fields);
-      return;
-    }
-    if (record_current(s)) {
-      reply_status(c, q->id, STATUS(ALREADY_EXISTS), "model %s is already recording to %s",
-                   s->name, record_current(s)->path);
-      return;
-    }
-    int rc = resolve_path(s->cfg, rq->path, full, sizeof(full), err, sizeof(err));
-    if (rc == STATUS(OK))
-      rc = start(s, c->srv->loop, full, rq->every_k, rq->fields, rq->duration, err,
-                 sizeof(err));
-    if (rc != STATUS(OK)) {
-      reply_status(c, q->id, rc, "%s", err);
-      return;
-    }
-  } else if (q->op_case == PARTITA__V1__REQUEST__OP_STOP_RECORDING) {
-    recorder *r = record_current(s);
-    if (!r) {
-      reply_status(c, q->id, STATUS(FAILED_PRECONDITION), "model %s is not recording",
-                   s->name);
-      return;
-    }
-    request_stop(s, r);
+int record_stop(rec_model *rm) {
+  recorder *r = rm->cur;
+  if (!r)
+    return -1;
+  request_stop(r->s, r);
+  return 0;
+}
+
+const char *record_path(const rec_model *rm) { return rm->cur ? rm->cur->path : NULL; }
+
+void record_status(const rec_model *rm, sim *s, Partita__V1__RecordStatus *st) {
+  const recorder *r = rm->cur;
+  const rec_last *l = rm->last;
+  st->model = s->name;
+  if (r) {
+    st->path = (char *)r->path;
+    st->active = 1;
+    st->state_frames = atomic_load(&r->nstate);
+    st->dropped_frames = atomic_load(&r->ndropped);
+    st->inputs = atomic_load(&r->ninput);
+    st->events = atomic_load(&r->nevent);
+    st->dropped_events = atomic_load(&r->ndropped_events);
+    st->bytes = atomic_load(&r->bytes);
+    st->every_k = r->every_k;
+    st->fields = r->fields;
+  } else if (l) {
+    st->path = (char *)l->path;
+    st->state_frames = l->nstate;
+    st->dropped_frames = l->ndropped;
+    st->inputs = l->ninput;
+    st->events = l->nevent;
+    st->dropped_events = l->ndropped_events;
+    st->bytes = l->bytes;
+    st->every_k = l->every_k;
+    st->fields = l->fields;
+    st->error = (char *)l->error;
   }
-  reply_record(c, q->id, s);
 }

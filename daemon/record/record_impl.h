@@ -10,9 +10,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/protocol.h"
+#include "base/spsc.h"
 #include "record/record.h"
 #include "recording.h"
-#include "server.h"
 
 enum { R_STARTING, R_ACTIVE, R_STOP, R_DONE };   // recorder.state
 
@@ -31,8 +32,21 @@ typedef struct {
   sim_event ev;
 } rec_ev;
 
+// The model text a recording embeds, kept by the model from its load (rec_model.src).
+struct rec_source {
+  char *text;
+  size_t len;
+  char source[256];       // the file it came from ("<LoadModel>" when unnamed)
+  int format;             // 1 YAML, 2 URDF
+  int floating_base;
+  int balance_inertia;
+  int no_joint_limits;
+};
+
 struct recorder {
+  sim_tap tap;                      // what the model's thread calls (record_sim.c)
   sim *s;
+  rec_model *rm;                    // the model's recordings (its last counts go there)
   char path[PATH_MAX];
   rec_writer *w;                    // the writer thread's
   spsc states, inputs, events;      // sim -> writer
@@ -52,15 +66,11 @@ struct recorder {
   uv_timer_t timer;
   uint64_t stop_at_ms;              // 0: no duration
   int stopping;
-  struct conn *unload_conn;         // an UnloadModel answered once the file is complete
-  uint64_t unload_id;
+  rec_waiter *waiter;               // an UnloadModel answered once the file is complete
 };
 
-// The last recording of a model, kept for GetRecording after it ended.
-
-static inline recorder *record_current(sim *s) {
-  return atomic_load_explicit(&s->rec, memory_order_acquire);
-}
+// The tap's ops (record_sim.c): the model's thread calls them through sim.tap.
+extern const sim_tap_ops record_tap_ops;
 
 static inline int64_t record_wall_now(void) {
   struct timespec t;

@@ -1,6 +1,8 @@
-// record_sim.c: the simulation thread's side of a recording (record.h): records go into the
-// recording's rings at step boundaries. Nothing here allocates, locks or waits: a ring slot,
-// or a counted drop (states), or the end of the recording (inputs, see record.h).
+// record_sim.c: the simulation thread's side of a recording (record.h): a tap on the model's
+// thread (sim.h), installed while the recording runs, puts records into the recording's rings
+// at step boundaries. Nothing here allocates, locks or waits: a ring slot, or a counted drop
+// (states), or the end of the recording (inputs, see record.h).
+#include <stddef.h>
 #include <string.h>
 
 #include "record/record_impl.h"
@@ -34,10 +36,13 @@ static rec_in *claim_input(sim *s, recorder *r, uint32_t kind) {
   return in;
 }
 
-static recorder *active(sim *s) {
-  recorder *r = record_current(s);
-  if (!r)
-    return NULL;
+static recorder *of(sim_tap *t) {
+  return (recorder *)(void *)((char *)t - offsetof(recorder, tap));
+}
+
+// The recorder when it takes records now (NULL: starting or ending).
+static recorder *active(sim_tap *t) {
+  recorder *r = of(t);
   int st = atomic_load_explicit(&r->state, memory_order_acquire);
   if (st == R_STOP) {
     atomic_store(&r->state, R_DONE);
@@ -46,10 +51,8 @@ static recorder *active(sim *s) {
   return st == R_ACTIVE ? r : NULL;
 }
 
-void record_tick(sim *s) {
-  recorder *r = record_current(s);
-  if (!r)
-    return;
+static void tick(sim_tap *t, sim *s) {
+  recorder *r = of(t);
   int st = atomic_load_explicit(&r->state, memory_order_acquire);
   if (st == R_STARTING) {
     put_state(s, r);   // the state the recording starts from
@@ -60,20 +63,20 @@ void record_tick(sim *s) {
   }
 }
 
-void record_after_step(sim *s) {
-  recorder *r = active(s);
+static void after_step(sim_tap *t, sim *s) {
+  recorder *r = active(t);
   if (r && pt_nstep(s->d) % r->every_k == 0)
     put_state(s, r);
 }
 
-void record_state_now(sim *s) {
-  recorder *r = active(s);
+static void state_now(sim_tap *t, sim *s) {
+  recorder *r = active(t);
   if (r)
     put_state(s, r);
 }
 
-void record_input(sim *s, const input_rec *rec) {
-  recorder *r = active(s);
+static void input(sim_tap *t, sim *s, const input_rec *rec) {
+  recorder *r = active(t);
   rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__INPUTS) : NULL;
   if (!in)
     return;
@@ -84,8 +87,8 @@ void record_input(sim *s, const input_rec *rec) {
   spsc_publish(&r->inputs);
 }
 
-void record_watchdog(sim *s, int zeroed) {
-  recorder *r = active(s);
+static void watchdog_fired(sim_tap *t, sim *s, int zeroed) {
+  recorder *r = active(t);
   rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__WATCHDOG) : NULL;
   if (!in)
     return;
@@ -94,16 +97,16 @@ void record_watchdog(sim *s, int zeroed) {
   spsc_publish(&r->inputs);
 }
 
-void record_reset(sim *s) {
-  recorder *r = active(s);
+static void reset(sim_tap *t, sim *s) {
+  recorder *r = active(t);
   rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__RESET) : NULL;
   if (in)
     spsc_publish(&r->inputs);
 }
 
-void record_set_state(sim *s, const pt_assign *pos, int npos, const pt_assign *vel,
+static void set_state(sim_tap *t, sim *s, const pt_assign *pos, int npos, const pt_assign *vel,
                       int nvel) {
-  recorder *r = active(s);
+  recorder *r = active(t);
   rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__SET_STATE) : NULL;
   if (!in)
     return;
@@ -114,8 +117,9 @@ void record_set_state(sim *s, const pt_assign *pos, int npos, const pt_assign *v
   spsc_publish(&r->inputs);
 }
 
-void record_event(sim *s, const sim_event *ev) {
-  recorder *r = active(s);
+static void event(sim_tap *t, sim *s, const sim_event *ev) {
+  (void)s;
+  recorder *r = active(t);
   if (!r)
     return;
   rec_ev *e = spsc_claim(&r->events);
@@ -128,3 +132,14 @@ void record_event(sim *s, const sim_event *ev) {
   e->ev = *ev;
   spsc_publish(&r->events);
 }
+
+const sim_tap_ops record_tap_ops = {
+    .tick = tick,
+    .after_step = after_step,
+    .input = input,
+    .watchdog = watchdog_fired,
+    .reset = reset,
+    .set_state = set_state,
+    .state_now = state_now,
+    .event = event,
+};

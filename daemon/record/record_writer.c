@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/log.h"
+#include "model/state.h"
 #include "record/record_impl.h"
 
 #define WRITER_IDLE_NS 2000000
@@ -140,7 +141,7 @@ void *record_writer_main(void *arg) {
       while ((st == R_STARTING || st == R_ACTIVE) &&
              !atomic_compare_exchange_weak(&r->state, &st, R_STOP)) {
       }
-      sem_post(&r->s->wake);
+      sim_wake(r->s);
     }
     if (failed) {   // keep the rings empty until the simulation thread lets go
       while (spsc_peek(&r->states))

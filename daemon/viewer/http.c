@@ -23,11 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "viewer/http.h"
+#include "addr.h"
 #include "base/log.h"
-#include "viewer/pbjson.h"
 #include "base/text.h"
-#include "model/visuals.h"
+#include "model/state.h"
+#include "viewer/http.h"
+#include "viewer/pbjson.h"
 
 #ifndef PD_WEB_SRC
 #define PD_WEB_SRC ""
@@ -71,6 +72,7 @@ typedef struct session {
 
 struct viewer {
   server *srv;
+  stats_source stats;              // the counters below, added to GetStats
   struct lws_context *ctx;
   struct lws_http_mount mounts[3];
   char web_root[CFG_STR];
@@ -200,7 +202,7 @@ static void drain_conn(session *s) {
 static void do_request(session *s, json_object *rq) {
   server *srv = s->v->srv;
   if (!s->c) {
-    s->c = conn_detached(srv);
+    s->c = conn_detached(&srv->net);
     if (!s->c) {
       text_error(s, "out of memory");
       return;
@@ -210,7 +212,6 @@ static void do_request(session *s, json_object *rq) {
     s->c->identified = 1;
     s->c->dec.max_frame = srv->cfg.limits.max_frame_bytes;
     snprintf(s->c->peer, sizeof(s->c->peer), "#%llu (viewer)", (unsigned long long)s->c->id);
-    s->c->viewer = s;
     if (s->dec_init)   // a connection before this one was closed by the server
       ptc_frame_decoder_free(&s->dec);
     ptc_frame_decoder_init(&s->dec, (size_t)1 << 30);
@@ -270,7 +271,7 @@ static size_t frame_bytes(const sim *m) {
 }
 
 static void watch(session *s, const char *name) {
-  sim *m = server_find_model(s->v->srv, name);
+  sim *m = registry_find(s->v->srv, name);
   if (!m) {
     text_error(s, "no such model");
     return;
@@ -282,7 +283,7 @@ static void watch(session *s, const char *name) {
   }
   if (s->watch != name)
     snprintf(s->watch, sizeof(s->watch), "%s", name);
-  s->watch_serial = m->serial;
+  s->watch_serial = entry_of(m)->serial;
   s->drops_in_row = 0;
   json_object *j = info_json(m);
   if (j)
@@ -326,12 +327,12 @@ static void on_tick(uv_timer_t *t) {
   for (session *s = v->sessions; s; s = s->next) {
     if (!s->watch[0] || s->closing)
       continue;
-    sim *m = server_find_model(srv, s->watch);
+    sim *m = registry_find(srv, s->watch);
     if (!m) {
       s->watch[0] = 0;
       ring_free(s);
       text_push_obj(s, "unloaded", json_object_new_boolean(1));
-    } else if (m->serial != s->watch_serial) {
+    } else if (entry_of(m)->serial != s->watch_serial) {
       watch(s, s->watch);
     }
   }
@@ -401,11 +402,10 @@ static void on_text(session *s, const char *text, size_t len) {
 
 // The server closed a session's connection (a limit, shutdown): the session forgets it, and
 // makes a new one at its next request.
-void http_conn_closing(conn *c) {
-  session *s = c->viewer;
-  c->viewer = NULL;
-  if (s && s->c == c)
-    s->c = NULL;
+void http_conn_closing(viewer *v, conn *c) {
+  for (session *s = v->sessions; s; s = s->next)
+    if (s->c == c)
+      s->c = NULL;
 }
 
 static void session_end(session *s) {
@@ -420,7 +420,6 @@ static void session_end(session *s) {
   s->prev = s->next = NULL;
   if (s->c) {
     conn *c = s->c;
-    c->viewer = NULL;
     s->c = NULL;
     conn_close(c, NULL);
   }
@@ -561,7 +560,7 @@ static int serve_mesh(struct lws *wsi, viewer *v, const char *path) {
     name[slash - p] = 0;
     index = atoi(slash + 1);
   }
-  sim *m = slash ? server_find_model(v->srv, name) : NULL;
+  sim *m = slash ? registry_find(v->srv, name) : NULL;
   const pt_visual *vis = m ? pt_model_visual(m->m, index) : NULL;
   if (!vis || vis->type != PT_VISUAL_MESH || !vis->mesh[0] || !pt_mesh_kind_ok(vis->mesh)) {
     if (lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL))
@@ -645,8 +644,18 @@ void http_finish(uv_loop_t *loop) {
   uv_run(loop, UV_RUN_DEFAULT);   // the close callbacks of that second stage
 }
 
-int http_start(server *srv) {
+static void add_stats(stats_source *src, Partita__V1__ServerStats *st) {
+  viewer *v = (viewer *)(void *)((char *)src - offsetof(viewer, stats));
+  st->viewer_clients = (uint32_t)v->nsessions;
+  st->viewer_refused_clients = v->refused;
+  st->viewer_frames = v->frames;
+  st->viewer_dropped_frames = v->dropped_frames;
+  st->viewer_dropped_clients = v->dropped_clients;
+}
+
+int http_start(server *srv, viewer **out) {
   const config *cfg = &srv->cfg;
+  *out = NULL;
   char host[128];
   int port;
   if (wire_split_addr(cfg->viewer.http, host, sizeof(host), &port)) {
@@ -690,7 +699,7 @@ int http_start(server *srv) {
     uv_plugin = dlopen("libwebsockets-evlib_uv.so", RTLD_NOW | RTLD_NODELETE);
   struct lws_context_creation_info info;
   memset(&info, 0, sizeof(info));
-  void *loops[1] = {srv->loop};
+  void *loops[1] = {srv->net.loop};
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_VALIDATE_UTF8 |
                  LWS_SERVER_OPTION_DISABLE_IPV6 * (strchr(host, ':') == NULL);
   info.foreign_loops = loops;
@@ -721,15 +730,18 @@ int http_start(server *srv) {
     return -1;
   }
   v->port = lws_get_vhost_listen_port(vh);
-  uv_timer_init(srv->loop, &v->timer);
+  uv_timer_init(srv->net.loop, &v->timer);
   v->timer.data = v;
   v->timer_on = 1;
   uint64_t period = (uint64_t)(1000 / (cfg->viewer.fps > 0 ? cfg->viewer.fps : 60));
   uv_timer_start(&v->timer, on_tick, period, period ? period : 1);
-  srv->http = v;
   int v6 = strchr(host, ':') != NULL;
   snprintf(v->url, sizeof(v->url), "http://%s%s%s:%d/", v6 ? "[" : "", host, v6 ? "]" : "",
            v->port);
+  v->stats.add = add_stats;
+  srv->viewer_stats = &v->stats;
+  srv->viewer_url = v->url;
+  *out = v;
   log_info("viewer on %s", v->url);
   return 0;
 }
@@ -740,11 +752,11 @@ static void timer_closed(uv_handle_t *h) {
   free(v);
 }
 
-void http_stop(server *srv) {
-  viewer *v = srv->http;
+void http_stop(viewer *v) {
   if (!v)
     return;
-  srv->http = NULL;
+  v->srv->viewer_stats = NULL;
+  v->srv->viewer_url = "";
   // the sessions end here (their connections close); libwebsockets closes their sockets
   // as the context goes, and their callbacks then find nothing to do
   while (v->sessions) {
@@ -756,23 +768,4 @@ void http_stop(server *srv) {
   uv_close((uv_handle_t *)&v->timer, timer_closed);
 }
 
-void http_stats(server *srv, Partita__V1__ServerStats *st) {
-  viewer *v = srv->http;
-  if (!v)
-    return;
-  st->viewer_clients = (uint32_t)v->nsessions;
-  st->viewer_refused_clients = v->refused;
-  st->viewer_frames = v->frames;
-  st->viewer_dropped_frames = v->dropped_frames;
-  st->viewer_dropped_clients = v->dropped_clients;
-}
-
-int http_port(server *srv) {
-  viewer *v = srv->http;
-  return v ? v->port : 0;
-}
-
-const char *http_url(server *srv) {
-  viewer *v = srv->http;
-  return v ? v->url : "";
-}
+int http_port(const viewer *v) { return v ? v->port : 0; }

@@ -1,5 +1,5 @@
 // pbjson.c: protobuf-c messages to and from JSON (json-c), driven by the generated
-// descriptors, for the viewer's WebSocket (daemon/http.c). Field names are the .proto names
+// descriptors, for the viewer's WebSocket (http.c). Field names are the .proto names
 // (snake_case), enums travel by name (numbers accepted), 64-bit integers as JSON numbers.
 // Only what a JSON text can say is accepted: bytes fields are refused, depth is bounded.
 #include <math.h>

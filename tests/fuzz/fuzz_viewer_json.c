@@ -1,6 +1,6 @@
-// fuzz_viewer_json: what a browser sends the viewer's WebSocket (daemon/http.c): JSON text
+// fuzz_viewer_json: what a browser sends the viewer's WebSocket (daemon/viewer/http.c): JSON
 // parsed by json-c (depth 16, as the daemon does), turned into a Request by the descriptor-
-// driven converter (daemon/pbjson.c), packed and unpacked, and written back as JSON.
+// driven converter (daemon/viewer/pbjson.c), packed and unpacked, and written back as JSON.
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
