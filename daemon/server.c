@@ -63,20 +63,19 @@ static void on_timer(uv_timer_t *t) {
   }
 }
 
-int server_open(partitad *d, uv_loop_t *loop, int daemon) {
+int server_open(partitad *d, uv_loop_t *loop, int as_daemon) {
   server *srv = &d->srv;
   if (dispatch_init(srv, loop))
     return -1;
   srv->net.on_conn_closing = conn_closing;
   srv->net.on_work_done = work_done;
-  d->daemon = daemon;
   uv_signal_init(loop, &d->sigint);
   uv_signal_init(loop, &d->sigterm);
   uv_signal_init(loop, &d->sighup);
   d->sigint.data = d->sigterm.data = d;
   uv_signal_start(&d->sigint, on_signal, SIGINT);
   uv_signal_start(&d->sigterm, on_signal, SIGTERM);
-  if (daemon) {
+  if (as_daemon) {
     uv_signal_start(&d->sighup, on_hangup, SIGHUP);
     if (sd_watchdog_enabled(0, &d->watchdog_usec) <= 0)
       d->watchdog_usec = 0;

@@ -15,16 +15,15 @@ typedef struct {
   viewer *http;               // the browser viewer, NULL when off
   uv_signal_t sigint, sigterm, sighup;
   uv_timer_t timer;           // the tick (100 ms)
-  int daemon;                 // partitad: SIGHUP reopens the log, systemd's watchdog is pinged
   uint64_t watchdog_usec;     // systemd's WatchdogSec (0: not asked), pinged from the tick
   uint64_t watchdog_ms;       // when the last ping went out
   int abandoned;              // stopped with loads still compiling on the work pool
 } partitad;
 
 // The start-up both programs share, with the config already in d->srv.cfg: the server on
-// `loop`, SIGINT and SIGTERM (a shutdown), the tick; with `daemon`, SIGHUP (the log reopened)
-// and systemd's watchdog too. 0, or -1 out of memory.
-int server_open(partitad *d, uv_loop_t *loop, int daemon);
+// `loop`, SIGINT and SIGTERM (a shutdown), the tick; with `as_daemon` (partitad), SIGHUP (the
+// log reopened) and systemd's watchdog too. 0, or -1 out of memory.
+int server_open(partitad *d, uv_loop_t *loop, int as_daemon);
 // The ports the config names: the Unix socket, the viewer, TCP, UDP (in that order: once the
 // TCP port answers, what readiness checks look at, the rest is there). 0, or -1 logged.
 int server_listen(partitad *d);
