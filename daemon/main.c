@@ -13,8 +13,8 @@
 #include <lapacke.h>
 #include <systemd/sd-daemon.h>
 
-#include "base/log.h"
 #include "api/models.h"
+#include "base/log.h"
 #include "server.h"
 
 // mlockall(MCL_FUTURE) under a small RLIMIT_MEMLOCK would make later allocations fail, so it is

@@ -12,8 +12,8 @@
 #include <cblas.h>  // openblas_set_num_threads
 
 #include "addr.h"
-#include "base/log.h"
 #include "api/models.h"
+#include "base/log.h"
 #include "server.h"
 
 extern char **environ;

@@ -2,8 +2,8 @@
 // here, done by record/, answered with the recording's status.
 #include <stdio.h>
 
-#include "api/registry.h"
 #include "api/recordings.h"
+#include "api/registry.h"
 #include "api/reply.h"
 
 static void reply_record(conn *c, uint64_t id, sim *s) {
