@@ -588,9 +588,11 @@ void pt_body_rot(const pt_data *d, int body, double A[9]);
 
 // joint.c: all joint rows: phi, jac, gamma, nu for joints
 void pt_joint_rows(const pt_model *m, pt_data *d);
-// The n joint rows listed (grouped by joint): phi, jac, gamma and nu (full), or phi alone
-// (positions only: no Jacobian, no velocities).
-void pt_joint_rows_list(const pt_model *m, pt_data *d, const int *rows, int n, int full);
+// The n joint rows listed (grouped by joint; NULL: every joint row): phi alone (PT_ROWS_PHI:
+// positions only), phi and jac (PT_ROWS_JAC: no velocities, gamma 0), or phi, jac, gamma and
+// nu (PT_ROWS_FULL).
+enum { PT_ROWS_PHI = 0, PT_ROWS_FULL = 1, PT_ROWS_JAC = 2 };
+void pt_joint_rows_list(const pt_model *m, pt_data *d, const int *rows, int n, int what);
 // motion.c
 void pt_motion_eval(const pt_model *m, int i, double t, double f[3]);
 void pt_motion_rows(const pt_model *m, pt_data *d);
@@ -600,6 +602,10 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
 void pt_measure_jac(const pt_model *m, const pt_data *d, int i, double jac[12]);  // J only
+void pt_measure_jd(const pt_model *m, const pt_data *d, int i, double jac[12], double *jdotx);
+// The value of coordinate c when the tree partition holds it (its integrated joint
+// coordinates, tree.c): 1 and *value, else 0.
+int pt_tree_coord_value(const pt_data *d, int c, double *value);
 void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates first..ncoord-1
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);

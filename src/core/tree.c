@@ -191,6 +191,13 @@ int pt_tree_outputs(const pt_model *m, pt_data *d) {
   return n;
 }
 
+int pt_tree_coord_value(const pt_data *d, int c, double *value) {
+  if (!pt_tree_active(d) || !d->tree_coords_first || !d->tree_y_valid || c >= d->model->ndof)
+    return 0;
+  *value = d->tree_y[c];
+  return 1;
+}
+
 // The model's side of the qualification: joints as many as bodies, revolute, prismatic and
 // fixed only, each moving joint with its coordinate, these coordinates the degrees of freedom,
 // no motions and every joint row kept.

@@ -171,7 +171,7 @@ void pt_loop_velocities(const pt_model *m, pt_data *d) {
 }
 
 void pt_loop_rows(const pt_model *m, pt_data *d, int full) {
-  pt_joint_rows_list(m, d, m->loop_row, m->nlc - m->nmotion, full);  // joint rows first
+  pt_joint_rows_list(m, d, m->loop_row, m->nlc - m->nmotion, full ? PT_ROWS_FULL : PT_ROWS_PHI);
   if (m->nmotion > 0) pt_motion_rows(m, d);
 }
 
