@@ -192,6 +192,21 @@ void pt_qdd_from_xdd(const pt_model *m, pt_data *d) {
   }
 }
 
+// z = M^-1 Q into z (nv) and lam = J z - gamma (ncon): eq. (62)'s right-hand side.
+static void w_rhs(const pt_model *m, const pt_data *d, double *z, double *lam) {
+  for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, z + 6 * k);
+  for (int a = 0; a < m->ncon; a++) {
+    const int r = m->con_row[a];
+    const int *body = m->row_body + 2 * r;
+    double s = 0;
+    for (int b = 0; b < 2; b++) {
+      if (body[b] == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * z[6 * body[b] + c];
+    }
+    lam[a] = s - d->row_gamma[r];
+  }
+}
+
 int pt_accelerations(const pt_model *m, pt_data *d) {
   // outputs: xdd, lambda, qdd
   double *xdd = d->xdd, *lam = d->lambda;
@@ -201,17 +216,7 @@ int pt_accelerations(const pt_model *m, pt_data *d) {
   // at a singular configuration rows of J lose rank but the accelerations stay unique
   if (rc) return pt_acc_dense(m, d);
   // z = M^-1 Q, then Eq. (62): W lambda = J z - gamma
-  for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, xdd + 6 * k);
-  for (int a = 0; a < m->ncon; a++) {
-    const int r = m->con_row[a];
-    const int *body = m->row_body + 2 * r;
-    double s = 0;
-    for (int b = 0; b < 2; b++) {
-      if (body[b] == PT_GROUND) continue;
-      for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * xdd[6 * body[b] + c];
-    }
-    lam[a] = s - d->row_gamma[r];
-  }
+  w_rhs(m, d, xdd, lam);
   pt_w_solve(m, d, lam);
   // xdd = M^-1 Q - M^-1 J^T lambda (M^-1 J^T from the assembly of W)
   for (int a = 0; a < m->ncon; a++) {
@@ -240,18 +245,7 @@ void pt_lambda_w(const pt_model *m, pt_data *d) {
   pt_kin_inertias(m, d, 1);
   pt_forces(m, d);
   if (pt_w_factor(m, d) == PT_OK) {
-    for (int a = 0; a < m->ncon; a++) {
-      const int r = m->con_row[a];
-      const int *body = m->row_body + 2 * r;
-      double s = 0;
-      for (int b = 0; b < 2; b++) {
-        if (body[b] == PT_GROUND) continue;
-        double y[6];
-        minv_body(m, d, body[b], d->qfrc + 6 * body[b], y);
-        for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * y[c];
-      }
-      lam[a] = s - d->row_gamma[r];
-    }
+    w_rhs(m, d, d->wrk6, lam);  // (wrk6: nv scratch; xdd stays)
     pt_w_solve(m, d, lam);
   } else {  // pt_acc_dense's multipliers; its accelerations put back
     double *xdd = d->lim_xdd, *qdd = d->rhs;  // (nv), (nq): scratch outside the stages

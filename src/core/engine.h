@@ -643,6 +643,10 @@ void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction);
 void pt_lambda(const pt_model *m, pt_data *d);  // lambda of the state held now
 void pt_lambda_w(const pt_model *m, pt_data *d);  // ... through W (dynamics.c)
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
+// Joint j's child (ch: 1 body2, 0 body1) placed from its other body, A1^T A2 = rel and the
+// common joint point (point) or A1^T (r2 - r1) = w (tree.c; the loops' kinematics too).
+void pt_joint_place(const pt_model *m, pt_data *d, int j, int ch, const double rel[4],
+                    int point, const double w[3]);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);

@@ -74,12 +74,49 @@ static double coord_acc(const pt_model *m, const pt_data *d, int c) {
   return ptu_dot3(h, dwd) + ptu_dot3(hd, dw);
 }
 
+// Places joint j's child (ch: 1 body2, 0 body1) from its other body: A1^T A2 = rel (Euler
+// parameters) and, with point, the joint point common to both bodies (a revolute or universal
+// joint), else A1^T (r2 - r1) = w (prismatic, fixed). rot and q of the child.
+void pt_joint_place(const pt_model *m, pt_data *d, int j, int ch, const double rel[4],
+                    int point, const double w[3]) {
+  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+  if (ch == 1) {  // child body2: A2 = A1 rel
+    const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
+    double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2, a[3], b[3];
+    ptu_quat_mul(q2 + 3, q1 + 3, rel);
+    ptu_quat2mat(A2, q2 + 3);
+    if (point) {
+      ptu_mul_mat_vec3(a, A1, g);
+      ptu_mul_mat_vec3(b, A2, g + 3);
+      for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k] - b[k];
+    } else {
+      ptu_mul_mat_vec3(a, A1, w);
+      for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k];
+    }
+  } else {  // child body1: A1 = A2 rel^T
+    const double *q2 = body_q(d, b2), *A2 = body_A(d, b2);
+    double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, a[3], b[3], inv[4];
+    inv[0] = rel[0];
+    for (int k = 1; k < 4; k++) inv[k] = -rel[k];
+    ptu_quat_mul(q1 + 3, q2 + 3, inv);
+    ptu_quat2mat(A1, q1 + 3);
+    if (point) {
+      ptu_mul_mat_vec3(a, A1, g);
+      ptu_mul_mat_vec3(b, A2, g + 3);
+      for (int k = 0; k < 3; k++) q1[k] = q2[k] + b[k] - a[k];
+    } else {
+      ptu_mul_mat_vec3(a, A1, w);
+      for (int k = 0; k < 3; k++) q1[k] = q2[k] - a[k];
+    }
+  }
+}
+
 // Eq. (10) for a tree: every body's r and p from the joint coordinates theta (ndof), parents
 // first; rot follows.
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
-    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int type = m->joint_type[j];
     const double *g = m->joint_geom + PT_JOINT_GEOM * j;
     const double dth = i >= 0 ? theta[i] - d->tree_theta_ref[j] : 0;
@@ -92,35 +129,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
     }
     double w[3];  // A1^T (r2 - r1) for prismatic and fixed joints
     for (int k = 0; k < 3; k++) w[k] = d->tree_tref[3 * j + k] + (i >= 0 ? g[6 + k] * dth : 0);
-    if (ch == 1) {  // child body2: A2 = A1 rel
-      const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
-      double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2, a[3], b[3];
-      ptu_quat_mul(q2 + 3, q1 + 3, rel);
-      ptu_quat2mat(A2, q2 + 3);
-      if (type == PT_JOINT_REVOLUTE) {
-        ptu_mul_mat_vec3(a, A1, g);
-        ptu_mul_mat_vec3(b, A2, g + 3);
-        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k] - b[k];
-      } else {
-        ptu_mul_mat_vec3(a, A1, w);
-        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k];
-      }
-    } else {  // child body1: A1 = A2 rel^T
-      const double *q2 = body_q(d, b2), *A2 = body_A(d, b2);
-      double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, a[3], b[3], inv[4];
-      inv[0] = rel[0];
-      for (int k = 1; k < 4; k++) inv[k] = -rel[k];
-      ptu_quat_mul(q1 + 3, q2 + 3, inv);
-      ptu_quat2mat(A1, q1 + 3);
-      if (type == PT_JOINT_REVOLUTE) {
-        ptu_mul_mat_vec3(a, A1, g);
-        ptu_mul_mat_vec3(b, A2, g + 3);
-        for (int k = 0; k < 3; k++) q1[k] = q2[k] + b[k] - a[k];
-      } else {
-        ptu_mul_mat_vec3(a, A1, w);
-        for (int k = 0; k < 3; k++) q1[k] = q2[k] - a[k];
-      }
-    }
+    pt_joint_place(m, d, j, ch, rel, type == PT_JOINT_REVOLUTE, w);
   }
 }
 

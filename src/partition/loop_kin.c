@@ -54,7 +54,6 @@ static void joint_dtheta(const pt_model *m, const pt_data *d, int j, double th[2
 void pt_loop_positions(const pt_model *m, pt_data *d) {
   for (int t = 0; t < m->nlj; t++) {
     const int j = m->loop_joint[t], ch = m->loop_child[j], type = m->joint_type[j];
-    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const double *g = m->joint_geom + PT_JOINT_GEOM * j, *pref = m->loop_pref + 4 * j;
     const double *h1 = g + 3 * PT_JV_H1, *h2 = g + 3 * PT_JV_H2;
     double th[2], rel[4], qa[4], tmp[4], w[3];  // rel: Euler parameters of A1^T A2
@@ -73,35 +72,7 @@ void pt_loop_positions(const pt_model *m, pt_data *d) {
     }
     for (int k = 0; k < 3; k++)
       w[k] = m->loop_tref[3 * j + k] + (type == PT_JOINT_PRISMATIC ? h1[k] * th[0] : 0);
-    double a[3], b[3];
-    if (ch == 1) {  // child body2: A2 = A1 rel
-      const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
-      double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2;
-      ptu_quat_mul(q2 + 3, q1 + 3, rel);
-      ptu_quat2mat(A2, q2 + 3);
-      if (point) {
-        ptu_mul_mat_vec3(a, A1, g);
-        ptu_mul_mat_vec3(b, A2, g + 3);
-        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k] - b[k];
-      } else {
-        ptu_mul_mat_vec3(a, A1, w);
-        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k];
-      }
-    } else {  // child body1: A1 = A2 rel^T
-      const double *q2 = body_q(d, b2), *A2 = body_A(d, b2);
-      double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, inv[4] = {rel[0], -rel[1], -rel[2],
-                                                                   -rel[3]};
-      ptu_quat_mul(q1 + 3, q2 + 3, inv);
-      ptu_quat2mat(A1, q1 + 3);
-      if (point) {
-        ptu_mul_mat_vec3(a, A1, g);
-        ptu_mul_mat_vec3(b, A2, g + 3);
-        for (int k = 0; k < 3; k++) q1[k] = q2[k] + b[k] - a[k];
-      } else {
-        ptu_mul_mat_vec3(a, A1, w);
-        for (int k = 0; k < 3; k++) q1[k] = q2[k] - a[k];
-      }
-    }
+    pt_joint_place(m, d, j, ch, rel, point, w);
   }
   for (int f = 0; f < m->nlf; f++) {
     const int b = m->loop_float_body[f];

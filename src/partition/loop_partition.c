@@ -48,13 +48,6 @@ static pt_splu gu_view(const pt_model *m, pt_data *d) {
   return f;
 }
 
-static double newton_tol(const pt_model *m, const pt_data *d) {
-  double scale = 1;
-  for (int k = 0; k < m->nbody; k++)
-    for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
-  return PT_TOL_NEWTON * scale;
-}
-
 // Kinematics, the cut rows with their Jacobian and G at the positions loop_s.
 static void positions_and_jacobian(const pt_model *m, pt_data *d) {
   pt_loop_positions(m, d);
@@ -149,7 +142,7 @@ static int lu_refactor(const pt_model *m, pt_data *d) {
 // Eq. (10)/(14): Newton for u with v fixed, G_u du = -Phi, on the cut rows' values only; a
 // chord iteration on the last factor, refactored when the residual does not shrink 100x.
 static int lu_positions(const pt_model *m, pt_data *d, int maxit) {
-  const double tol = newton_tol(m, d);
+  const double tol = pt_newton_tol(m, d);
   const int ncs = m->nlcs;
   double *r = d->loop_rhs, prev = INFINITY;
   for (int it = 0;; it++) {
@@ -464,7 +457,7 @@ static void qr_coords(const pt_model *m, const pt_data *d, double *z, double *zd
 // Newton for s with z fixed: [Phi(s); Q2^T (s - s_ref) - z] = 0, B as the chord; the floating
 // bodies' Euler parameters back on |p| = 1 after each update (as qr_partition.c).
 static int qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit) {
-  const double tol = newton_tol(m, d);
+  const double tol = pt_newton_tol(m, d);
   const int ns = m->nls, ncs = m->nlcs, nd = m->ndof;
   double *r = d->loop_rhs, prev = INFINITY;
   for (int it = 0;; it++) {

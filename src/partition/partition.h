@@ -65,6 +65,10 @@ static inline const pt_partition_class *pt_partition_of(const pt_data *d) {
   return d->part_method == PT_PART_QR ? pt_partition_qr_of(d) : pt_partition_lu_of(d);
 }
 
+// Newton's tolerance on the constraint values: PT_TOL_NEWTON times the largest body position
+// (at least 1 m) (partition.c).
+double pt_newton_tol(const pt_model *m, const pt_data *d);
+
 // Joint limits on closed loops (loop_limits.c): the held limits' reactions at an evaluated
 // stage, and the limits at the end of a step.
 int pt_loop_limits_hold(const pt_model *m, pt_data *d, const pt_partition_class *p);

@@ -123,13 +123,6 @@ static int solve_b(const pt_model *m, pt_data *d, char trans, double *x, int nrh
   return PT_OK;
 }
 
-static double newton_tol(const pt_model *m, const pt_data *d) {
-  double scale = 1;
-  for (int k = 0; k < m->nbody; k++)
-    for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
-  return PT_TOL_NEWTON * scale;
-}
-
 // z - Q2^T (q - q_ref) (nd)
 static void tangent_residual(const pt_model *m, const pt_data *d, const double *z, double *t) {
   const int nq = m->nq;
@@ -144,7 +137,7 @@ static void tangent_residual(const pt_model *m, const pt_data *d, const double *
 // A chord iteration, as on the LU side (partition.c): B is the factor of the last velocity
 // solve (one stage back), refactored here only when the residual does not shrink by 100x.
 int pt_qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit) {
-  const double tol = newton_tol(m, d);
+  const double tol = pt_newton_tol(m, d);
   const int ncq = m->ncq;
   double *v = d->qr_vec;
   double prev = INFINITY;

@@ -152,17 +152,6 @@ static double mj_violation(const mjModel *mm, const mjData *md) {
   return v;
 }
 
-static int read_ref(const char *dir, double *t, double *x, double *y, int max) {
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/iftomm/a02-n-fourbar.ref", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  int n = 0;
-  while (n < max && fscanf(f, "%lf %lf %lf", &t[n], &x[n], &y[n]) == 3) n++;
-  fclose(f);
-  return n;
-}
-
 // The top of crank 0 (B0): its CoM plus its body y axis times 0.5.
 static void b0_partita(const pt_data *d, double *x, double *y) {
   const double *q = pt_body_pose(d, 0), *p = q + 3;
@@ -232,7 +221,7 @@ static int run(const char *models, const mechanism *mech, double seconds, int re
 
   enum { NREF = 1000 };
   static double rt[NREF], rx[NREF], ry[NREF];
-  const int nref = mech->ncell == 40 && refdir ? read_ref(refdir, rt, rx, ry, NREF) : -1;
+  const int nref = mech->ncell == 40 && refdir ? reference_table(refdir, "iftomm/a02-n-fourbar.ref", rt, rx, ry, NREF) : -1;
 
   const int n = (int)lround(seconds / dt), chunk = 50;
   double *pt_step_t = malloc(sizeof(double) * (size_t)n);

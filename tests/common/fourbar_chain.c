@@ -36,3 +36,15 @@ int fourbar_chain_yaml(char *buf, size_t cap, int ncell) {
   }
   return o < cap ? (int)o : -1;
 }
+
+int reference_table(const char *dir, const char *file, double *t, double *x, double *y,
+                    int max) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s", dir, file);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  int n = 0;
+  while (n < max && fscanf(f, "%lf %lf %lf", &t[n], &x[n], &y[n]) == 3) n++;
+  fclose(f);
+  return n;
+}

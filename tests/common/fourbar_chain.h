@@ -12,4 +12,10 @@
 // (cap bytes); returns its length, or -1 when it does not fit.
 int fourbar_chain_yaml(char *buf, size_t cap, int ncell);
 
+// A published reference table ("t x y" lines, e.g. iftomm/a02-n-fourbar.ref under the shared
+// reference folder dir): at most max rows into t, x, y. Returns the count, or -1 when the file
+// cannot be read.
+int reference_table(const char *dir, const char *file, double *t, double *x, double *y,
+                    int max);
+
 #endif

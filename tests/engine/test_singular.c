@@ -434,19 +434,6 @@ static void case_abm4(const char *models) {
 
 // ---- IFToMM references ------------------------------------------------------------------------
 
-// Reads "t x y" lines; returns the count (<= max) or -1.
-static int read_ref(const char *dir, const char *file, double *t, double *x, double *y,
-                    int max) {
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/%s", dir, file);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  int n = 0;
-  while (n < max && fscanf(f, "%lf %lf %lf", &t[n], &x[n], &y[n]) == 3) n++;
-  fclose(f);
-  return n;
-}
-
 // Position of the top of crank 0 (B0): CoM + A (0, 0.5, 0).
 static void top_of_crank0(const pt_data *d, double *x, double *y) {
   const double *q = pt_body_pose(d, 0), *p = q + 3;
@@ -502,7 +489,7 @@ static const char *a01_yaml =
 static void case_a01(const char *refdir, double budget) {
   enum { NMAX = 5000 };
   static double t[NMAX], x[NMAX], y[NMAX];
-  int n = read_ref(refdir, "iftomm/a01-simple-pendulum.ref", t, x, y, NMAX);
+  int n = reference_table(refdir, "iftomm/a01-simple-pendulum.ref", t, x, y, NMAX);
   if (n < 0) {
     printf("SKIP a01: no reference in %s\n", refdir);
     return;
@@ -524,7 +511,7 @@ static void case_a01(const char *refdir, double budget) {
 static void case_a02(const char *refdir, double budget) {
   enum { NMAX = 1000 };
   static double t[NMAX], x[NMAX], y[NMAX];
-  int n = read_ref(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
+  int n = reference_table(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
   if (n < 0) {
     printf("SKIP a02: no reference in %s\n", refdir);
     return;
@@ -558,7 +545,7 @@ static void case_a02(const char *refdir, double budget) {
 static void case_robust(const char *refdir) {
   enum { NMAX = 1000 };
   static double t[NMAX], x[NMAX], y[NMAX];
-  const int n = read_ref(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
+  const int n = reference_table(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
   if (n < 0) {
     printf("SKIP robust: no reference in %s\n", refdir);
     return;
