@@ -150,21 +150,6 @@ void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const d
   }
 }
 
-// The reactions of the couplers and of the held limits at this stage's state, added to qfrc.
-// Returns the number of limits that push, or -1 when the couplers' W is not positive
-// definite (the stage then fails: nothing is held silently wrong).
-int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate) {
-  if (!d->cpl_on) return d->lim_nactive ? pt_limits_hold(m, d, rate) : 0;
-  if (pt_couplers_prepare(m, d, rate)) return -1;
-  int npush = 0;
-  if (d->lim_nactive) {
-    npush = pt_limits_hold(m, d, rate);  // projected columns (limits.c)
-    if (npush) pt_tree_aba(m, d, rate, d->cpl_acc);  // with the limits' forces
-  }
-  pt_couplers_hold(m, d, rate, d->cpl_acc);
-  return npush;
-}
-
 // At the step's end, y = (theta, thetadot) of the state held now: followers put back on their
 // couplers if they drifted by more than CPL_DRIFT. Returns 1 if y changed.
 int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y) {

@@ -478,10 +478,19 @@ void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);
 int pt_tree_outputs(const pt_model *m, pt_data *d);
+// coupler.c (below limits.c: the limits see the coupled dynamics)
+void pt_couplers_init(const pt_model *m, pt_data *d);
+int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);
+void pt_couplers_project(const pt_model *m, const pt_data *d, double *v, int stride, int ncol);
+void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const double *acc);
+int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
+void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
+int pt_coupler_of_joint(const pt_model *m, int j);
 // limits.c
 void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
+int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);  // couplers, then limits
 // For the analyses (inverse.c): joint j's limit at coordinate value v and rate w in d. *side:
 // the bound v is on or beyond (-1 lower, +1 upper, 0 none). Returns -1 when d does not enforce
 // the limit, 1 when it holds it on *side (d's limit state holds it there, or the coordinate
@@ -490,15 +499,6 @@ int pt_limit_at(const pt_model *m, const pt_data *d, int j, double v, double w, 
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
 void pt_limits_lcp(pt_data *d, int ns, const double *b);
 void pt_limits_solve(pt_data *d, int ns, const double *b);
-// coupler.c
-void pt_couplers_init(const pt_model *m, pt_data *d);
-int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);
-void pt_couplers_project(const pt_model *m, const pt_data *d, double *v, int stride, int ncol);
-void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const double *acc);
-int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);
-int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
-void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
-int pt_coupler_of_joint(const pt_model *m, int j);
 // assemble.c
 int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                 const pt_assign *vel, int nvel, double *moved, pt_error *err);
