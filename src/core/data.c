@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "qr_partition.h"
 #include "ptu.h"
 
 typedef struct {

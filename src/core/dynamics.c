@@ -12,13 +12,13 @@
 // Euler-parameter accelerations follow from pdd = E^T wdot / 2 - |w|^2 p / 4 (seed gcp,
 // after eq. 21, in global angular velocity).
 // When W is singular (a singular configuration: rows of J lose rank) the accelerations are
-// still unique; they then come from a rank-revealing dense solve (pt_acc_dense, issue 7).
+// still unique; pt_accelerations_w then fails and its caller, pt_accelerations in the partition
+// layer, takes them from a rank-revealing dense solve (pt_acc_dense, qr_partition.c, issue 7).
 #include <ldl.h>
 
 #include "engine.h"
 #include "tolerances.h"
 #include "ptu.h"
-#include "qr_partition.h"
 
 // W is called near singular (the integrator then prefers the QR partition, issue 7) when its
 // smallest LDL pivot falls below PT_TOL_W_NEAR_SINGULAR of the largest; below PT_TOL_PIVOT_W
@@ -192,14 +192,14 @@ void pt_qdd_from_xdd(const pt_model *m, pt_data *d) {
   }
 }
 
-int pt_accelerations(const pt_model *m, pt_data *d) {
+int pt_accelerations_w(const pt_model *m, pt_data *d) {
   // outputs: xdd, lambda, qdd
   double *xdd = d->xdd, *lam = d->lambda;
   // inputs: rows (row_jac, row_gamma) and forces (qfrc) at the current state
 
   int rc = pt_w_factor(m, d);
-  // at a singular configuration rows of J lose rank but the accelerations stay unique
-  if (rc) return pt_acc_dense(m, d);
+  // at a singular configuration rows of J lose rank: the caller's dense solve takes over
+  if (rc) return rc;
   // z = M^-1 Q, then Eq. (62): W lambda = J z - gamma
   for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, xdd + 6 * k);
   for (int a = 0; a < m->ncon; a++) {

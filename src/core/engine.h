@@ -447,11 +447,16 @@ double pt_kinetic(const pt_model *m, const pt_data *d);
 void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12], double f,
                           double *qfrc);
 // dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma
-int pt_accelerations(const pt_model *m, pt_data *d);
+// Accelerations and multipliers through W's LDL^T; PT_ESINGULAR when W is singular (then
+// pt_accelerations, partition layer, takes the dense solve).
+int pt_accelerations_w(const pt_model *m, pt_data *d);
+int pt_accelerations(const pt_model *m, pt_data *d);  // W, or the dense solve (qr_partition.c)
 int pt_w_factor(const pt_model *m, pt_data *d);
 void pt_ldl_pattern(const pt_model *m, pt_data *d);          // once per data
 void pt_w_solve(const pt_model *m, pt_data *d, double *b);
 void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *out);
+// qdd (r, Euler parameters) from xdd (r, omega): pdd = E^T wdot / 2 - |w|^2 p / 4.
+void pt_qdd_from_xdd(const pt_model *m, pt_data *d);
 // partition.c
 int pt_partition_build(const pt_model *m, pt_data *d);
 int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
