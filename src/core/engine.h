@@ -516,6 +516,8 @@ void pt_qd_from_x(const pt_model *m, pt_data *d);
 // Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense
 // fallback) if it lacks it (a tree's data): one allocation and copy, never inside pt_step.
 int pt_data_dense(const pt_model *m, pt_data *d);
+pt_data *pt_data_alloc(const pt_model *m);  // not evaluated: pt_data_new (state.c) does
+void pt_data_initial(const pt_model *m, pt_data *d);  // the model's initial state, unevaluated
 
 // visual.c: shapes into body frames (pt_model_compile), mesh files through the search path
 // (the loaders), and which mesh files a viewer can draw.
