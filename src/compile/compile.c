@@ -11,13 +11,9 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "ptu.h"
 #include "tolerances.h"
-
-int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
-                          int use_all, double *moved, pt_error *err);
-int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, int nvel,
-                           pt_error *err);
 
 // ---- allocation: every model array is recorded and freed by pt_model_free ----------------
 static void *alloc(pt_model *m, size_t n, size_t size) {

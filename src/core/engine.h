@@ -448,21 +448,14 @@ void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12]
                           double *qfrc);
 // dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma
 // Accelerations and multipliers through W's LDL^T; PT_ESINGULAR when W is singular (then
-// pt_accelerations, partition layer, takes the dense solve).
+// pt_accelerations, partition.h, takes the dense solve).
 int pt_accelerations_w(const pt_model *m, pt_data *d);
-int pt_accelerations(const pt_model *m, pt_data *d);  // W, or the dense solve (qr_partition.c)
 int pt_w_factor(const pt_model *m, pt_data *d);
 void pt_ldl_pattern(const pt_model *m, pt_data *d);          // once per data
 void pt_w_solve(const pt_model *m, pt_data *d, double *b);
 void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *out);
 // qdd (r, Euler parameters) from xdd (r, omega): pdd = E^T wdot / 2 - |w|^2 p / 4.
 void pt_qdd_from_xdd(const pt_model *m, pt_data *d);
-// partition.c
-int pt_partition_build(const pt_model *m, pt_data *d);
-int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
-int pt_solve_velocities(const pt_model *m, pt_data *d);
-void pt_partition_free(pt_data *d);
-void pt_jq_rows(const pt_model *m, pt_data *d);
 // tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
 int pt_tree_qualifies(const pt_model *m);
 // The tree partition is the LU method's partition on a tree in hybrid mode: theta integrated,
@@ -504,11 +497,6 @@ int pt_limit_at(const pt_model *m, const pt_data *d, int j, double v, double w, 
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
 void pt_limits_lcp(pt_data *d, int ns, const double *b);
 void pt_limits_solve(pt_data *d, int ns, const double *b);
-// assemble.c
-int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
-                const pt_assign *vel, int nvel, double *moved, pt_error *err);
-// integrate.c
-int pt_eval(const pt_model *m, pt_data *d);                  // full evaluation at (q, qd, t)
 // output.c
 void pt_outputs(const pt_model *m, pt_data *d);
 // data.c

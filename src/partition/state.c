@@ -3,6 +3,7 @@
 // pt_set_state (assembled around the given coordinates first, assemble.c). The data's buffer,
 // copy and accessors are core's (data.c); evaluation belongs to this layer.
 #include "engine.h"
+#include "partition.h"
 #include "ptu.h"
 
 pt_data *pt_data_new(const pt_model *m) {
