@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine.h"
+#include "compile.h"
 #include "partition.h"
 #include "ptu.h"
 #include "tolerances.h"

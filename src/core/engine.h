@@ -507,15 +507,4 @@ int pt_data_dense(const pt_model *m, pt_data *d);
 pt_data *pt_data_alloc(const pt_model *m);  // not evaluated: pt_data_new (state.c) does
 void pt_data_initial(const pt_model *m, pt_data *d);  // the model's initial state, unevaluated
 
-// visual.c: shapes into body frames (pt_model_compile), mesh files through the search path
-// (the loaders), and which mesh files a viewer can draw.
-int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err);
-void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt);
-// load_urdf.c's hook: the <visual> elements of one <link> (src/load/visual_urdf.c). R, p: the
-// link frame at the zero configuration (x_global = R x_link + p); body: the body carrying it.
-struct _xmlNode;
-int pt_urdf_link_visuals(const struct _xmlNode *link, const struct _xmlNode *robot,
-                         const double R[9], const double p[3], const char *body,
-                         pt_spec *s, pt_error *err);
-
 #endif

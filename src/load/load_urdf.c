@@ -18,6 +18,7 @@
 #include "partita.h"
 #include "urdf_scan.h"
 #include "urdf_xml.h"
+#include "visual_urdf.h"
 
 typedef struct {
   double R[9];  // rotation, row-major: x_outer = R x_inner + p
