@@ -292,8 +292,61 @@ static const char *check_message_index(const mcap_file *f, const reader_priv *pv
   return NULL;
 }
 
-// The summary section and footer of a file whose Data End ended at `data_end`.
-static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_end) {
+// A Chunk Index of the summary against the chunk it indexes (the nci-th) and the message
+// indexes found after it.
+static const char *check_chunk_index(const chunk_info *ch, cur *r) {
+  uint64_t s = get_u64(r), e = get_u64(r), o = get_u64(r), l = get_u64(r);
+  if (s != ch->start || e != ch->end || o != ch->offset || l != ch->length)
+    return "chunk index disagrees with its chunk";
+  uint64_t mlen = get_u32(r);
+  if (r->bad || mlen % 10 || r->n - r->at < mlen)
+    return "malformed chunk index";
+  int n = (int)(mlen / 10);
+  if (n != ch->nidx)
+    return "chunk index lists a different number of message indexes";
+  for (int k = 0; k < n; k++) {
+    uint64_t id = get_u16(r), io = get_u64(r);
+    int j = 0;
+    while (j < ch->nidx && ch->idx_id[j] != id)
+      j++;
+    if (j == ch->nidx || ch->idx_at[j] != io)
+      return "chunk index points at no message index";
+  }
+  if (get_u64(r) != ch->idx_end - (ch->offset + ch->length))
+    return "chunk index: wrong message index length";
+  free(get_str(r));   // compression (checked in the chunk itself)
+  uint64_t csize = get_u64(r), usize = get_u64(r);
+  if (r->bad)
+    return "malformed chunk index";
+  if (csize != ch->rlen || usize != ch->rlen)
+    return "chunk index: sizes disagree with the chunk";
+  return NULL;
+}
+
+// The Statistics record against the records the pass found.
+static const char *check_statistics(const mcap_file *f, cur *r) {
+  uint64_t nmsg = get_u64(r);
+  uint64_t nsch = get_u16(r), nch = get_u32(r), natt = get_u32(r), nmeta = get_u32(r);
+  uint64_t nchunk = get_u32(r);
+  get_u64(r);
+  get_u64(r);
+  if (r->bad || nmsg != f->nmsg || nsch != (uint64_t)f->nschema ||
+      nch != (uint64_t)f->nchannel || natt != (uint64_t)f->nattachment ||
+      nmeta != (uint64_t)f->nmetadata || nchunk != (uint64_t)f->nchunk)
+    return "statistics disagree with the records found";
+  uint64_t mlen = get_u32(r);
+  for (uint64_t k = 0; k + 10 <= mlen && !r->bad; k += 10) {
+    const mcap_channel *ch = mcap_find_channel(f, (uint16_t)get_u16(r));
+    if (!ch || get_u64(r) != ch->count)
+      return "statistics: a channel's message count disagrees";
+  }
+  return NULL;
+}
+
+// The Footer before the closing magic: where the summary starts (*sum_start, 0 for none) and
+// ends (*footer_at).
+static const char *read_footer(const mcap_file *f, uint64_t data_end, uint64_t *sum_start,
+                               uint64_t *footer_at) {
   if (f->size < data_end + 29 + MCAP_MAGIC_LEN)
     return "no footer after Data End";
   const uint8_t *tail = f->bytes + f->size - MCAP_MAGIC_LEN;
@@ -302,25 +355,29 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
   cur ft = {f->bytes + f->size - MCAP_MAGIC_LEN - 29, 29, 0, 0};
   if (get_u8(&ft) != MCAP_OP_FOOTER || get_u64(&ft) != 20)
     return "no footer record before the closing magic";
-  uint64_t sum_start = get_u64(&ft), off_start = get_u64(&ft);
+  *sum_start = get_u64(&ft);
+  uint64_t off_start = get_u64(&ft);
   uint32_t sum_crc = (uint32_t)get_u32(&ft);
-  uint64_t footer_at = f->size - MCAP_MAGIC_LEN - 29;
-  if (sum_start == 0) {
-    if (f->nchunk > 0)
-      return "chunks but no summary (no chunk index)";
-    return NULL;
-  }
-  if (sum_start != data_end || (off_start && (off_start < sum_start || off_start > footer_at)))
+  *footer_at = f->size - MCAP_MAGIC_LEN - 29;
+  if (*sum_start == 0)
+    return f->nchunk > 0 ? "chunks but no summary (no chunk index)" : NULL;
+  if (*sum_start != data_end ||
+      (off_start && (off_start < *sum_start || off_start > *footer_at)))
     return "footer offsets point outside the summary";
-  if (sum_crc) {
-    uint32_t crc = crc_of(f->bytes + sum_start, footer_at + 1 + 8 + 16 - sum_start);
-    if (crc != sum_crc)
-      return "summary CRC mismatch";
-  }
+  if (sum_crc && crc_of(f->bytes + *sum_start, *footer_at + 1 + 8 + 16 - *sum_start) != sum_crc)
+    return "summary CRC mismatch";
+  return NULL;
+}
+
+// The summary section and footer of a file whose Data End ended at `data_end`.
+static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_end) {
+  uint64_t sum_start = 0, footer_at = 0;
+  const char *why = read_footer(f, data_end, &sum_start, &footer_at);
+  if (why || sum_start == 0)
+    return why;
   cur c = {f->bytes, (size_t)footer_at, (size_t)sum_start, 0};
   int nci = 0, nai = 0, nmi = 0;
   while (c.at < c.n) {
-    uint64_t at = c.at;
     int op = (int)get_u8(&c);
     uint64_t len = get_u64(&c);
     const uint8_t *body = get_bytes(&c, len);
@@ -330,73 +387,35 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
     if (op == MCAP_OP_CHUNK_INDEX) {
       if (nci >= f->nchunk)
         return "more chunk indexes than chunks";
-      const chunk_info *ch = &pv->chunks[nci++];
-      uint64_t s = get_u64(&r), e = get_u64(&r), o = get_u64(&r), l = get_u64(&r);
-      if (s != ch->start || e != ch->end || o != ch->offset || l != ch->length)
-        return "chunk index disagrees with its chunk";
-      uint64_t mlen = get_u32(&r);
-      if (r.bad || mlen % 10 || r.n - r.at < mlen)
-        return "malformed chunk index";
-      int n = (int)(mlen / 10);
-      if (n != ch->nidx)
-        return "chunk index lists a different number of message indexes";
-      for (int k = 0; k < n; k++) {
-        uint64_t id = get_u16(&r), io = get_u64(&r);
-        int j = 0;
-        while (j < ch->nidx && ch->idx_id[j] != id)
-          j++;
-        if (j == ch->nidx || ch->idx_at[j] != io)
-          return "chunk index points at no message index";
-      }
-      if (get_u64(&r) != ch->idx_end - (ch->offset + ch->length))
-        return "chunk index: wrong message index length";
-      free(get_str(&r));   // compression (checked in the chunk itself)
-      uint64_t csize = get_u64(&r), usize = get_u64(&r);
-      if (r.bad)
-        return "malformed chunk index";
-      if (csize != ch->rlen || usize != ch->rlen)
-        return "chunk index: sizes disagree with the chunk";
+      why = check_chunk_index(&pv->chunks[nci++], &r);
     } else if (op == MCAP_OP_SCHEMA || op == MCAP_OP_CHANNEL) {
       // copies of the data section's, or the only place of one no message used
       int rc = op == MCAP_OP_SCHEMA ? add_schema(f, &r, &pv->scap)
                                     : add_channel(f, &r, &pv->ccap);
       if (rc < 0)
-        return "malformed schema or channel in the summary";
+        why = "malformed schema or channel in the summary";
     } else if (op == MCAP_OP_ATTACHMENT_INDEX) {
       uint64_t o = get_u64(&r);
       if (nai >= f->nattachment || o != pv->att_off[nai])
-        return "attachment index points at no attachment";
+        why = "attachment index points at no attachment";
       nai++;
     } else if (op == MCAP_OP_METADATA_INDEX) {
       uint64_t o = get_u64(&r);
       if (nmi >= f->nmetadata || o != pv->meta_off[nmi])
-        return "metadata index points at no metadata record";
+        why = "metadata index points at no metadata record";
       nmi++;
     } else if (op == MCAP_OP_STATISTICS) {
-      uint64_t nmsg = get_u64(&r);
-      uint64_t nsch = get_u16(&r), nch = get_u32(&r), natt = get_u32(&r), nmeta = get_u32(&r);
-      uint64_t nchunk = get_u32(&r);
-      get_u64(&r);
-      get_u64(&r);
-      if (r.bad || nmsg != f->nmsg || nsch != (uint64_t)f->nschema ||
-          nch != (uint64_t)f->nchannel || natt != (uint64_t)f->nattachment ||
-          nmeta != (uint64_t)f->nmetadata || nchunk != (uint64_t)f->nchunk)
-        return "statistics disagree with the records found";
-      uint64_t mlen = get_u32(&r);
-      for (uint64_t k = 0; k + 10 <= mlen && !r.bad; k += 10) {
-        const mcap_channel *ch = mcap_find_channel(f, (uint16_t)get_u16(&r));
-        if (!ch || get_u64(&r) != ch->count)
-          return "statistics: a channel's message count disagrees";
-      }
+      why = check_statistics(f, &r);
     } else if (op == MCAP_OP_SUMMARY_OFFSET) {
       uint64_t gop = get_u8(&r), gs = get_u64(&r), gl = get_u64(&r);
       if (r.bad || gs < sum_start || gs >= footer_at || gl > footer_at - gs ||
           f->bytes[gs] != gop)
-        return "summary offset points at no group of its opcode";
+        why = "summary offset points at no group of its opcode";
     } else if (op == MCAP_OP_FOOTER) {
-      return "a footer inside the summary";
+      why = "a footer inside the summary";
     }
-    (void)at;
+    if (why)
+      return why;
   }
   if (nci != f->nchunk)
     return "a chunk without a chunk index";
