@@ -160,6 +160,70 @@ static const char *row_label(const pt_model *m, int r, char *buf, size_t len) {
   return buf;
 }
 
+// The model's own error naming it: `FILE:LINE: model "name": ` before err's message.
+static int model_error(pt_error *err, int rc, const pt_spec *s) {
+  char msg[sizeof(err->msg)];
+  snprintf(msg, sizeof(msg), "%s", err->msg);
+  return pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
+}
+
+// The joint rows at d's (assembled) state that are independent: keep[r] for each, the others
+// named in a warning. *rank: how many are kept.
+static int redundant_rows(pt_model *m, const pt_data *d, int *keep, int *rows, int *rank,
+                          pt_error *err) {
+  for (int r = 0; r < m->nrow_joint; r++) rows[r] = r;
+  *rank = rank_rows(m, d, rows, m->nrow_joint, keep);
+  if (*rank < 0) return pt_error_set(err, PT_ENOMEM, "rank factorisation failed");
+  if (*rank < m->nrow_joint) {
+    char line[4096] = "", lab[160];
+    size_t used = 0;
+    for (int r = 0; r < m->nrow_joint; r++)
+      if (!keep[r] && used + 170 < sizeof(line))
+        used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", used ? ", " : "",
+                                 row_label(m, r, lab, sizeof(lab)));
+    pt_model_warn(m, "removed %d redundant constraint rows: %s", m->nrow_joint - *rank, line);
+  }
+  return PT_OK;
+}
+
+// Motions must be independent of the kept joint rows and of each other; then kept too.
+static int independent_motions(const pt_model *m, const pt_spec *s, const pt_data *d, int *keep,
+                               int *rows, pt_error *err) {
+  int nk = 0;
+  for (int r = 0; r < m->nrow_joint; r++)
+    if (keep[r]) rows[nk++] = r;
+  for (int i = 0; i < m->nmotion; i++) rows[nk++] = m->nrow_joint + i;
+  int *keep2 = calloc((size_t)m->nrow + 1, sizeof(int));
+  int rank2 = keep2 ? rank_rows(m, d, rows, nk, keep2) : -1;
+  if (rank2 >= 0 && rank2 < nk) {
+    int bad = 0;
+    for (int i = 0; i < m->nmotion; i++)
+      if (!keep2[m->nrow_joint + i]) bad = i;
+    free(keep2);
+    return pt_spec_fail(err, PT_EMODEL, s, s->motions[bad].line, "motions", bad,
+                        m->motion_name[bad], "the motion is redundant with the joints or other "
+                        "motions (the coordinate it drives is not free)");
+  }
+  free(keep2);
+  for (int i = 0; i < m->nmotion; i++) keep[m->nrow_joint + i] = 1;
+  return PT_OK;
+}
+
+// A joint that starts outside its limits (a URDF's zero configuration may be): said once.
+static void warn_outside_limits(pt_model *m, const pt_data *d) {
+  for (int j = 0; j < m->njoint; j++) {
+    const int c = m->joint_coord_adr[j];
+    if (!m->joint_limited[j] || c < 0) continue;
+    double v, jac[12], jdx;
+    pt_measure(m, d, c, &v, jac, &jdx);
+    if (v < m->joint_limit[2 * j] - PT_TOL_LIMIT_POS ||
+        v > m->joint_limit[2 * j + 1] + PT_TOL_LIMIT_POS)
+      pt_model_warn(m, "joint %s starts outside its limits [%g, %g] (coordinate %.9g); where "
+                       "limits are enforced it is put on the nearest bound at the first step",
+                    m->joint_name[j], m->joint_limit[2 * j], m->joint_limit[2 * j + 1], v);
+  }
+}
+
 // Assemble positions on all rows, remove redundant rows, assemble velocities.
 int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err) {
   int *keep = calloc((size_t)m->nrow + 1, sizeof(int));
@@ -180,11 +244,10 @@ int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err) {
   ptu_copy(d->q, m->q0, m->nq);
   ptu_copy(d->qd, m->qd0, m->nq);
   double moved = 0;
+  int rank = 0;
   rc = pt_assemble_positions(m, d, NULL, 0, 1, &moved, err);
   if (rc) {
-    char msg[sizeof(err->msg)];
-    snprintf(msg, sizeof(msg), "%s", err->msg);
-    pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
+    rc = model_error(err, rc, s);
     goto done;
   }
   if (moved > PT_TOL_ASSEMBLY_MOVED)
@@ -192,40 +255,9 @@ int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err) {
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
   pt_motion_rows(m, d);
-  for (int r = 0; r < m->nrow_joint; r++) rows[r] = r;
-  int rank = rank_rows(m, d, rows, m->nrow_joint, keep);
-  if (rank < 0) {
-    rc = pt_error_set(err, PT_ENOMEM, "rank factorisation failed");
-    goto done;
-  }
-  if (rank < m->nrow_joint) {
-    char line[4096] = "", lab[160];
-    size_t used = 0;
-    for (int r = 0; r < m->nrow_joint; r++)
-      if (!keep[r] && used + 170 < sizeof(line))
-        used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", used ? ", " : "",
-                                 row_label(m, r, lab, sizeof(lab)));
-    pt_model_warn(m, "removed %d redundant constraint rows: %s", m->nrow_joint - rank, line);
-  }
-  // motions must be independent of the joints and of each other
-  int nk = 0;
-  for (int r = 0; r < m->nrow_joint; r++)
-    if (keep[r]) rows[nk++] = r;
-  for (int i = 0; i < m->nmotion; i++) rows[nk++] = m->nrow_joint + i;
-  int *keep2 = calloc((size_t)m->nrow + 1, sizeof(int));
-  int rank2 = keep2 ? rank_rows(m, d, rows, nk, keep2) : -1;
-  if (rank2 >= 0 && rank2 < nk) {
-    int bad = 0;
-    for (int i = 0; i < m->nmotion; i++)
-      if (!keep2[m->nrow_joint + i]) bad = i;
-    rc = pt_spec_fail(err, PT_EMODEL, s, s->motions[bad].line, "motions", bad, m->motion_name[bad],
-                      "the motion is redundant with the joints or other motions (the coordinate it "
-                      "drives is not free)");
-    free(keep2);
-    goto done;
-  }
-  free(keep2);
-  for (int i = 0; i < m->nmotion; i++) keep[m->nrow_joint + i] = 1;
+  rc = redundant_rows(m, d, keep, rows, &rank, err);
+  if (!rc) rc = independent_motions(m, s, d, keep, rows, err);
+  if (rc) goto done;
   ptu_copy(m->q0, d->q, m->nq);
   // When assembly moved nothing and no row went, the model is as d was made from: keep d
   // (a new data costs O(nq^2) memory to set up) instead of making it again.
@@ -249,9 +281,7 @@ int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err) {
   pt_kin_bodies(m, d);
   rc = pt_assemble_velocities(m, d, NULL, 0, err);
   if (rc) {   // named like every other refusal of the model (the fuzzer checks it)
-    char msg[sizeof(err->msg)];
-    snprintf(msg, sizeof(msg), "%s", err->msg);
-    pt_error_set(err, rc, "%s:%d: model \"%s\": %s", s->source, s->line, s->model, msg);
+    rc = model_error(err, rc, s);
     goto done;
   }
   ptu_copy(m->qd0, d->qd, m->nq);
@@ -262,18 +292,7 @@ int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err) {
                       "%s:%d: model \"%s\": the initial configuration is singular (the "
                       "constraint Jacobian has dependent rows that are not removable)",
                       s->source, s->line, s->model);
-  // a joint that starts outside its limits (a URDF's zero configuration may be): said once
-  for (int j = 0; !rc && j < m->njoint; j++) {
-    const int c = m->joint_coord_adr[j];
-    if (!m->joint_limited[j] || c < 0) continue;
-    double v, jac[12], jdx;
-    pt_measure(m, d, c, &v, jac, &jdx);
-    if (v < m->joint_limit[2 * j] - PT_TOL_LIMIT_POS ||
-        v > m->joint_limit[2 * j + 1] + PT_TOL_LIMIT_POS)
-      pt_model_warn(m, "joint %s starts outside its limits [%g, %g] (coordinate %.9g); where "
-                       "limits are enforced it is put on the nearest bound at the first step",
-                    m->joint_name[j], m->joint_limit[2 * j], m->joint_limit[2 * j + 1], v);
-  }
+  if (!rc) warn_outside_limits(m, d);
 done:
   pt_data_free(d);
   free(keep), free(rows);
