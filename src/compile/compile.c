@@ -1,11 +1,10 @@
 // compile.c: pt_spec -> pt_model, the steps in order (bodies.c, joints.c, motions.c,
-// forces.c, couplers.c, initial_state.c with sparsity.c, visual.c), and what they share: the
-// model's memory, its warnings, the spec's error messages and name lookups. Checks names and
-// references, converts the global t=0 geometry into body-fixed vectors, lays out constraint
-// rows by body blocks, builds the sparsity pattern of W = J M^-1 J^T with its AMD + LDL^T
-// symbolic analysis (local-dynamics seed), assembles the initial state and removes redundant
-// constraint rows found by a rank-revealing factorisation (pivoted QR of J^T).
-#include <stdarg.h>
+// forces.c, couplers.c, initial_state.c with sparsity.c, visual.c; what they share is in
+// shared.c). Checks names and references, converts the global t=0 geometry into body-fixed
+// vectors, lays out constraint rows by body blocks, builds the sparsity pattern of
+// W = J M^-1 J^T with its AMD + LDL^T symbolic analysis (local-dynamics seed), assembles the
+// initial state and removes redundant constraint rows found by a rank-revealing
+// factorisation (pivoted QR of J^T).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,70 +12,6 @@
 #include "compile.h"
 #include "ptu.h"
 #include "tolerances.h"
-
-// Every model array is recorded and freed by pt_model_free.
-void *pt_model_alloc(pt_model *m, size_t n, size_t size) {
-  if (m->nalloc == m->maxalloc) {
-    int cap = m->maxalloc ? 2 * m->maxalloc : 64;
-    void **a = realloc(m->allocs, sizeof(void *) * (size_t)cap);
-    if (!a) return NULL;
-    m->allocs = a;
-    m->maxalloc = cap;
-  }
-  void *p = calloc(n ? n : 1, size);
-  if (p) m->allocs[m->nalloc++] = p;
-  return p;
-}
-
-void pt_model_free(pt_model *m) {
-  if (!m) return;
-  for (int i = 0; i < m->nalloc; i++) free(m->allocs[i]);
-  free(m->allocs);
-  free(m->warnings);
-  free(m->visual);
-  free(m->visual_text);
-  free(m);
-}
-
-void pt_model_warn(pt_model *m, const char *fmt, ...) {
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof(line), fmt, ap);
-  va_end(ap);
-  size_t old = m->warnings ? strlen(m->warnings) : 0, add = strlen(line);
-  char *w = realloc(m->warnings, old + add + 2);
-  if (!w) return;
-  memcpy(w + old, line, add);
-  w[old + add] = '\n';
-  w[old + add + 1] = '\0';
-  m->warnings = w;
-}
-
-// `FILE:LINE: joints[2] "knee": what`
-int pt_spec_fail(pt_error *err, int code, const pt_spec *s, int line, const char *list, int idx,
-                 const char *name, const char *fmt, ...) {
-  char what[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof(what), fmt, ap);
-  va_end(ap);
-  return pt_error_set(err, code, "%s:%d: %s[%d] \"%s\": %s", s->source, line, list, idx, name,
-                      what);
-}
-
-int pt_spec_find_body(const pt_spec *s, const char *name) {
-  if (strcmp(name, "ground") == 0) return PT_GROUND;
-  for (int i = 0; i < s->nbody; i++)
-    if (strcmp(s->bodies[i].name, name) == 0) return i;
-  return -2;
-}
-
-int pt_spec_find_joint(const pt_spec *s, const char *name) {
-  for (int i = 0; i < s->njoint; i++)
-    if (strcmp(s->joints[i].name, name) == 0) return i;
-  return -1;
-}
 
 #define ALLOC_ARR(field, n) \
   (m->field = pt_model_alloc(m, (size_t)(n) + 1, sizeof(*m->field)), m->field != NULL)

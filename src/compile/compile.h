@@ -5,7 +5,7 @@
 
 #include "engine.h"
 
-// ---- compile.c: the model's memory and messages, the spec's names -------------------------
+// ---- shared.c: the model's memory and messages, the spec's names --------------------------
 // An array of n elements of `size` bytes, zeroed, freed with the model (pt_model_free).
 void *pt_model_alloc(pt_model *m, size_t n, size_t size);
 // One line added to the model's warnings (pt_model_warnings).

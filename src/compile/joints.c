@@ -127,7 +127,7 @@ static int joint_frame(const pt_spec *s, int j, double h[3], double f[3], double
 
 // Joint j's body-fixed vectors (joint_geom, pt_joint_vec): the joint point and the frame on
 // each body, and each body's axis on the other.
-static void joint_geom(pt_model *m, int j, const double point[3], const double h[3],
+static void joint_vectors(pt_model *m, int j, const double point[3], const double h[3],
                        const double f[3], const double g[3], const double hb2[3]) {
   const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
   double *G = m->joint_geom + PT_JOINT_GEOM * j;
@@ -176,7 +176,7 @@ int pt_compile_joints(pt_model *m, const pt_spec *s, pt_error *err) {
     double h[3], f[3], g[3], hb2[3];
     rc = joint_frame(s, j, h, f, g, hb2, err);
     if (rc) return rc;
-    joint_geom(m, j, sj->point, h, f, g, hb2);
+    joint_vectors(m, j, sj->point, h, f, g, hb2);
     joint_coords(m, j, sj->name, cls);
   }
   m->nrow_joint = row;
