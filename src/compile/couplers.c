@@ -11,7 +11,7 @@
 
 // Couplers (coupler.c): follower = multiplier x leader + offset between the coordinates of two
 // revolute or prismatic joints, a follower at most once, no chains. The arrays are filled
-// here; m->ncoupler is set after the initial assembly (couplers_initial).
+// here; m->ncoupler is set after the initial assembly (pt_compile_couplers_initial).
 int pt_compile_couplers(pt_model *m, const pt_spec *s, pt_error *err) {
   static const char *const L = "couplers";
   for (int k = 0; k < s->ncoupler; k++) {

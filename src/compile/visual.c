@@ -27,7 +27,7 @@ const pt_visual *pt_model_visual(const pt_model *m, int i) {
 
 // Joint j on its body2 (the moving side, as the joint frame follows it), or on body1 when body2
 // is the ground: joint_geom holds the point in body1 (0..2) and body2 (3..5), the axis h in
-// body1 (6..8) and body2 (15..17) frames (compile.c, build_joints).
+// body1 (6..8) and body2 (15..17) frames (compile/joints.c, joint_vectors).
 const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
                             double axis[3]) {
   if (j < 0 || j >= m->njoint) return NULL;
@@ -51,7 +51,7 @@ static void inertia_box(const pt_model *m, int b, double size[3], double quat[4]
     size[0] = size[1] = size[2] = 0.05;
     return;
   }
-  double d[3], V[9];   // principal moments and axes (src/load/inertia.c)
+  double d[3], V[9];   // principal moments and axes (src/util/inertia.c)
   if (pt_inertia_axes(m->body_inertia + 9 * b, d, V)) {
     size[0] = size[1] = size[2] = 0.05;
     return;

@@ -175,7 +175,8 @@ const char *pt_coupler_name(const pt_model *m, int k) {
   return k >= 0 && k < m->ncoupler ? m->coupler_name[k] : NULL;
 }
 
-// The coupler whose follower is joint j, or -1 (a joint follows at most one coupler: compile.c).
+// The coupler whose follower is joint j, or -1 (a joint follows one coupler at most:
+// compile/couplers.c).
 int pt_coupler_of_joint(const pt_model *m, int j) {
   for (int k = 0; j >= 0 && k < m->ncoupler; k++)
     if (m->coupler_joint[2 * k] == j) return k;

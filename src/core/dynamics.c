@@ -6,9 +6,9 @@
 //   W lambda = J M^-1 Q - gamma,   W = J M^-1 J^T,   xdd = M^-1 (Q - J^T lambda).
 // M is block diagonal (m I, I_global) per body, so W is a sparse matrix of small dense
 // blocks following the constraint graph: rows couple only through a shared body. Its pattern
-// and a fill-reducing (AMD) LDL^T symbolic factorisation are computed once at load (compile.c);
-// here only the numeric values change, so a step allocates nothing and the cost grows about
-// linearly with the number of bodies on chains and trees.
+// and a fill-reducing (AMD) LDL^T symbolic factorisation are computed once at load
+// (compile/sparsity.c); here only the numeric values change, so a step allocates nothing and
+// the cost grows about linearly with the number of bodies on chains and trees.
 // Euler-parameter accelerations follow from pdd = E^T wdot / 2 - |w|^2 p / 4 (seed gcp,
 // after eq. 21, in global angular velocity).
 // When W is singular (a singular configuration: rows of J lose rank) the accelerations are
@@ -63,10 +63,10 @@ static void w_assemble(const pt_model *m, pt_data *d) {
   }
 }
 
-// The row patterns of L (up-looking LDL^T of W in the AMD order of compile.c): for each row k
-// the columns i < k with L(k, i) != 0, in topological order, found by walking the elimination
-// tree from the nonzeros of W's column k. They depend on the model only: computed once per
-// data instead of in every factorization (as ldl_numeric does).
+// The row patterns of L (up-looking LDL^T of W in the AMD order of compile/sparsity.c): for
+// each row k the columns i < k with L(k, i) != 0, in topological order, found by walking the
+// elimination tree from the nonzeros of W's column k. They depend on the model only: computed
+// once per data instead of in every factorization (as ldl_numeric does).
 void pt_ldl_pattern(const pt_model *m, pt_data *d) {
   const int n = m->ncon;
   int *flag = d->ldl_flag, *stack = d->iwork, *out = d->ldl_pattern, nz = 0;

@@ -28,7 +28,7 @@ typedef enum {
   PT_MEAS_DISTANCE    // |p2 - p1|: v0 = s1 (b1), v1 = s2 (b2)
 } pt_meas_type;
 
-// The body-fixed vectors of a joint (joint_geom, 3 numbers each; compile.c, build_joints): the
+// The body-fixed vectors of a joint (joint_geom, 3 numbers each; compile/joints.c): the
 // joint point on each body, the joint frame (h the axis, f, g across it) on each body, and the
 // other body's axis at t = 0 (a universal joint's angles need it).
 typedef enum {
@@ -81,7 +81,7 @@ extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 struct pt_model {
   char name[PT_NAME_MAX];
   char *warnings;              // '\n'-terminated lines
-  int nvisual;                 // visual shapes (src/load/visual.c), never read by the mechanics
+  int nvisual;                 // visual shapes (src/compile/visual.c), never read by the mechanics
   pt_visual *visual;           // (nvisual), strings inside visual_text
   char *visual_text;
   double gravity[3];
