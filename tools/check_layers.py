@@ -18,8 +18,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 
 def read_rules(path):
-    """(deps, public, generated): folder -> set of folders directly below it; folders usable by
-    all; generated header name -> folder."""
+    """(deps, public, generated): folder -> the folders below it that it may include from;
+    folders usable by all; generated header name -> folder."""
     deps, public, generated = {}, set(), {}
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -43,24 +43,10 @@ def read_rules(path):
     return deps, public, generated
 
 
-def closure(deps, public):
-    """folder -> every folder it may include from (itself, below it, the public ones)."""
-    allowed = {}
-
-    def visit(folder, seen):
-        if folder in allowed:
-            return allowed[folder]
-        if folder in seen:
-            sys.exit("layers: a cycle through %s" % folder)
-        acc = {folder} | set(public)
-        for d in deps[folder]:
-            acc |= visit(d, seen | {folder})
-        allowed[folder] = acc
-        return acc
-
-    for folder in deps:
-        visit(folder, set())
-    return allowed
+def allowed_of(deps, public):
+    """folder -> the folders its files may include from: itself, those its line lists, the
+    public ones."""
+    return {folder: {folder} | below | set(public) for folder, below in deps.items()}
 
 
 def folder_of(path, deps):
@@ -83,7 +69,7 @@ def main():
     rules = rules or os.path.join(root, "tools", "layers.txt")
     shown = os.path.relpath(rules, root) if rules.startswith(root + os.sep) else rules
     deps, public, generated = read_rules(rules)
-    allowed = closure(deps, public)
+    allowed = allowed_of(deps, public)
 
     files = []
     for top in SCANNED:
@@ -132,7 +118,7 @@ def main():
                         continue
                 if target not in allowed[own]:
                     may = sorted(allowed[own] - {own})
-                    problems.append('%s:%d: #include "%s" (%s): not below %s, which may '
+                    problems.append('%s:%d: #include "%s" (%s): not listed below %s, which may '
                                     'include only its own headers and those of: %s' % (
                                         f, n, name, target, own, ", ".join(may) or "none"))
     for p in problems:

@@ -43,7 +43,7 @@ class CheckLayers(unittest.TestCase):
         rc, out = run(dict(BASE, **{"src/core/data.c": '#include "engine.h"\n'
                                                          '#include "partition.h"\n'}))
         self.assertEqual(rc, 1, out)
-        self.assertIn('src/core/data.c:2: #include "partition.h" (src/partition): not below '
+        self.assertIn('src/core/data.c:2: #include "partition.h" (src/partition): not listed below '
                       'src/core', out)
         self.assertIn("1 problems", out)
 
