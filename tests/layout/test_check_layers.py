@@ -62,9 +62,15 @@ class CheckLayers(unittest.TestCase):
     def test_fails_on_a_folder_without_a_line(self):
         rc, out = run(dict(BASE, **{"elsewhere/x.c": '#include "engine.h"\n'}))
         self.assertEqual(rc, 0, out)   # not a scanned top folder: not checked
-        rc, out = run(dict(BASE, **{"bridge/x.c": '#include "engine.h"\n'}))
+        rc, out = run(dict(BASE, **{"client/tool/x.c": '#include "partita.h"\n'}))
         self.assertEqual(rc, 1, out)
-        self.assertIn("bridge/x.c: its folder has no line", out)
+        self.assertIn("client/tool/x.c: its folder has no line", out)
+
+    def test_fails_on_the_bridge_reaching_into_the_engine(self):
+        rc, out = run(dict(BASE, **{"bridge/x.c": '#include "partita.h"\n#include "engine.h"\n'}))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('bridge/x.c:2: #include "engine.h" (src/core)', out)
+        self.assertIn("1 problems", out)
 
     def test_fails_on_a_header_it_cannot_find(self):
         rc, out = run(dict(BASE, **{"src/core/data.c": '#include "nosuch.h"\n'}))
