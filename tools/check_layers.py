@@ -35,7 +35,8 @@ def read_rules(path):
             elif left.startswith("generated "):
                 generated[left.split(None, 1)[1]] = below[0]
             else:
-                deps[left.rstrip("/")] = set(d.rstrip("/") for d in below)
+                # a folder named on several lines may include what all of them list
+                deps.setdefault(left.rstrip("/"), set()).update(d.rstrip("/") for d in below)
     for folder, below in deps.items():
         for d in below | public:
             if d not in deps:

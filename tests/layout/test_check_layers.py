@@ -72,6 +72,18 @@ class CheckLayers(unittest.TestCase):
         self.assertIn('bridge/x.c:2: #include "engine.h" (src/core)', out)
         self.assertIn("1 problems", out)
 
+    def test_daemon_folders_one_way(self):
+        tree = dict(BASE, **{"daemon/net/conn.h": "", "daemon/base/log.h": "",
+                             "daemon/model/sim.c": '#include "base/log.h"\n',
+                             "daemon/main.c": '#include "net/conn.h"\n#include "model/sim.h"\n',
+                             "daemon/model/sim.h": ""})
+        rc, out = run(tree)
+        self.assertEqual(rc, 0, out)   # the top (`daemon`, two lines) may use both
+        tree["daemon/model/sim.c"] += '#include "net/conn.h"\n'   # net sits beside model
+        rc, out = run(tree)
+        self.assertEqual(rc, 1, out)
+        self.assertIn('daemon/model/sim.c:2: #include "net/conn.h" (daemon/net)', out)
+
     def test_fails_on_a_header_it_cannot_find(self):
         rc, out = run(dict(BASE, **{"src/core/data.c": '#include "nosuch.h"\n'}))
         self.assertEqual(rc, 1, out)
