@@ -6,19 +6,19 @@
 //   W lambda = J M^-1 Q - gamma,   W = J M^-1 J^T,   xdd = M^-1 (Q - J^T lambda).
 // M is block diagonal (m I, I_global) per body, so W is a sparse matrix of small dense
 // blocks following the constraint graph: rows couple only through a shared body. Its pattern
-// and a fill-reducing (AMD) LDL^T symbolic factorisation are computed once at load (compile.c);
-// here only the numeric values change, so a step allocates nothing and the cost grows about
-// linearly with the number of bodies on chains and trees.
+// and a fill-reducing (AMD) LDL^T symbolic factorisation are computed once at load
+// (compile/sparsity.c); here only the numeric values change, so a step allocates nothing and
+// the cost grows about linearly with the number of bodies on chains and trees.
 // Euler-parameter accelerations follow from pdd = E^T wdot / 2 - |w|^2 p / 4 (seed gcp,
 // after eq. 21, in global angular velocity).
 // When W is singular (a singular configuration: rows of J lose rank) the accelerations are
-// still unique; they then come from a rank-revealing dense solve (pt_acc_dense, issue 7).
+// still unique; pt_accelerations_w then fails and its caller, pt_accelerations in the partition
+// layer, takes them from a rank-revealing dense solve (pt_acc_dense, qr_partition.c, issue 7).
 #include <ldl.h>
 
 #include "engine.h"
 #include "tolerances.h"
 #include "ptu.h"
-#include "qr_partition.h"
 
 // W is called near singular (the integrator then prefers the QR partition, issue 7) when its
 // smallest LDL pivot falls below PT_TOL_W_NEAR_SINGULAR of the largest; below PT_TOL_PIVOT_W
@@ -63,10 +63,10 @@ static void w_assemble(const pt_model *m, pt_data *d) {
   }
 }
 
-// The row patterns of L (up-looking LDL^T of W in the AMD order of compile.c): for each row k
-// the columns i < k with L(k, i) != 0, in topological order, found by walking the elimination
-// tree from the nonzeros of W's column k. They depend on the model only: computed once per
-// data instead of in every factorization (as ldl_numeric does).
+// The row patterns of L (up-looking LDL^T of W in the AMD order of compile/sparsity.c): for
+// each row k the columns i < k with L(k, i) != 0, in topological order, found by walking the
+// elimination tree from the nonzeros of W's column k. They depend on the model only: computed
+// once per data instead of in every factorization (as ldl_numeric does).
 void pt_ldl_pattern(const pt_model *m, pt_data *d) {
   const int n = m->ncon;
   int *flag = d->ldl_flag, *stack = d->iwork, *out = d->ldl_pattern, nz = 0;
@@ -207,14 +207,14 @@ static void w_rhs(const pt_model *m, const pt_data *d, double *z, double *lam) {
   }
 }
 
-int pt_accelerations(const pt_model *m, pt_data *d) {
+int pt_accelerations_w(const pt_model *m, pt_data *d) {
   // outputs: xdd, lambda, qdd
   double *xdd = d->xdd, *lam = d->lambda;
   // inputs: rows (row_jac, row_gamma) and forces (qfrc) at the current state
 
   int rc = pt_w_factor(m, d);
-  // at a singular configuration rows of J lose rank but the accelerations stay unique
-  if (rc) return pt_acc_dense(m, d);
+  // at a singular configuration rows of J lose rank: the caller's dense solve takes over
+  if (rc) return rc;
   // z = M^-1 Q, then Eq. (62): W lambda = J z - gamma
   w_rhs(m, d, xdd, lam);
   pt_w_solve(m, d, lam);
@@ -231,34 +231,29 @@ int pt_accelerations(const pt_model *m, pt_data *d) {
   return PT_OK;
 }
 
-// The multipliers of the active rows at an evaluated state whose accelerations came from
-// elsewhere (a closed loop in joint coordinates, loop_dyn.c): W lambda = J M^-1 Q - gamma, and
-// when W is singular the least-squares multipliers of the rank-revealing solve. Neither the
-// accelerations nor what the partition policy reads of W (w_ratio, w_singular) change.
-void pt_lambda_w(const pt_model *m, pt_data *d) {
+// The multipliers of the active rows through W at an evaluated state whose accelerations came
+// from elsewhere (a closed loop in joint coordinates, loop_dyn.c): W lambda = J M^-1 Q - gamma
+// (eq. 62). PT_ESINGULAR, lambda not set, when W is singular: the caller (pt_lambda, the
+// partition layer) then takes the least-squares multipliers of the rank-revealing solve.
+// Neither the accelerations, the forces nor what the partition policy reads of W (w_ratio,
+// w_singular) change.
+int pt_lambda_w(const pt_model *m, pt_data *d) {
   const double ratio = d->w_ratio, ratio_step = d->w_ratio_step;
   const int singular = d->w_singular;
-  double *lam = d->lambda, *qfrc = d->lim_qfrc;  // (nv): scratch outside the stages
+  double *qfrc = d->lim_qfrc;  // (nv): scratch outside the stages
   // the Cartesian quantities the joint-coordinate evaluation leaves out: the inverse inertias
   // and the actuators on tree coordinates (which it puts in Q directly); its qfrc put back
   ptu_copy(qfrc, d->qfrc, m->nv);
   pt_kin_inertias(m, d, 1);
   pt_forces(m, d);
-  if (pt_w_factor(m, d) == PT_OK) {
-    w_rhs(m, d, d->wrk6, lam);  // (wrk6: nv scratch; xdd stays)
-    pt_w_solve(m, d, lam);
-  } else {  // pt_acc_dense's multipliers; its accelerations put back
-    double *xdd = d->lim_xdd, *qdd = d->rhs;  // (nv), (nq): scratch outside the stages
-    ptu_copy(d->qfrc, qfrc, m->nv);
-    pt_forces(m, d);
-    ptu_copy(xdd, d->xdd, m->nv);
-    ptu_copy(qdd, d->qdd, m->nq);
-    if (pt_acc_dense(m, d)) ptu_zero(lam, m->ncon);
-    ptu_copy(d->xdd, xdd, m->nv);
-    ptu_copy(d->qdd, qdd, m->nq);
+  const int rc = pt_w_factor(m, d);
+  if (rc == PT_OK) {
+    w_rhs(m, d, d->wrk6, d->lambda);  // (wrk6: nv scratch; xdd stays)
+    pt_w_solve(m, d, d->lambda);
   }
   d->w_ratio = ratio;
   d->w_ratio_step = ratio_step;
   d->w_singular = singular;
   ptu_copy(d->qfrc, qfrc, m->nv);
+  return rc;
 }

@@ -612,15 +612,6 @@ void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction) {
   }
 }
 
-void pt_lambda(const pt_model *m, pt_data *d) {
-  if (!d->lambda_stale) return;
-  if (pt_tree_active(d))
-    pt_tree_lambda(m, d);
-  else
-    pt_lambda_w(m, d);  // a closed loop in joint coordinates: every row evaluated at its end
-  d->lambda_stale = 0;
-}
-
 void pt_tree_lambda(const pt_model *m, pt_data *d) {
   double *F = d->wrk6;  // (njoint x 6) joint forces f_j
   joint_forces(m, d, F);

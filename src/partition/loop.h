@@ -2,7 +2,7 @@
 //
 // Generalized coordinate partitioning (Wehage and Haug) works in any coordinates. Here the
 // coordinates of a closed-loop model are those of a spanning tree: the joint coordinates of
-// its revolute, prismatic, universal and fixed joints from the ground (loop_tree.c), plus the
+// its revolute, prismatic, universal and fixed joints from the ground (compile/loops.c), plus the
 // Cartesian coordinates (r, Euler parameters) of the bodies the tree does not reach (the
 // platform of a parallel robot hung on spherical joints). The rows of the other joints ("cut"
 // joints) and the motions close the loops; an independent subset of them is kept at load.
@@ -29,12 +29,7 @@ static inline int pt_loop_on(const pt_data *d) {
   return d->model->loop_ok && d->part_mode == PT_MODE_HYBRID && !d->loop_off;
 }
 
-// ---- loop_tree.c: at load -------------------------------------------------------------------
-// The spanning tree, its coordinates, the kept cut rows and every sparsity pattern, from the
-// model's assembled initial state (m->q0), once the model is otherwise complete. Sets
-// m->loop_ok (0 when the model does not qualify or the self-check at a displaced state fails).
-// Returns PT_ENOMEM on allocation failure, else PT_OK.
-int pt_loop_compile(pt_model *m);
+// ---- compile/loops.c builds a model's loop structure at load (pt_compile_loops) -------------
 
 // ---- loop_kin.c: kinematics and cut rows ----------------------------------------------------
 void pt_loop_positions(const pt_model *m, pt_data *d);   // q, rot of every body from loop_s

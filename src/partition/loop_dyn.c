@@ -18,7 +18,8 @@
 #include "loop.h"
 #include "ptu.h"
 #include "splu.h"
-#include "qr_partition.h"  // pt_qdd_from_xdd
+#include "partition.h"     // pt_lambda
+#include "qr_partition.h"  // pt_acc_dense
 #include "tolerances.h"
 
 // V = (omega, v_c - omega x c) of a body from x (ground: 0)
@@ -173,7 +174,7 @@ void pt_loop_gen_forces(const pt_model *m, pt_data *d) {
   for (int f = 0; f < m->nlf; f++)
     ptu_copy(Qb + m->nlt + 6 * f, d->qfrc + 6 * m->loop_float_body[f], 6);
   // the joint actuators on tree coordinates, left out of qfrc (pt_loop_forces): T^T J_c^T is
-  // the unit vector of their coordinate, whose rate is the measured one (loop_tree.c checks)
+  // the unit vector of their coordinate, whose rate is the measured one (compile/loops.c checks)
   for (int a = 0; a < m->nactuator; a++) {
     const int t = m->actuator_type[a];
     if (t != PT_ACT_JOINT_TORQUE && t != PT_ACT_JOINT_FORCE) continue;
@@ -436,4 +437,32 @@ void pt_loop_outputs(const pt_model *m, pt_data *d) {
     ptu_copy(d->xdd + 6 * m->loop_float_body[f], w + m->nlt + 6 * f, 6);
   pt_qdd_from_xdd(m, d);
   pt_loop_sdd(m, d);
+}
+
+// The multipliers of the state held now, computed when asked for (the joint reactions): a
+// tree's from its joint forces, a closed loop's in joint coordinates through W (every row is
+// evaluated at a step's end, dynamics.c), and when W is singular the least-squares multipliers
+// of the rank-revealing solve (pt_acc_dense), its accelerations put back.
+void pt_lambda(const pt_model *m, pt_data *d) {
+  if (!d->lambda_stale) return;
+  if (pt_tree_active(d)) {
+    pt_tree_lambda(m, d);
+  } else if (pt_lambda_w(m, d) != PT_OK) {
+    const double ratio = d->w_ratio, ratio_step = d->w_ratio_step;
+    const int singular = d->w_singular;
+    // (nv), (nv), (nq): scratch outside the stages
+    double *qfrc = d->lim_qfrc, *xdd = d->lim_xdd, *qdd = d->rhs;
+    ptu_copy(qfrc, d->qfrc, m->nv);
+    ptu_copy(xdd, d->xdd, m->nv);
+    ptu_copy(qdd, d->qdd, m->nq);
+    pt_forces(m, d);  // the Cartesian forces (pt_lambda_w left the inverse inertias)
+    if (pt_acc_dense(m, d)) ptu_zero(d->lambda, m->ncon);
+    ptu_copy(d->xdd, xdd, m->nv);
+    ptu_copy(d->qdd, qdd, m->nq);
+    ptu_copy(d->qfrc, qfrc, m->nv);
+    d->w_ratio = ratio;
+    d->w_ratio_step = ratio_step;
+    d->w_singular = singular;
+  }
+  d->lambda_stale = 0;
 }

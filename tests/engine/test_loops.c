@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "fourbar_chain.h"
 #include "loop.h"
+#include "partition.h"  // pt_eval
 #include "pt_inverse.h"
 
 static double maxabs(const double *a, int n) {

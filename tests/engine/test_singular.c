@@ -27,6 +27,7 @@
 
 #include "engine.h"
 #include "fourbar_chain.h"
+#include "partition.h"
 #include "qr_partition.h"
 
 #define G 9.81

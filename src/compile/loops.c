@@ -1,4 +1,4 @@
-// loop_tree.c: at load, the joint coordinates of a closed-loop model (loop.h).
+// loops.c: at load, the joint coordinates of a closed-loop model (partition/loop.h).
 //
 // A spanning tree, breadth first from the ground over revolute, prismatic, universal and fixed
 // joints (either body may be the child); bodies it does not reach float. The other joints'
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "loop.h"
 #include "splu.h"
 #include "ptu.h"
@@ -565,7 +566,10 @@ static void counts_zero(pt_model *m) {
   m->nlm = m->nlz = m->nlg = m->nlb = m->nlpair = m->nlsn = m->nlsl = 0;
 }
 
-int pt_loop_compile(pt_model *m) {
+// The spanning tree, its coordinates, the kept cut rows and every sparsity pattern, from the
+// model's assembled initial state (m->q0), once the model is otherwise complete. Sets
+// m->loop_ok (0 when the model does not qualify or the self-check at a displaced state fails).
+static int loops_build(pt_model *m) {
   counts_zero(m);
   // closed loops only (trees have their own partition); joint limits on loops stay with the
   // Cartesian partitions (loop_limits.c)
@@ -640,4 +644,8 @@ done:
   }
   m->loop_ok = 1;
   return PT_OK;
+}
+
+int pt_compile_loops(pt_model *m, pt_error *err) {
+  return loops_build(m) ? pt_error_set(err, PT_ENOMEM, "out of memory") : PT_OK;
 }
