@@ -365,11 +365,11 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, lim_acc, ndof, limits)          /* free accelerations */                               \
   X(double, lim_qfrc, nv, limits)           /* applied forces saved during the columns */          \
   X(double, lim_xdd, nv, limits)            /* free xdd (closed loops, loop_limits.c) */           \
+  X(double, lim_y, 2 * ndof, limits)        /* the state of lim_acc, lim_minv (tree) */            \
   X(int, cpl_dof, 2 * ncoupler, couplers)   /* follower, leader independent coordinate */         \
   X(double, cpl_minv, ncoupler * ndof, couplers) /* columns H^-1 G^T at the current stage */      \
   X(double, cpl_w, ncoupler * ncoupler, couplers) /* W = G H^-1 G^T, then its Cholesky factor */  \
   X(double, cpl_acc, ndof, couplers)        /* accelerations without the couplers' forces */       \
-  X(double, cpl_qfrc, nv, couplers)         /* applied forces saved during the columns */          \
   X(double, cpl_rhs, ncoupler, couplers)    /* work */                                             \
   X(double, cpl_force, ncoupler, couplers)  /* joint force on the follower at the last hold */     \
   X(int, iwork, 2 * nq, integ)                                                                     \
@@ -522,6 +522,9 @@ struct pt_data {
   int lim_on;                  // enforced on this data (model option on, tree partition)
   int lim_n;                   // limited joints with a coordinate in the tree
   int lim_nactive;             // limits held now (lim_state != 0)
+  int lim_cols_ok;             // lim_acc and lim_minv are the hold's at lim_y, lim_cols_t
+  int lim_cols_ns;             // (for the lim_cols_ns limits of lim_set)
+  double lim_cols_t;
   int lim_touched;             // this step's end was changed by the limits (closed loops)
   int lim_nactive_save;        // lim_nactive at the step start
 
@@ -634,6 +637,10 @@ static inline int pt_tree_active(const pt_data *d) {
 int pt_tree_init(const pt_model *m, pt_data *d);
 int pt_tree_aba_fits(const pt_model *m);
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
+// After pt_tree_aba at the same state: H^-1 tau (ndof) from its articulated inertias, and
+// every body's xdd from given joint accelerations.
+void pt_tree_minv(const pt_model *m, pt_data *d, const double *tau, double *out);
+void pt_tree_accelerations(const pt_model *m, pt_data *d, const double *thetadd);
 void pt_kin_inertias(const pt_model *m, pt_data *d, int inv);
 int pt_tree_lambda_fits(const pt_model *m);
 void pt_tree_lambda(const pt_model *m, pt_data *d);
@@ -663,6 +670,9 @@ void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
 int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);  // couplers, then limits
+// A tree stage's accelerations thetadd (ndof) and xdd with the couplers' and held limits'
+// reactions (added to qfrc); -1 when the couplers' W is not positive definite.
+int pt_tree_dynamics(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
 // For the analyses (inverse.c): joint j's limit at coordinate value v and rate w in d. *side:
 // the bound v is on or beyond (-1 lower, +1 upper, 0 none). Returns -1 when d does not enforce
 // the limit, 1 when it holds it on *side (d's limit state holds it there, or the coordinate

@@ -343,14 +343,19 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 // The articulated inertias are symmetric, I = [A B; B^T C] with A, C symmetric 3x3: they are
 // kept packed (21 numbers, below), so the rank-1 update and the transform to the parent touch
 // each entry once. Scratch per body (ABA_STRIDE doubles: I^A packed, p^A then U / D, S, c,
-// u / D) is taken from mjt (12 ncon >= 40 nbody on a tree: every joint has at least 5 rows),
-// which the W path does not need between its own evaluations.
+// u / D, 1 / D, and pt_tree_minv's own bias force, u / D and acceleration) is taken from mjt
+// (12 ncon >= 54 nbody on a tree: every joint has at least 5 rows), which the W path does not
+// need between its own evaluations.
 
-#define ABA_STRIDE 40  // I^A (21), p^A then U / D (6), S (6), c (6), u / D
+#define ABA_STRIDE 54  // I^A (21), p^A then U / D (6), S (6), c (6), u / D, 1 / D, then minv's
 #define ABA_P 21       // offsets in a body's slot
 #define ABA_S 27
 #define ABA_C 33
 #define ABA_UD 39
+#define ABA_ID 40
+#define ABA_MU 41      // pt_tree_minv: u / D,
+#define ABA_MP 42      // the bias force p (6),
+#define ABA_MA 48      // the acceleration a (6)
 
 int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
 
@@ -492,6 +497,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
       sym6_mul(Ic, Ia, c);
       for (int r = 0; r < 6; r++) pa[r] += Ic[r] + uD * Uv[r];
       slot[ABA_UD] = uD;
+      slot[ABA_ID] = iD;
       // U / D for pass 3 goes where p^A was, once the parent has taken p^a
       ptu_copy(Uv, W, 6);
     } else {
@@ -535,6 +541,95 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
     thetadd[i] = s;
     for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
+  }
+}
+
+// out = H^-1 tau for a joint-space force tau (ndof), H the tree's joint-space inertia at the
+// state of the last pt_tree_aba: passes 2 and 3 of the articulated-body algorithm on the
+// articulated inertias that call left (Featherstone, "Rigid Body Dynamics Algorithms", 2008,
+// Table 7.1) with no velocity and no applied force (c = 0, p starts at 0), so that each column
+// costs a few multiply-adds per joint instead of a whole ABA:
+//   pass 2 (leaves to root):  u = tau_i - S^T p^A,  p^a = p^A + (U / D) u,  p^A_p += X^T p^a
+//   pass 3 (root to leaves):  a' = X a_p,  thetadd_i = u / D - (U / D)^T a',  a = a' + S thetadd_i
+// tau and out may be one array. Touches neither xdd, qfrc nor what pt_tree_aba left for
+// pt_tree_accelerations.
+void pt_tree_minv(const pt_model *m, pt_data *d, const double *tau, double *out) {
+  double *buf = d->mjt;
+  for (int k = 0; k < m->nbody; k++) ptu_zero(buf + ABA_STRIDE * k + ABA_MP, 6);
+  for (int t = m->njoint - 1; t >= 0; t--) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    double *slot = buf + ABA_STRIDE * kid, pa[6];
+    const double *p = slot + ABA_MP;
+    ptu_copy(pa, p, 6);
+    if (i >= 0) {
+      const double *S = slot + ABA_S, *W = slot + ABA_P;  // W = U / D
+      double u = tau[i];
+      for (int r = 0; r < 6; r++) u -= S[r] * p[r];
+      slot[ABA_MU] = u * slot[ABA_ID];
+      for (int r = 0; r < 6; r++) pa[r] += W[r] * u;
+    }
+    if (par != PT_GROUND) {
+      double dv[3], tq[3], *pp = buf + ABA_STRIDE * par + ABA_MP;
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(tq, dv, pa);
+      for (int k = 0; k < 3; k++) {
+        pp[k] += pa[k];
+        pp[3 + k] += pa[3 + k] + tq[k];
+      }
+    }
+  }
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    double *slot = buf + ABA_STRIDE * kid, *ak = slot + ABA_MA;
+    if (par == PT_GROUND) {
+      ptu_zero(ak, 6);
+    } else {
+      const double *ap = buf + ABA_STRIDE * par + ABA_MA;
+      double dv[3], dxw[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(dxw, dv, ap + 3);
+      for (int k = 0; k < 3; k++) {
+        ak[k] = ap[k] - dxw[k];
+        ak[3 + k] = ap[3 + k];
+      }
+    }
+    if (i < 0) continue;
+    const double *S = slot + ABA_S, *W = slot + ABA_P;
+    double s = slot[ABA_MU];
+    for (int k = 0; k < 6; k++) s -= W[k] * ak[k];
+    out[i] = s;
+    for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
+  }
+}
+
+// Every body's xdd from given joint accelerations thetadd at the state of the last
+// pt_tree_aba (its S and c): pass 3 with thetadd known, a = X a_p + c + S thetadd (7.2).
+void pt_tree_accelerations(const pt_model *m, pt_data *d, const double *thetadd) {
+  const double *buf = d->mjt;
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
+    double *ak = d->xdd + 6 * kid;
+    if (par == PT_GROUND) {
+      ptu_copy(ak, c, 6);
+    } else {
+      const double *ap = d->xdd + 6 * par;
+      double dv[3], dxw[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(dxw, dv, ap + 3);
+      for (int k = 0; k < 3; k++) {
+        ak[k] = ap[k] - dxw[k] + c[k];
+        ak[3 + k] = ap[3 + k] + c[3 + k];
+      }
+    }
+    if (i < 0) continue;
+    for (int k = 0; k < 6; k++) ak[k] += S[k] * thetadd[i];
   }
 }
 

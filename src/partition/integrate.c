@@ -70,8 +70,8 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // the state held now (a step's first stage after the inputs changed): its kinematics
     // and inertias stand, only the forces are new
     pt_forces(m, d);
-    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;  // couplers, held limits
-    pt_tree_aba(m, d, y + n, f + n);
+    // couplers, held limits
+    if (pt_tree_dynamics(m, d, y + n, f + n) < 0) return PT_ESINGULAR;
     ptu_copy(f, y + n, n);
     return PT_OK;
   }
@@ -84,8 +84,8 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
     pt_kin_inertias(m, d, 0);
     pt_forces(m, d);
-    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;  // couplers, held limits
-    pt_tree_aba(m, d, y + n, f + n);
+    // couplers, held limits
+    if (pt_tree_dynamics(m, d, y + n, f + n) < 0) return PT_ESINGULAR;
     ptu_copy(f, y + n, n);
     return PT_OK;
   }
@@ -96,8 +96,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
-    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;
-    pt_tree_aba(m, d, y + n, f + n);
+    if (pt_tree_dynamics(m, d, y + n, f + n) < 0) return PT_ESINGULAR;
     d->lambda_stale = 1;
     pt_qdd_from_xdd(m, d);
     ptu_copy(f, y + n, n);

@@ -317,8 +317,7 @@ int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t) {
     pt_forces(m, w);
     pt_tree_coords(m, w, NULL, t->thd, NULL);
     ptu_copy(t->F, w->qfrc, m->nv);
-    pt_tree_hold(m, w, t->thd);
-    pt_tree_aba(m, w, t->thd, t->thdd);
+    pt_tree_dynamics(m, w, t->thd, t->thdd);
     ptu_copy(w->qfrc, t->F, m->nv);
     return PT_OK;
   }
