@@ -606,9 +606,9 @@ double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
 void pt_measure_jac(const pt_model *m, const pt_data *d, int i, double jac[12]);  // J only
 void pt_measure_jd(const pt_model *m, const pt_data *d, int i, double jac[12], double *jdotx);
-// The value of coordinate c when the tree partition holds it (its integrated joint
-// coordinates, tree.c): 1 and *value, else 0.
-int pt_tree_coord_value(const pt_data *d, int c, double *value);
+// The value and rate of coordinate c when the tree partition holds it (its integrated joint
+// coordinates, tree.c): 1 and *value, *rate (rate may be NULL), else 0.
+int pt_tree_coord_value(const pt_data *d, int c, double *value, double *rate);
 void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates first..ncoord-1
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);

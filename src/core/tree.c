@@ -200,10 +200,11 @@ int pt_tree_outputs(const pt_model *m, pt_data *d) {
   return n;
 }
 
-int pt_tree_coord_value(const pt_data *d, int c, double *value) {
+int pt_tree_coord_value(const pt_data *d, int c, double *value, double *rate) {
   if (!pt_tree_active(d) || !d->tree_coords_first || !d->tree_y_valid || c >= d->model->ndof)
     return 0;
   *value = d->tree_y[c];
+  if (rate) *rate = d->tree_y[d->model->ndof + c];
   return 1;
 }
 

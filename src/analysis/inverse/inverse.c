@@ -192,19 +192,19 @@ static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error
   return PT_OK;
 }
 
-// Value, rate and second derivative of coordinate i from its measure (value, jac, jdx) and
-// the solved body accelerations res->xdd.
 // A coordinate's value, Jacobian and Jdot x at d's state (kinematics evaluated): the value
 // from the tree partition's joint coordinates when it holds them (no atan2; the value d's
 // outputs report, pt_tree_outputs), else measured.
 static void measure(const pt_model *m, const pt_data *d, int c, double *value, double jac[12],
                     double *jdx) {
-  if (pt_tree_coord_value(d, c, value))
+  if (pt_tree_coord_value(d, c, value, NULL))
     pt_measure_jd(m, d, c, jac, jdx);
   else
     pt_measure(m, d, c, value, jac, jdx);
 }
 
+// Value, rate and second derivative of coordinate i from its measure (value, jac, jdx) and
+// the solved body accelerations res->xdd.
 static void coord_outputs(const pt_model *m, const pt_data *d, int i, double value,
                           const double jac[12], double jdx, pt_inverse_result *res) {
   const int *body = m->meas_body + 2 * i;
@@ -560,10 +560,14 @@ static int limits_select(const pt_model *m, pt_data *d, const pt_assign *acc, in
   for (int j = 0; j < m->njoint; j++) {
     const int c = m->joint_coord_adr[j];
     if (!m->joint_limited[j] || c < 0 || follower_of(m, c) >= 0) continue;
-    double v, jac[12], jdx;
-    measure(m, d, c, &v, jac, &jdx);
+    double v, w;  // the coordinate and its rate (the tree partition's when it holds them)
+    if (!pt_tree_coord_value(d, c, &v, &w)) {
+      double jac[12], jdx;
+      pt_measure(m, d, c, &v, jac, &jdx);
+      w = pt_jac_dot_x(d, m->meas_body + 2 * c, jac);
+    }
     int side;
-    const int holds = pt_limit_at(m, d, j, v, pt_jac_dot_x(d, m->meas_body + 2 * c, jac), &side);
+    const int holds = pt_limit_at(m, d, j, v, w, &side);
     if (!side) continue;
     int requested = 0;
     for (int q = 0; q < nacc; q++) requested |= acc[q].coord == c;
@@ -641,7 +645,10 @@ int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int 
   if (!rc) rc = coupler_request(m, acc, nacc, res, err);
   if (rc) return rc;
   const int nbase = nacc + m->ncoupler;
-  pt_kin_bodies(m, d);  // once for the limits' choice and the tree's solve (d's own state)
+  // d's kinematics (rot, x, the inertias and their inverses), once for the limits' choice and
+  // the solve: those of the tree partition's last evaluation when they are its state's (its
+  // forward kinematics), else from q and qd
+  if (!(pt_tree_active(d) && d->tree_y_valid && d->tree_kin_held)) pt_kin_bodies(m, d);
   int nh = limits_select(m, d, acc, nacc, nbase, res);
   // Active set: solve with the held limits; release the one that pulls hardest and solve
   // again until every held limit pushes (at most one round per limit). A request with no
