@@ -127,7 +127,7 @@ static double segment_box_sat(double nl[3], const double p0[3], const double p1[
       e[q - 3] = 1;
       ptu_cross3(L, e, d);
       double l = ptu_norm3(L);
-      if (l < PT_TOL_COLLIDE_FEATURE * ld) continue;   // near a face axis: that one decides
+      if (l < 1e-6 * ld) continue;   // parallel to a face axis: that one decides
       ptu_scl3(L, L, 1 / l);
     }
     double R = h[0] * fabs(L[0]) + h[1] * fabs(L[1]) + h[2] * fabs(L[2]);
@@ -214,7 +214,7 @@ int collide_box_box(pt_contact *con, const pt_shape *a, const pt_pose *pa, const
       e[i] = 1;
       ptu_cross3(L, e, f);
       double l = ptu_norm3(L);
-      if (l < PT_TOL_COLLIDE_FEATURE) continue;   // parallel edges: the face axes decide
+      if (l < 1e-6) continue;   // parallel edges: the face axes decide
       ptu_scl3(L, L, 1 / l);
     }
     double s = box_sep(&sign, L, a->size, b->size, t, R);

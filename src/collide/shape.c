@@ -245,7 +245,7 @@ static void cylinder_feature(feature *f, const pt_shape *s, const pt_pose *p, co
   f->id[0] = 2 * PT_CYL_RIM + top;
 }
 
-static void hull_feature(feature *f, const pt_shape *s, const pt_pose *p, const double u[3],
+static void hull_feature(feature *f, const pt_shape *s, const pt_pose *p,
                          const double ul[3]) {
   const pt_hull *hl = s->hull;
   int best = 0;
@@ -263,8 +263,35 @@ static void hull_feature(feature *f, const pt_shape *s, const pt_pose *p, const 
     f->face = best;
     return;
   }
+  // an edge across u: both ends within the tolerance's angle of the support plane
+  double top = -INFINITY;
+  int sv = 0;
+  for (int i = 0; i < hl->nvert; i++) {
+    double v = ptu_dot3(hl->vert + 3 * i, ul);
+    if (v > top) top = v, sv = i;
+  }
+  for (int fc = 0; fc < hl->nface; fc++) {
+    const int *fv = hl->face_vert + hl->face_adr[fc];
+    for (int i = 0; i < hl->face_num[fc]; i++) {
+      int v0 = fv[i], v1 = fv[(i + 1) % hl->face_num[fc]];
+      if (v0 != sv && v1 != sv) continue;
+      double e[3];
+      ptu_sub3(e, hl->vert + 3 * v1, hl->vert + 3 * v0);
+      double lim = PT_TOL_COLLIDE_FEATURE * ptu_norm3(e);
+      if (top - ptu_dot3(hl->vert + 3 * v0, ul) > lim ||
+          top - ptu_dot3(hl->vert + 3 * v1, ul) > lim)
+        continue;
+      f->n = 2;
+      int lo = v0 < v1 ? v0 : v1, hi = v0 < v1 ? v1 : v0;   // the same edge from either face
+      to_world(f->p[0], p, hl->vert + 3 * lo);
+      to_world(f->p[1], p, hl->vert + 3 * hi);
+      f->id[0] = lo, f->id[1] = hi;
+      return;
+    }
+  }
   f->n = 1;
-  f->id[0] = shape_support(f->p[0], s, p, u);
+  f->id[0] = sv;
+  to_world(f->p[0], p, hl->vert + 3 * sv);
 }
 
 void shape_feature(feature *f, const pt_shape *s, const pt_pose *p, const double u[3]) {
@@ -299,7 +326,7 @@ void shape_feature(feature *f, const pt_shape *s, const pt_pose *p, const double
     cylinder_feature(f, s, p, u, ul);
     return;
   case PT_SHAPE_HULL:
-    hull_feature(f, s, p, u, ul);
+    hull_feature(f, s, p, ul);
     return;
   default:
     f->n = 0;
