@@ -291,7 +291,9 @@ int manifold_clip(pt_contact *con, const pt_shape *a, const pt_pose *pa, const p
   int count = 0;
   int face_a = fa.n >= 3, face_b = fb.n >= 3;
   if (face_a || face_b) {
-    int ref_a = face_a && (!face_b || ptu_dot3(fa.normal, n) >= -ptu_dot3(fb.normal, n));
+    // the face better aligned with n; A's unless B's is clearly better (two faces parallel to
+    // rounding would otherwise trade places from step to step, and the contact ids with them)
+    int ref_a = face_a && (!face_b || ptu_dot3(fa.normal, n) >= -ptu_dot3(fb.normal, n) - 1e-9);
     feature *fr = ref_a ? &fa : &fb, *fi = ref_a ? &fb : &fa;
     // the incident feature again, facing the reference face exactly
     double toward[3];
