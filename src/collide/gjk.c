@@ -326,26 +326,34 @@ static void face_witness(convex_result *r, const polytope *P, int f) {
     }
 }
 
+// Expands towards the closest face until the support point along its normal adds less than
+// PT_TOL_EPA of the scale: the depth is then known to that (the closest face's distance is a
+// lower bound, the support along its normal an upper one). Polytopes get there exactly in a few
+// steps; curved surfaces converge linearly, and their new points end up nearly coplanar with
+// their neighbours, where rounding can cut a face the wrong way: a closest distance that shrinks
+// (impossible for a convex polytope grown outwards) stops it with the answer of the step before.
+// Returns 1 when it stopped (cap or rounding) with the bounds further apart than
+// PT_TOL_EPA_ROUND of the scale.
 static int epa(convex_result *r, polytope *P, double scale) {
   pt_collide_work *w = P->w;
-  int f = closest_face(P), capped = 1;
-  while (P->nv < PT_EPA_MAX_VERT) {
-    f = closest_face(P);
+  double last = INFINITY;   // the last gap between the bounds
+  for (;;) {
+    int f = closest_face(P);
     const double *n = w->epa_plane[f];
     if (!isfinite(n[3])) break;
-    int i = add_vertex(P, n);
-    if (ptu_dot3(w->epa_w[i], n) - n[3] <= PT_TOL_EPA * scale) {
-      P->nv--;
-      capped = 0;
-      break;
-    }
+    if (isfinite(r->dist) && n[3] < -r->dist - PT_TOL_EPA * scale) break;   // rounding: keep r
+    ptu_copy(r->normal, n, 3);
+    r->dist = -n[3];
+    face_witness(r, P, f);
+    if (P->nv >= PT_EPA_MAX_VERT) break;
+    double nn[3];
+    ptu_copy(nn, n, 3);
+    int i = add_vertex(P, nn);
+    last = ptu_dot3(w->epa_w[i], nn) + r->dist;
+    if (last <= PT_TOL_EPA * scale) return 0;
     if (!expand(P, i)) break;
   }
-  if (capped) f = closest_face(P);
-  ptu_copy(r->normal, w->epa_plane[f], 3);
-  r->dist = -w->epa_plane[f][3];
-  face_witness(r, P, f);
-  return capped;
+  return !(last <= PT_TOL_EPA_ROUND * scale);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,6 +421,7 @@ int convex_query(convex_result *r, const pt_shape *a, const pt_pose *pa, const p
     return capped;
   }
   polytope P = {a, b, pa, pb, w, 0, 0};
+  r->dist = INFINITY;
   if (!epa_start(&P, &s, scale)) {   // no volume: touching, normal between the centres
     r->dist = 0;
     ptu_sub3(d, pb->pos, pa->pos);
