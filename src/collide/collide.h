@@ -8,7 +8,7 @@
 // deterministic (same inputs, same bits) and returns finite numbers for finite input.
 // pt_hull_build and pt_collide_pairs are load-time functions and allocate.
 //
-// Conventions (docs/contact.md):
+// Conventions (docs/collision.md):
 // - A pose maps shape-local to world: x_world = rot x_local + pos (rot row-major 3x3).
 // - Shape frames: a sphere, box, capsule or cylinder is centred on its origin; capsules and
 //   cylinders lie along their local z; a plane is the local z = 0 plane, its solid side z <= 0
@@ -140,7 +140,7 @@ double pt_hull_volume(const pt_hull *h);
 // Contacts between shape a at pose pa and shape b at pose pb whose gap is below margin, at most
 // max (1..PT_COLLIDE_MAX_POINTS; the deepest kept when there are more), into con (max). Returns
 // the number written, 0 when the shapes are farther apart than margin. Which pairs are closed
-// forms and which go through GJK/EPA: docs/contact.md and the table in collide.c.
+// forms and which go through GJK/EPA: docs/collision.md and the table in collide.c.
 int pt_collide(pt_contact *con, int max, const pt_shape *a, const pt_pose *pa,
                const pt_shape *b, const pt_pose *pb, double margin, pt_collide_work *w);
 
