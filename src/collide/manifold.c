@@ -323,7 +323,8 @@ int manifold_clip(pt_contact *con, const pt_shape *a, const pt_pose *pa, const p
       contact_set(con + count++, surf, nout, gi,
                   ref_a ? PT_FEATURE(fr->face, id) : PT_FEATURE(id, fr->face));
     }
-    if (g < margin && (count == 0 || g < gmin - 1e-9 * (a->rbound + b->rbound))) {   // the witness too
+    // the deepest point GJK/EPA found, when no clipped point comes near it
+    if (g < margin && (count == 0 || g < gmin - 1e-9 * (a->rbound + b->rbound))) {
       double surf[3];
       for (int k = 0; k < 3; k++) surf[k] = wa[k] + shape_radius(a) * n[k];
       contact_set(con + count++, surf, n, g, PT_FEATURE(0xffff, 0xffff));
