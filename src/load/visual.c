@@ -15,7 +15,7 @@
 #include "ptu.h"
 
 static const char *const type_names[PT_VISUAL_NTYPES] = {"box", "sphere", "cylinder",
-                                                         "capsule", "mesh"};
+                                                         "capsule", "mesh", "plane"};
 
 const char *pt_visual_type_name(int type) {
   return type >= 0 && type < PT_VISUAL_NTYPES ? type_names[type] : "unknown";
