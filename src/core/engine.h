@@ -522,5 +522,9 @@ struct _xmlNode;
 int pt_urdf_link_visuals(const struct _xmlNode *link, const struct _xmlNode *robot,
                          const double R[9], const double p[3], const char *body,
                          pt_spec *s, pt_error *err);
+// The same for its <collision> elements, into the spec's collision shapes.
+int pt_urdf_link_collisions(const struct _xmlNode *link, const struct _xmlNode *robot,
+                            const double R[9], const double p[3], const char *body,
+                            pt_spec *s, pt_error *err);
 
 #endif

@@ -1,5 +1,6 @@
 // load.c: model files to specs and models, the format chosen by extension or content.
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,18 @@ static int apply_options(pt_spec *s, const pt_load_options *opt, pt_error *err) 
     s->has_integrator = 1;
   }
   if (opt->no_joint_limits) s->limits_off = 1;
+  if (opt->ground_plane) {
+    if (!isfinite(opt->ground_z))
+      return pt_error_set(err, PT_EINVAL, "load option ground plane: z = %g is not finite",
+                          opt->ground_z);
+    pt_spec_visual *g = pt_spec_add_collision(s);
+    if (!g) return pt_error_set(err, PT_ENOMEM, "out of memory");
+    snprintf(g->body, sizeof(g->body), "ground");
+    g->type = PT_VISUAL_PLANE;
+    g->point[2] = opt->ground_z;
+    g->normal[2] = 1;
+    g->index = -1;   // not from the file
+  }
   return PT_OK;
 }
 

@@ -85,6 +85,10 @@ typedef struct {
   // as DIR/PKG/PATH (and DIR/PATH), after $PARTITA_PACKAGE_PATH. NULL: the variable only.
   const char *package_path;
   int no_joint_limits;     // joint limits kept but not enforced (simulation: joint_limits: off)
+  // A ground plane z = ground_z (normal +z) added to the ground's collision shapes, when
+  // ground_plane is set (a URDF has no floor; `partita --ground-plane Z`).
+  int ground_plane;
+  double ground_z;
 } pt_load_options;
 
 // The options in effect: `opt` (may be NULL) with every zero limit replaced by its default.
