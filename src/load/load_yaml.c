@@ -996,32 +996,52 @@ static int shapes_here(loader *L, const char *key, int list) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Mappings of fixed keys: simulation, ground, contact.
+
+// The next key of such a mapping, one of keys (n): its index, the event moved on to its value;
+// -2 at the mapping's end; -1 on an error (a key not a string, unknown, or given twice).
+// given (n): the line of each key given so far.
+static int next_key(loader *L, const char *const *keys, int n, int *given) {
+  char q[72];
+  if (next(L)) return -1;
+  if (L->ev.type == YAML_MAPPING_END_EVENT) return -2;
+  if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
+  int at = line_of(L), key = -1;
+  for (int k = 0; k < n; k++)
+    if (!strcmp(scalar(L), keys[k])) key = k;
+  if (key < 0) return fail(L, at, "unknown key %s", describe(L, q));
+  if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
+  given[key] = at;
+  return next(L) ? -1 : key;
+}
+
+// The start of such a mapping (the current event): 1 when it is one, 0 when the value is empty
+// (null), -1 with the message when it is something else.
+static int mapping_here(loader *L) {
+  char q[72];
+  if (is_null(L)) return 0;
+  if (L->ev.type != YAML_MAPPING_START_EVENT)
+    return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Ground and contact.
 
 // `ground:` {collision: [...], visuals: [...]}: fixed shapes (the current event is its value).
 static int parse_ground(loader *L) {
-  char q[72];
-  int given[2] = {0};
+  static const char *const keys[] = {"collision", "visuals"};
+  int given[2] = {0}, key, m;
   snprintf(L->entry, sizeof(L->entry), "ground");
-  if (is_null(L)) return 0;
-  if (L->ev.type != YAML_MAPPING_START_EVENT)
-    return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
-  for (;;) {
-    if (next(L)) return -1;
-    if (L->ev.type == YAML_MAPPING_END_EVENT) break;
-    if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
-    int at = line_of(L), key = !strcmp(scalar(L), "collision") ? 0
-                               : !strcmp(scalar(L), "visuals") ? 1 : -1;
-    if (key < 0) return fail(L, at, "unknown key %s (collision or visuals)", describe(L, q));
-    if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
-    given[key] = 1;
-    if (next(L)) return -1;
+  if ((m = mapping_here(L)) <= 0) return m;
+  while ((key = next_key(L, keys, 2, given)) >= 0) {
     int list = key ? SHAPES_VISUAL : SHAPES_GROUND;
     if (shapes_here(L, key ? "visuals" : "collision", list)) return -1;
     if (key)   // the ground's visuals: fixed scenery
       for (int i = 0; i < L->spec->nvisual; i++)
         if (!L->spec->visuals[i].body[0]) snprintf(L->spec->visuals[i].body, PT_NAME_MAX, "ground");
   }
+  if (key == -1) return -1;
   snprintf(L->entry, sizeof(L->entry), "model");
   return 0;
 }
@@ -1084,26 +1104,13 @@ static int exclude_here(loader *L) {
 // `contact:` {friction, restitution, max_contacts, exclude, pairs} (the current event is its
 // value).
 static int parse_contact(loader *L) {
-  char q[72];
   static const char *const keys[] = {"friction", "restitution", "max_contacts", "exclude",
                                      "pairs"};
-  int given[5] = {0};
+  int given[5] = {0}, key, m;
   snprintf(L->entry, sizeof(L->entry), "contact");
   L->spec->contact_line = line_of(L);
-  if (is_null(L)) return 0;
-  if (L->ev.type != YAML_MAPPING_START_EVENT)
-    return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
-  for (;;) {
-    if (next(L)) return -1;
-    if (L->ev.type == YAML_MAPPING_END_EVENT) break;
-    if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
-    int at = line_of(L), key = -1;
-    for (int k = 0; k < 5; k++)
-      if (!strcmp(scalar(L), keys[k])) key = k;
-    if (key < 0) return fail(L, at, "unknown key %s", describe(L, q));
-    if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
-    given[key] = 1;
-    if (next(L)) return -1;
+  if ((m = mapping_here(L)) <= 0) return m;
+  while ((key = next_key(L, keys, 5, given)) >= 0) {
     double v = 0;
     if (key == 0) {
       if (number_here(L, "friction", &v)) return -1;
@@ -1128,6 +1135,7 @@ static int parse_contact(loader *L) {
       snprintf(L->entry, sizeof(L->entry), "contact");
     }
   }
+  if (key == -1) return -1;
   snprintf(L->entry, sizeof(L->entry), "model");
   return 0;
 }
@@ -1137,26 +1145,13 @@ static const char *const integrators[] = {"rk4", "abm4", "euler", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 
 static int parse_simulation(loader *L) {
-  char q[72];
   // dt, integrator, switch_back_steps, joint_limits, restitution: each at most once
   static const char *const keys[] = {"dt", "integrator", "switch_back_steps", "joint_limits",
                                      "restitution"};
-  int given[5] = {0};
+  int given[5] = {0}, key, m;
   snprintf(L->entry, sizeof(L->entry), "simulation");
-  if (is_null(L)) return 0;
-  if (L->ev.type != YAML_MAPPING_START_EVENT)
-    return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
-  for (;;) {
-    if (next(L)) return -1;
-    if (L->ev.type == YAML_MAPPING_END_EVENT) break;
-    if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
-    int at = line_of(L), key = -1;
-    for (int k = 0; k < 5; k++)
-      if (!strcmp(scalar(L), keys[k])) key = k;
-    if (key < 0) return fail(L, at, "unknown key %s", describe(L, q));
-    if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
-    given[key] = 1;
-    if (next(L)) return -1;
+  if ((m = mapping_here(L)) <= 0) return m;
+  while ((key = next_key(L, keys, 5, given)) >= 0) {
     if (key == 2) {  // hybrid LU/QR partitioning: stable QR steps before LU is tried again
       double v = 0;
       if (number_here(L, "switch_back_steps", &v)) return -1;
@@ -1183,6 +1178,7 @@ static int parse_simulation(loader *L) {
       L->spec->restitution = e;
     }
   }
+  if (key == -1) return -1;
   snprintf(L->entry, sizeof(L->entry), "model");
   return 0;
 }
