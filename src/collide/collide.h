@@ -41,7 +41,7 @@ typedef enum {
 #define PT_HULL_MAX_INPUT 1000000    // points given to pt_hull_build (mesh vertices)
 #define PT_GJK_MAX_ITER 64           // GJK iterations
 #define PT_EPA_MAX_VERT 64           // EPA polytope vertices (its iterations: this minus 4)
-#define PT_EPA_MAX_FACE 128          // EPA polytope faces
+#define PT_EPA_MAX_FACE 512          // EPA polytope faces made (replaced ones included)
 #define PT_COLLIDE_MAX_POINTS 8      // contact points one pair can give (pt_collide's `max`)
 #define PT_CYL_RIM 8                 // rim points of a cylinder cap seen as a face
 
@@ -93,9 +93,13 @@ typedef struct {
 typedef struct {
   // EPA polytope: support points of the Minkowski difference and their witnesses on A and B
   double epa_w[PT_EPA_MAX_VERT][3], epa_a[PT_EPA_MAX_VERT][3], epa_b[PT_EPA_MAX_VERT][3];
-  int epa_face[PT_EPA_MAX_FACE][3];       // vertex indices, counter-clockwise from outside
+  // its faces, ever made (a face replaced stays, dead): vertices counter-clockwise from
+  // outside, the neighbour across edge k (from vertex k to k + 1) and that edge's index there
+  int epa_face[PT_EPA_MAX_FACE][3], epa_adj[PT_EPA_MAX_FACE][3], epa_adje[PT_EPA_MAX_FACE][3];
   double epa_plane[PT_EPA_MAX_FACE][4];   // unit normal, distance from the origin
-  int epa_edge[3 * PT_EPA_MAX_FACE][2];   // horizon edges
+  char epa_alive[PT_EPA_MAX_FACE];
+  int epa_edge[3 * PT_EPA_MAX_FACE][2];   // horizon: (face, edge) pairs
+  int epa_stack[3 * PT_EPA_MAX_FACE][2];  // the silhouette walk's (face, edge) to visit
   // facing features of the two shapes (shape_feature)
   double feat_p[2][PT_HULL_MAX_FACE_VERT][3];
   int feat_id[2][PT_HULL_MAX_FACE_VERT];

@@ -176,11 +176,14 @@ static int add_vertex(polytope *P, const double d[3]) {
   return i;
 }
 
-// Face (i, j, k); its plane. 0 when degenerate (then its distance is infinite: never chosen).
-static void add_face(polytope *P, int i, int j, int k) {
+// Face (i, j, k); its plane (a degenerate face gets an infinite distance: never chosen).
+// Returns its index; its neighbours are set by link().
+static int add_face(polytope *P, int i, int j, int k) {
   pt_collide_work *w = P->w;
   int f = P->nf++;
   w->epa_face[f][0] = i, w->epa_face[f][1] = j, w->epa_face[f][2] = k;
+  w->epa_adj[f][0] = w->epa_adj[f][1] = w->epa_adj[f][2] = -1;
+  w->epa_alive[f] = 1;
   double e1[3], e2[3], n[3];
   ptu_sub3(e1, w->epa_w[j], w->epa_w[i]);
   ptu_sub3(e2, w->epa_w[k], w->epa_w[i]);
@@ -193,6 +196,18 @@ static void add_face(polytope *P, int i, int j, int k) {
     ptu_zero(w->epa_plane[f], 3);
     w->epa_plane[f][3] = INFINITY;
   }
+  return f;
+}
+
+// Makes faces f and g neighbours across the edge they share (u, v in f, v, u in g), if any.
+static void link(pt_collide_work *w, int f, int g) {
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      if (w->epa_face[f][a] == w->epa_face[g][(b + 1) % 3] &&
+          w->epa_face[f][(a + 1) % 3] == w->epa_face[g][b]) {
+        w->epa_adj[f][a] = g, w->epa_adje[f][a] = b;
+        w->epa_adj[g][b] = f, w->epa_adje[g][b] = a;
+      }
 }
 
 // A tetrahedron of M around the origin from GJK's last simplex, completed by support points
@@ -257,49 +272,65 @@ static int epa_start(polytope *P, const simplex *s, double scale) {
   } else {
     add_face(P, 0, 1, 2), add_face(P, 0, 3, 1), add_face(P, 1, 3, 2), add_face(P, 0, 2, 3);
   }
+  for (int f = 0; f < 4; f++)
+    for (int g = f + 1; g < 4; g++) link(w, f, g);
   for (int f = 0; f < 4; f++)   // the origin must be inside (or on) every face
     if (!(w->epa_plane[f][3] >= -tiny)) return 0;
   return 1;
 }
 
 static int closest_face(const polytope *P) {
-  int best = 0;
-  for (int f = 1; f < P->nf; f++)
-    if (P->w->epa_plane[f][3] < P->w->epa_plane[best][3]) best = f;
+  int best = -1;
+  for (int f = 0; f < P->nf; f++)
+    if (P->w->epa_alive[f] && (best < 0 || P->w->epa_plane[f][3] < P->w->epa_plane[best][3]))
+      best = f;
   return best;
 }
 
-// Adds vertex i, replacing the faces it sees by a fan from their horizon. 0: a cap was hit.
-static int expand(polytope *P, int i) {
+static int sees(const pt_collide_work *w, int f, int i) {
+  double d[3];
+  ptu_sub3(d, w->epa_w[i], w->epa_w[w->epa_face[f][0]]);
+  return ptu_dot3(w->epa_plane[f], d) > 0;
+}
+
+// Adds vertex i, seen from face f: the faces it sees, found by walking across edges from f (so
+// that they form one connected cap, whatever rounding says of faces elsewhere), die, and a fan
+// from i to their silhouette replaces them (van den Bergen 2001, 4.3). 0: a cap was hit.
+static int expand(polytope *P, int f, int i) {
   pt_collide_work *w = P->w;
-  int ne = 0;
-  int f = 0;
-  while (f < P->nf) {
-    double d[3];
-    ptu_sub3(d, w->epa_w[i], w->epa_w[w->epa_face[f][0]]);
-    if (ptu_dot3(w->epa_plane[f], d) > 0) {   // visible: its edges to the horizon
-      for (int e = 0; e < 3; e++) {
-        int u = w->epa_face[f][e], v = w->epa_face[f][(e + 1) % 3], shared = -1;
-        for (int q = 0; q < ne; q++)
-          if (w->epa_edge[q][0] == v && w->epa_edge[q][1] == u) shared = q;
-        if (shared >= 0) {
-          w->epa_edge[shared][0] = w->epa_edge[ne - 1][0];
-          w->epa_edge[shared][1] = w->epa_edge[ne - 1][1];
-          ne--;
-        } else {
-          w->epa_edge[ne][0] = u, w->epa_edge[ne][1] = v;
-          ne++;
-        }
-      }
-      P->nf--;   // remove f: the last face takes its place
-      memcpy(w->epa_face[f], w->epa_face[P->nf], sizeof(w->epa_face[f]));
-      memcpy(w->epa_plane[f], w->epa_plane[P->nf], sizeof(w->epa_plane[f]));
-    } else {
-      f++;
+  int ne = 0, top = 0;
+  w->epa_alive[f] = 0;
+  for (int e = 2; e >= 0; e--) {   // visit in edge order: the stack pops edge 0 first
+    w->epa_stack[top][0] = w->epa_adj[f][e], w->epa_stack[top][1] = w->epa_adje[f][e];
+    top++;
+  }
+  while (top > 0) {
+    top--;
+    int g = w->epa_stack[top][0], e = w->epa_stack[top][1];
+    if (g < 0 || !w->epa_alive[g]) continue;
+    if (!sees(w, g, i)) {   // a silhouette edge: g's edge e
+      w->epa_edge[ne][0] = g, w->epa_edge[ne][1] = e;
+      ne++;
+      continue;
+    }
+    w->epa_alive[g] = 0;
+    if (top + 2 > 3 * PT_EPA_MAX_FACE) return 0;
+    for (int k = 2; k >= 1; k--) {
+      int q = (e + k) % 3;
+      w->epa_stack[top][0] = w->epa_adj[g][q], w->epa_stack[top][1] = w->epa_adje[g][q];
+      top++;
     }
   }
   if (P->nf + ne > PT_EPA_MAX_FACE) return 0;
-  for (int q = 0; q < ne; q++) add_face(P, w->epa_edge[q][0], w->epa_edge[q][1], i);
+  int first = P->nf;
+  for (int q = 0; q < ne; q++) {   // the fan: each across from its silhouette face
+    int g = w->epa_edge[q][0], e = w->epa_edge[q][1];
+    int nf = add_face(P, w->epa_face[g][(e + 1) % 3], w->epa_face[g][e], i);
+    w->epa_adj[nf][0] = g, w->epa_adje[nf][0] = e;
+    w->epa_adj[g][e] = nf, w->epa_adje[g][e] = 0;
+  }
+  for (int a = first; a < P->nf; a++)
+    for (int b = a + 1; b < P->nf; b++) link(w, a, b);
   return 1;
 }
 
@@ -339,6 +370,7 @@ static int epa(convex_result *r, polytope *P, double scale) {
   double last = INFINITY;   // the last gap between the bounds
   for (;;) {
     int f = closest_face(P);
+    if (f < 0) break;
     const double *n = w->epa_plane[f];
     if (!isfinite(n[3])) break;
     if (isfinite(r->dist) && n[3] < -r->dist - PT_TOL_EPA * scale) break;   // rounding: keep r
@@ -351,7 +383,7 @@ static int epa(convex_result *r, polytope *P, double scale) {
     int i = add_vertex(P, nn);
     last = ptu_dot3(w->epa_w[i], nn) + r->dist;
     if (last <= PT_TOL_EPA * scale) return 0;
-    if (!expand(P, i)) break;
+    if (!expand(P, f, i)) break;
   }
   return !(last <= PT_TOL_EPA_ROUND * scale);
 }
