@@ -420,6 +420,44 @@ static void convex_pairs(void) {
         c[0].gap);
 }
 
+// Touching: each closed-form pair placed so that its surfaces just meet (gap 0), reported
+// within a margin of 1e-9 with gap 0 to rounding, and not without a margin when 1e-9 apart.
+static void touching(void) {
+  pt_shape pl = shape(PT_SHAPE_PLANE, 0, 0, 0), sp = shape(PT_SHAPE_SPHERE, 0.3, 0, 0);
+  pt_shape ca = shape(PT_SHAPE_CAPSULE, 0.1, 0.5, 0), bx = shape(PT_SHAPE_BOX, 0.5, 0.4, 0.3);
+  pt_shape cy = shape(PT_SHAPE_CYLINDER, 0.2, 0.25, 0);
+  const pt_pose I0 = pose(0, 0, 0, 0, 0, 0, 0);
+  const struct {
+    const pt_shape *a, *b;
+    pt_pose pa, pb;
+    int n;   // contacts when touching
+    const char *what;
+  } cases[] = {
+      {&pl, &ca, I0, pose(0, 0, 0.1, 0, 1, 0, M_PI / 2), 2, "plane-capsule flat"},
+      {&pl, &cy, I0, pose(0, 0, 0.25, 0, 0, 1, 0.3), 3, "plane-cylinder standing"},
+      {&sp, &ca, I0, pose(0, 0, 0.4, 0, 1, 0, M_PI / 2), 1, "sphere-capsule side"},
+      {&ca, &ca, pose(0, 0, 0, 1, 0, 0, M_PI / 2), pose(0, 0, 0.2, 0, 1, 0, M_PI / 2), 1,
+       "crossed capsules"},
+      {&sp, &bx, I0, pose(0.1, 0.1, 0.6, 0, 0, 0, 0), 1, "sphere-box face"},
+      {&bx, &ca, I0, pose(0.1, 0, 0.4, 0, 1, 0, M_PI / 2), 2,
+       "capsule lying on a box"},
+      {&bx, &bx, pose(0, 0, 0, 0, 0, 0, 0), pose(0.2, 0.1, 0.6, 0, 0, 0, 0), 4,
+       "box on a box"},
+      {&sp, &cy, I0, pose(0, 0, 0.55, 0, 0, 0, 0), 1, "sphere on a cylinder's cap"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    pt_pose pa = cases[i].pa, pb = cases[i].pb;
+    pt_contact c[8];
+    int n = collide(c, cases[i].a, &pa, cases[i].b, &pb, 1e-9);
+    CHECK(n == cases[i].n, "%s: %d contacts touching, want %d", cases[i].what, n, cases[i].n);
+    for (int k = 0; k < n; k++) CHECK_CLOSE(c[k].gap, 0, T, cases[i].what);
+    check_sane(c, n, cases[i].what);
+    pb.pos[2] += 1e-9;   // apart by 1e-9 (every case's B sits above A)
+    n = collide(c, cases[i].a, &pa, cases[i].b, &pb, 0);
+    CHECK(n == 0, "%s: %d contacts 1e-9 apart without a margin", cases[i].what, n);
+  }
+}
+
 int main(void) {
   pt_collide_work_init(&work);
   plane_sphere();
@@ -434,6 +472,7 @@ int main(void) {
   sphere_cylinder();
   box_box();
   convex_pairs();
+  touching();
   CHECK(work.epa_capped == 0 && work.gjk_capped == 0, "caps hit: EPA %ld, GJK %ld",
         work.epa_capped, work.gjk_capped);
   return finish("collide closed forms");
