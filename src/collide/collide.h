@@ -98,6 +98,7 @@ typedef struct {
   int epa_face[PT_EPA_MAX_FACE][3], epa_adj[PT_EPA_MAX_FACE][3], epa_adje[PT_EPA_MAX_FACE][3];
   double epa_plane[PT_EPA_MAX_FACE][4];   // unit normal, distance from the origin
   char epa_alive[PT_EPA_MAX_FACE];
+  int epa_heap[PT_EPA_MAX_FACE], epa_nheap;   // faces by distance (a min-heap; dead ones too)
   int epa_edge[3 * PT_EPA_MAX_FACE][2];   // horizon: (face, edge) pairs
   int epa_stack[3 * PT_EPA_MAX_FACE][2];  // the silhouette walk's (face, edge) to visit
   // facing features of the two shapes (shape_feature)

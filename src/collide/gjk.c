@@ -176,6 +176,38 @@ static int add_vertex(polytope *P, const double d[3]) {
   return i;
 }
 
+// The faces by distance from the origin: a binary heap ordered by (distance, index), so that
+// the choice is the same on every run. Replaced faces stay in it and are dropped when they
+// come up (closest_face).
+static int heap_less(const pt_collide_work *w, int a, int b) {
+  double da = w->epa_plane[a][3], db = w->epa_plane[b][3];
+  return da < db || (da == db && a < b);
+}
+
+static void heap_push(pt_collide_work *w, int f) {
+  int i = w->epa_nheap++;
+  w->epa_heap[i] = f;
+  while (i > 0 && heap_less(w, w->epa_heap[i], w->epa_heap[(i - 1) / 2])) {
+    int p = (i - 1) / 2, t = w->epa_heap[p];
+    w->epa_heap[p] = w->epa_heap[i], w->epa_heap[i] = t;
+    i = p;
+  }
+}
+
+static void heap_pop(pt_collide_work *w) {
+  int n = --w->epa_nheap, i = 0;
+  w->epa_heap[0] = w->epa_heap[n];
+  for (;;) {
+    int l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && heap_less(w, w->epa_heap[l], w->epa_heap[m])) m = l;
+    if (r < n && heap_less(w, w->epa_heap[r], w->epa_heap[m])) m = r;
+    if (m == i) break;
+    int t = w->epa_heap[m];
+    w->epa_heap[m] = w->epa_heap[i], w->epa_heap[i] = t;
+    i = m;
+  }
+}
+
 // Face (i, j, k); its plane (a degenerate face gets an infinite distance: never chosen).
 // Returns its index; its neighbours are set by link().
 static int add_face(polytope *P, int i, int j, int k) {
@@ -196,6 +228,7 @@ static int add_face(polytope *P, int i, int j, int k) {
     ptu_zero(w->epa_plane[f], 3);
     w->epa_plane[f][3] = INFINITY;
   }
+  if (isfinite(w->epa_plane[f][3])) heap_push(w, f);
   return f;
 }
 
@@ -267,6 +300,7 @@ static int epa_start(polytope *P, const simplex *s, double scale) {
   ptu_sub3(e3, w->epa_w[3], w->epa_w[0]);
   ptu_cross3(c, e1, e2);
   P->nf = 0;
+  w->epa_nheap = 0;
   if (ptu_dot3(c, e3) > 0) {
     add_face(P, 0, 2, 1), add_face(P, 0, 1, 3), add_face(P, 1, 2, 3), add_face(P, 0, 3, 2);
   } else {
@@ -279,12 +313,11 @@ static int epa_start(polytope *P, const simplex *s, double scale) {
   return 1;
 }
 
+// The closest live face, -1 when there is none.
 static int closest_face(const polytope *P) {
-  int best = -1;
-  for (int f = 0; f < P->nf; f++)
-    if (P->w->epa_alive[f] && (best < 0 || P->w->epa_plane[f][3] < P->w->epa_plane[best][3]))
-      best = f;
-  return best;
+  pt_collide_work *w = P->w;
+  while (w->epa_nheap > 0 && !w->epa_alive[w->epa_heap[0]]) heap_pop(w);
+  return w->epa_nheap > 0 ? w->epa_heap[0] : -1;
 }
 
 static int sees(const pt_collide_work *w, int f, int i) {
@@ -329,8 +362,14 @@ static int expand(polytope *P, int f, int i) {
     w->epa_adj[nf][0] = g, w->epa_adje[nf][0] = e;
     w->epa_adj[g][e] = nf, w->epa_adje[g][e] = 0;
   }
-  for (int a = first; a < P->nf; a++)
-    for (int b = a + 1; b < P->nf; b++) link(w, a, b);
+  // neighbours around the fan: face (a, b, i)'s edge 1 (b to i) meets edge 2 (i to b) of the
+  // face that starts at b
+  for (int q = first; q < P->nf; q++)
+    for (int r = first; r < P->nf; r++)
+      if (w->epa_face[r][0] == w->epa_face[q][1]) {
+        w->epa_adj[q][1] = r, w->epa_adje[q][1] = 2;
+        w->epa_adj[r][2] = q, w->epa_adje[r][2] = 1;
+      }
   return 1;
 }
 
@@ -368,24 +407,30 @@ static void face_witness(convex_result *r, const polytope *P, int f) {
 static int epa(convex_result *r, polytope *P, double scale) {
   pt_collide_work *w = P->w;
   double last = INFINITY;   // the last gap between the bounds
+  int best = -1, done = 0;  // the face of the answer (replaced faces keep their data)
   for (;;) {
     int f = closest_face(P);
     if (f < 0) break;
     const double *n = w->epa_plane[f];
     if (!isfinite(n[3])) break;
-    if (isfinite(r->dist) && n[3] < -r->dist - PT_TOL_EPA * scale) break;   // rounding: keep r
-    ptu_copy(r->normal, n, 3);
-    r->dist = -n[3];
-    face_witness(r, P, f);
+    if (best >= 0 && n[3] < w->epa_plane[best][3] - PT_TOL_EPA * scale) break;   // rounding
+    best = f;
     if (P->nv >= PT_EPA_MAX_VERT) break;
     double nn[3];
     ptu_copy(nn, n, 3);
     int i = add_vertex(P, nn);
-    last = ptu_dot3(w->epa_w[i], nn) + r->dist;
-    if (last <= PT_TOL_EPA * scale) return 0;
+    last = ptu_dot3(w->epa_w[i], nn) - w->epa_plane[f][3];
+    if (last <= PT_TOL_EPA * scale) {
+      done = 1;
+      break;
+    }
     if (!expand(P, f, i)) break;
   }
-  return !(last <= PT_TOL_EPA_ROUND * scale);
+  if (best < 0) return 1;
+  ptu_copy(r->normal, w->epa_plane[best], 3);
+  r->dist = -w->epa_plane[best][3];
+  face_witness(r, P, best);
+  return !done && !(last <= PT_TOL_EPA_ROUND * scale);
 }
 
 // ---------------------------------------------------------------------------------------------

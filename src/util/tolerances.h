@@ -116,7 +116,7 @@
 #define PT_TOL_COLLIDE_FEATURE 1e-2
 #define PT_TOL_COLLIDE_TILT 1e-6
 #define PT_TOL_GJK 1e-12
-#define PT_TOL_EPA 1e-10
+#define PT_TOL_EPA 1e-9
 #define PT_TOL_EPA_ROUND 1e-6
 
 #endif
