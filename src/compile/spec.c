@@ -29,6 +29,7 @@ void pt_spec_free(pt_spec *s) {
   free(s->coords);
   free(s->couplers);
   free(s->visuals);
+  for (int i = 0; i < s->ncollision; i++) free(s->collisions[i].vert);
   free(s->collisions);
   free(s->excludes);
   free(s->contact_pairs);

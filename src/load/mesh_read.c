@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collide.h"   // PT_HULL_MAX_INPUT
+
 typedef struct {
   double *p;        // (n x 3)
   int n, cap, max;
@@ -335,5 +337,22 @@ int pt_mesh_vertices(double **pts, int *n, const char *path, const double scale[
   }
   *pts = v.p;
   *n = v.n;
+  return PT_OK;
+}
+
+int pt_spec_read_collision_meshes(pt_spec *s, pt_error *err) {
+  for (int i = 0; i < s->ncollision; i++) {
+    pt_spec_visual *v = &s->collisions[i];
+    if (v->type != PT_VISUAL_MESH || v->vert) continue;
+    if (!v->mesh[0])
+      return pt_error_set(err, PT_EMODEL, "%s:%d: collision of body \"%s\": mesh \"%.200s\" "
+                          "not found (search path: the load option, PARTITA_PACKAGE_PATH, the "
+                          "model's directory)", s->source, v->line, v->body, v->uri);
+    pt_error e = {0};
+    int rc = pt_mesh_vertices(&v->vert, &v->nvert, v->mesh, v->scale, PT_HULL_MAX_INPUT, &e);
+    if (rc)
+      return pt_error_set(err, rc, "%s:%d: collision of body \"%s\": %s", s->source, v->line,
+                          v->body, e.msg);
+  }
   return PT_OK;
 }

@@ -82,6 +82,8 @@ typedef struct {
   char mesh[PT_PATH_MAX];   // resolved file path, "" when not found (then drawn as a box)
   double point[3];          // plane: a point of it, global
   double normal[3];         // plane: unit normal, out of the solid ground
+  double *vert;             // collision mesh: its vertices, scaled, in the shape's frame
+  int nvert;                // (nvert x 3, owned by the spec; read by the loader or given)
 } pt_spec_visual;
 
 // Two bodies (either may be "ground") named by the top-level `contact:` mapping: a pair that
