@@ -220,6 +220,9 @@ int cli_check_main(const cli_command *self, int argc, char **argv) {
   pt_load_options lopt = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    int r = cli_ground_plane(cmd, argc, argv, &i, &lopt.ground_plane, &lopt.ground_z);
+    if (r < 0) return CLI_EXIT_USAGE;
+    if (r > 0) continue;
     if (cli_is_flag(a, "--json")) {
       json = 1;
     } else if (cli_is_flag(a, "--floating-base")) {

@@ -2,7 +2,7 @@
 tree's src/*.c into the extension itself, so `import partita` needs no installed libpartita.
 
 Used by setup.py (cffi_modules). The engine's own libraries are Debian's: libyaml, libxml2,
-OpenBLAS/LAPACKE, SuiteSparse (KLU, LDL, AMD)."""
+OpenBLAS/LAPACKE, SuiteSparse (KLU, LDL, AMD), qhull (collision hulls)."""
 
 import glob
 import os
@@ -15,7 +15,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.environ.get("PARTITA_SOURCE_ROOT", os.path.join(HERE, "..", "..")))
 SRC = os.path.join(ROOT, "src")
 # the engine's layer folders (src/meson.build's partita_inc)
-LAYERS = ["include", "include/partita", "util", "core", "partition", "compile", "load", "analysis"]
+LAYERS = ["include", "include/partita", "util", "collide", "core", "partition", "compile", "load",
+          "analysis"]
 if not os.path.isfile(os.path.join(SRC, "include", "partita", "partita.h")):
     raise RuntimeError("the Partita source tree was not found at %s (src/include/partita/partita.h): build the "
                        "package from client/python of a source checkout, or set "
@@ -44,6 +45,8 @@ typedef struct {
   double dt;
   int has_integrator;
   int integrator;
+  int ground_plane;
+  double ground_z;
   ...;
 } pt_load_options;
 typedef struct pt_model pt_model;
@@ -195,8 +198,8 @@ void pt_linearization_free(pt_linearization *lin);
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 
-_cflags = pkg_config("--cflags", "yaml-0.1", "libxml-2.0", "openblas", "lapacke")
-_libs = pkg_config("--libs", "yaml-0.1", "libxml-2.0", "openblas", "lapacke")
+_cflags = pkg_config("--cflags", "yaml-0.1", "libxml-2.0", "openblas", "lapacke", "qhull_r")
+_libs = pkg_config("--libs", "yaml-0.1", "libxml-2.0", "openblas", "lapacke", "qhull_r")
 ffibuilder.set_source(
     "partita._engine",
     '#include "partita.h"\n'
