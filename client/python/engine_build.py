@@ -14,9 +14,10 @@ from cffi import FFI
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.environ.get("PARTITA_SOURCE_ROOT", os.path.join(HERE, "..", "..")))
 SRC = os.path.join(ROOT, "src")
-# the engine's layer folders (src/meson.build's partita_inc)
-LAYERS = ["include", "include/partita", "util", "collide", "core", "partition", "compile", "load",
-          "analysis"]
+# the engine's layer folders (src/meson.build's partita_inc): every folder of src/ that holds
+# sources or headers, so a new layer folder needs no change here
+LAYERS = sorted(os.path.relpath(d, SRC) for d, _, files in os.walk(SRC)
+                if any(f.endswith((".c", ".h")) for f in files))
 if not os.path.isfile(os.path.join(SRC, "include", "partita", "partita.h")):
     raise RuntimeError("the Partita source tree was not found at %s (src/include/partita/partita.h): build the "
                        "package from client/python of a source checkout, or set "
@@ -45,8 +46,6 @@ typedef struct {
   double dt;
   int has_integrator;
   int integrator;
-  int ground_plane;
-  double ground_z;
   ...;
 } pt_load_options;
 typedef struct pt_model pt_model;
@@ -204,7 +203,7 @@ ffibuilder.set_source(
     "partita._engine",
     '#include "partita.h"\n'
     "_Static_assert(PT_LIN_NAME_MAX == 80, \"engine_build.py: names are char[80]\");\n",
-    sources=sorted(glob.glob(os.path.join(SRC, "*", "*.c"))),
+    sources=sorted(glob.glob(os.path.join(SRC, "**", "*.c"), recursive=True)),
     include_dirs=[os.path.join(SRC, d) for d in LAYERS] + ["/usr/include/suitesparse"],
     extra_compile_args=["-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE",
                         "-Wno-unused-parameter"] + _cflags,

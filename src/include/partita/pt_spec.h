@@ -218,7 +218,7 @@ typedef struct pt_spec {
   int ncoupler, coupler_cap;
   pt_spec_coupler *couplers;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
-  int nvisual, visual_cap;  // visual shapes of all bodies (src/load/visual.c)
+  int nvisual, visual_cap;  // visual shapes of all bodies (mesh files: src/load/mesh.c)
   pt_spec_visual *visuals;
   // Contact (docs/model-format.md, "Contact"): collision shapes of the bodies and of the
   // ground (body "ground"; planes only there), with the keys of visuals; `contact:` settings.
