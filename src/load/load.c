@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "mesh.h"
+#include "mesh_read.h"
 
 // Refuses a file beyond `max` bytes before reading it whole.
 static int read_file(const char *path, size_t max, char **text, size_t *len, pt_error *err) {
@@ -68,6 +69,10 @@ static int spec_from_text(const char *text, size_t len, int format, const char *
   int rc = format == 2 ? pt_spec_from_urdf(text, len, source, opt, out, err)
                        : pt_spec_from_yaml_opt(text, len, source, opt, out, err);
   if (rc == PT_OK) pt_spec_resolve_meshes(*out, opt);
+  if (rc == PT_OK && (rc = pt_spec_read_collision_meshes(*out, err)) != PT_OK) {
+    pt_spec_free(*out);
+    *out = NULL;
+  }
   return rc;
 }
 

@@ -341,13 +341,23 @@ int pt_mesh_vertices(double **pts, int *n, const char *path, const double scale[
 }
 
 int pt_spec_read_collision_meshes(pt_spec *s, pt_error *err) {
+  int k = 0;
+  for (int i = 0; i < s->ncollision; i++) {   // a mesh not found: said, and left out
+    pt_spec_visual *v = &s->collisions[i];
+    if (v->type == PT_VISUAL_MESH && !v->vert && !v->mesh[0]) {
+      if (pt_spec_warn(s, "%s:%d: collision of body \"%s\": mesh \"%.200s\" not found (search "
+                       "path: the load option, PARTITA_PACKAGE_PATH, the model's directory); "
+                       "the body does not collide through this shape", s->source, v->line,
+                       v->body, v->uri))
+        return pt_error_set(err, PT_ENOMEM, "out of memory");
+      continue;
+    }
+    s->collisions[k++] = *v;
+  }
+  s->ncollision = k;
   for (int i = 0; i < s->ncollision; i++) {
     pt_spec_visual *v = &s->collisions[i];
     if (v->type != PT_VISUAL_MESH || v->vert) continue;
-    if (!v->mesh[0])
-      return pt_error_set(err, PT_EMODEL, "%s:%d: collision of body \"%s\": mesh \"%.200s\" "
-                          "not found (search path: the load option, PARTITA_PACKAGE_PATH, the "
-                          "model's directory)", s->source, v->line, v->body, v->uri);
     pt_error e = {0};
     int rc = pt_mesh_vertices(&v->vert, &v->nvert, v->mesh, v->scale, PT_HULL_MAX_INPUT, &e);
     if (rc)

@@ -17,9 +17,10 @@ int pt_mesh_vertices(double **pts, int *n, const char *path, const double scale[
                      int max_points, pt_error *err);
 
 // The vertices of every collision mesh of s (v->mesh, found by pt_spec_resolve_meshes) into
-// v->vert and v->nvert, scaled. A mesh that was not found, cannot be read or has too many
-// vertices is refused (PT_EMODEL or PT_EIO, `FILE:LINE: collision of body "B": ...`): the
-// mechanics need it, unlike a visual's.
+// v->vert and v->nvert, scaled. A mesh that was not found is left out with a warning (a URDF
+// is often shared without its meshes; the body then does not collide through that shape); one
+// that cannot be read, or has too many vertices, is refused (PT_EMODEL or PT_EIO,
+// `FILE:LINE: collision of body "B": ...`).
 int pt_spec_read_collision_meshes(pt_spec *s, pt_error *err);
 
 #endif
