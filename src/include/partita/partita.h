@@ -190,6 +190,17 @@ int pt_coupler_info(const pt_model *m, int k, int *follower, int *leader, double
                     double *offset);
 double pt_coupler_force(const pt_data *d, int k);
 double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
+// Contact geometry (docs/model-format.md "Collision", docs/collision.md): the collision shapes
+// (the ground's included), the candidate pairs of shapes fixed at load, the contact buffer.
+int pt_model_nshape(const pt_model *m);
+int pt_model_npair(const pt_model *m);
+int pt_model_max_contacts(const pt_model *m);
+// Shape i's type ("plane", "sphere", "capsule", "box", "cylinder", "hull") and its body (-1:
+// the ground); NULL out of range.
+const char *pt_shape_info(const pt_model *m, int i, int *body);
+// Pair p's two shapes, friction and restitution; -1 out of range, else 0.
+int pt_pair_info(const pt_model *m, int p, int *shape1, int *shape2, double *friction,
+                 double *restitution);
 // Appends to buf (NUL-terminated, size n) one line per limited joint whose coordinate in coord
 // (ncoord) is on or beyond a bound: "joint NAME at its lower limit L (coordinate V): HOW".
 // The analyses name with it the limits they treat as free (kinematic inverse dynamics).
