@@ -3,24 +3,10 @@
 // (bodies joined by a joint and named exclusions left out), each pair's friction and
 // restitution, the contact buffer's size; the ground plane load option; URDF <collision>; and
 // the refusals with their file and line.
-#include <unistd.h>
-
 #include "../engine/check.h"
 #include "engine.h"
 #include "ptu.h"
-
-static char dir[64];
-
-static void write_file(const char *name, const char *text, size_t n) {
-  char path[256];
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (!f || fwrite(text, 1, n, f) != n) {
-    printf("FAIL cannot write %s\n", path);
-    exit(1);
-  }
-  fclose(f);
-}
+#include "scratch_dir.h"
 
 // Loads text written to dir/name (so that relative mesh files are found beside it).
 static pt_model *load(const char *name, const char *text, const pt_load_options *opt,
@@ -207,18 +193,12 @@ static void refusals(void) {
 }
 
 int main(void) {
-  snprintf(dir, sizeof(dir), "/tmp/pt_colmodel_XXXXXX");
-  if (!mkdtemp(dir)) return 1;
+  if (scratch_open()) return 1;
   shapes_and_pairs();
   ground_plane_option();
   missing_mesh();
   refusals();
   const char *names[] = {"cube.obj", "c.yaml", "r.urdf", "gone.urdf", "flat.obj", "e.yaml"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  scratch_close(names, sizeof(names) / sizeof(names[0]));
   return finish("collision shapes in the model");
 }

@@ -2,25 +2,12 @@
 // files written here with known vertices (a COLLADA node's transforms and unit applied), their
 // hulls, and the refusals.
 #include <stdint.h>
-#include <unistd.h>
 
 #include "../engine/check.h"
 #include "collide.h"
 #include "mesh_read.h"
 #include "ptu.h"
-
-static char dir[64];
-
-static void write_file(const char *name, const void *data, size_t n) {
-  char path[256];
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (!f || fwrite(data, 1, n, f) != n) {
-    printf("FAIL cannot write %s\n", path);
-    exit(1);
-  }
-  fclose(f);
-}
+#include "scratch_dir.h"
 
 static int read_mesh(double **p, int *n, const char *name, const double s[3], int max,
                      pt_error *err) {
@@ -160,11 +147,7 @@ static void refusals(void) {
 }
 
 int main(void) {
-  snprintf(dir, sizeof(dir), "/tmp/pt_mesh_XXXXXX");
-  if (!mkdtemp(dir)) {
-    printf("FAIL mkdtemp\n");
-    return 1;
-  }
+  if (scratch_open()) return 1;
   stl_binary();
   stl_ascii();
   obj();
@@ -172,11 +155,6 @@ int main(void) {
   refusals();
   const char *names[] = {"cube.stl", "tet.STL", "tet.obj", "cube.dae", "notes.txt",
                          "junk.stl", "junk.dae", "empty.obj"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  scratch_close(names, sizeof(names) / sizeof(names[0]));
   return finish("mesh vertices");
 }
