@@ -122,6 +122,7 @@ static int build(pt_model *m, const pt_spec *s, pt_error *err) {
   if (!rc) rc = pt_compile_couplers(m, s, err);
   if (!rc) rc = pt_compile_initial_state(m, s, err);  // and checks that it partitions
   if (!rc) rc = pt_visuals_build(m, s, err);
+  if (!rc) rc = pt_compile_collision(m, s, err);
   if (!rc) pt_compile_limits_check(m, s);
   if (!rc) rc = pt_compile_loops(m, err);  // closed loops in joint coordinates (loops.c)
   if (!rc) rc = pt_compile_couplers_initial(m, s, s->ncoupler, err);
