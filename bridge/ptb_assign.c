@@ -26,6 +26,7 @@ int ptb_coord_assigns(const pt_model *m, Partita__V1__NamedValue *const *v, size
     const int k = pt_coord_index(m, v[i]->name);
     if (k < 0 || !value_ok(o, v[i]->value)) {
       free(a);
+      e->value = v[i]->value;
       return ptb_refuse(e, k < 0 ? PTB_WHY_NAME : PTB_WHY_VALUE, field, v[i]->name,
                         "%s: %s '%.100s'", field,
                         k < 0 ? "no such coordinate" : "value not finite or beyond +-1e6 for",
@@ -82,13 +83,15 @@ int ptb_accelerations(const pt_model *m, Partita__V1__NamedValue *const *v, size
     goto done;
   }
   for (size_t i = 0; i < n && !rc; i++) {
-    if (strcmp(v[i]->name, "all"))
+    if (strcmp(v[i]->name, "all")) {
       named[nnamed++] = v[i];
-    else if (!value_ok(o, v[i]->value))
+    } else if (!value_ok(o, v[i]->value)) {
+      e->value = v[i]->value;
       rc = ptb_refuse(e, PTB_WHY_VALUE, field, "all",
                       "%s: value not finite or beyond +-1e6 for 'all'", field);
-    else
+    } else {
       all = v[i]->value;
+    }
   }
   if (!rc && na == 0)
     rc = ptb_refuse(e, PTB_WHY_ALL, field, "all",
@@ -117,10 +120,12 @@ int ptb_set_inputs(const pt_model *m, pt_data *d, Partita__V1__NamedValue *const
                       pt_model_ninput(m));
   for (size_t i = 0; i < n; i++) {
     const int k = pt_input_index(m, v[i]->name);
-    if (k < 0 || !isfinite(v[i]->value))
+    if (k < 0 || !isfinite(v[i]->value)) {
+      e->value = v[i]->value;
       return ptb_refuse(e, k < 0 ? PTB_WHY_NAME : PTB_WHY_VALUE, field, v[i]->name,
                         "%s: %s '%.100s'", field,
                         k < 0 ? "no such input" : "value not finite for", v[i]->name);
+    }
     if (pt_set_input(m, d, k, v[i]->value) == 1 && o && o->clipped)
       o->clipped(o->arg, v[i]->name, v[i]->value, pt_input_limit(m, k));
   }

@@ -19,6 +19,8 @@
 #include "api/subs.h"
 #include "base/log.h"
 #include "base/text.h"
+#include "ptb_assign.h"
+#include "ptb_fields.h"
 
 static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   server *srv = server_of(c);
@@ -84,8 +86,8 @@ static int do_subscribe(conn *c, uint64_t id, sim *s, const Partita__V1__Subscri
 
 static int check_fields(uint32_t *f) {
   if (*f == 0)
-    *f = FIELD(DEFAULT);
-  return (*f & ~FIELD(ALL)) == 0;
+    *f = PTB_FIELD_DEFAULT;
+  return (*f & ~PTB_FIELD_ALL) == 0;
 }
 
 // The model a request names: every operation on a model has a string field `model`, found
@@ -222,18 +224,35 @@ static void h_reset(conn *c, pb_request *q, sim *s) {
   queue_cmd(c, q, s, sim_cmd_new(s, CMD_RESET));
 }
 
+// SetState's coordinates or rates (`field`) by name, through the bridge; a refusal is
+// answered in SetState's own words. 0, or -1 answered.
+static int set_state_assigns(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **v,
+                             size_t n, const char *field, pt_assign **out, int *nout) {
+  ptb_error e;
+  ptb_error_clear(&e);
+  if (ptb_coord_assigns(s->m, v, n, field, NULL, out, nout, &e) == PT_OK)
+    return 0;
+  if (e.why == PTB_WHY_NAME)
+    reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no coordinate '%.100s'",
+                 s->name, e.name);
+  else if (e.why == PTB_WHY_VALUE)
+    reply_status(c, id, STATUS(INVALID_ARGUMENT),
+                 "coordinate '%.100s': value %g is not finite or beyond +-%g", e.name, e.value,
+                 PTB_MAX_ABS_STATE);
+  else
+    reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", e.msg);
+  return -1;
+}
+
 static void h_set_state(conn *c, pb_request *q, sim *s) {
   pt_assign *pos, *vel;
   int npos, nvel;
-  char err[256];
   const Partita__V1__SetState *rq = q->set_state;
-  if (parse_assigns(s, rq->coordinates, rq->n_coordinates, &pos, &npos, err, sizeof(err))) {
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
+  if (set_state_assigns(c, q->id, s, rq->coordinates, rq->n_coordinates, "coordinates", &pos,
+                        &npos))
     return;
-  }
-  if (parse_assigns(s, rq->rates, rq->n_rates, &vel, &nvel, err, sizeof(err))) {
+  if (set_state_assigns(c, q->id, s, rq->rates, rq->n_rates, "rates", &vel, &nvel)) {
     free(pos);
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
     return;
   }
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_STATE);
