@@ -414,6 +414,41 @@ static void add_xt_i_x(double *restrict out, const double *restrict Ia, const do
       out[PK_C + S3(r, c)] += C[S3(r, c)] + P[3 * r + c] + Qm[3 * c + r];
 }
 
+// Pass 3, root to leaves: a' = X a_p + c, thetadd = (u - U^T a') / D (or the known one),
+// a = a' + S thetadd, every body's a in xdd.
+static void aba_pass3(const pt_model *m, pt_data *d, const double *known, double *thetadd) {
+  const double *buf = d->mjt;
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
+    double *ak = d->xdd + 6 * kid;
+    if (par == PT_GROUND) {
+      ptu_copy(ak, c, 6);
+    } else {
+      const double *ap = d->xdd + 6 * par;
+      double dv[3], dxw[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(dxw, dv, ap + 3);
+      for (int k = 0; k < 3; k++) {
+        ak[k] = ap[k] - dxw[k] + c[k];
+        ak[3 + k] = ap[3 + k] + c[3 + k];
+      }
+    }
+    if (i < 0) continue;
+    double s;
+    if (known) {
+      s = known[i];
+    } else {
+      s = slot[ABA_UD];
+      for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
+      thetadd[i] = s;
+    }
+    for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
+  }
+}
+
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {
   double *buf = d->mjt;
   // pass 1: articulated inertias start as the bodies' own, bias forces as -qfrc; S and c
@@ -518,31 +553,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     }
     if (i >= 0) ptu_copy(pa, Uv, 6);
   }
-  // pass 3: root to leaves
-  for (int t = 0; t < m->njoint; t++) {
-    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
-    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
-    double *ak = d->xdd + 6 * kid;
-    if (par == PT_GROUND) {
-      ptu_copy(ak, c, 6);
-    } else {
-      const double *ap = d->xdd + 6 * par;
-      double dv[3], dxw[3];
-      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
-      ptu_cross3(dxw, dv, ap + 3);
-      for (int k = 0; k < 3; k++) {
-        ak[k] = ap[k] - dxw[k] + c[k];
-        ak[3 + k] = ap[3 + k] + c[3 + k];
-      }
-    }
-    if (i < 0) continue;
-    double s = slot[ABA_UD];
-    for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
-    thetadd[i] = s;
-    for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
-  }
+  aba_pass3(m, d, NULL, thetadd);
 }
 
 // out = H^-1 tau for a joint-space force tau (ndof), H the tree's joint-space inertia at the
@@ -608,30 +619,9 @@ void pt_tree_minv(const pt_model *m, pt_data *d, const double *tau, double *out)
 }
 
 // Every body's xdd from given joint accelerations thetadd at the state of the last
-// pt_tree_aba (its S and c): pass 3 with thetadd known, a = X a_p + c + S thetadd (7.2).
+// pt_tree_aba (its S and c): pass 3 with thetadd known.
 void pt_tree_accelerations(const pt_model *m, pt_data *d, const double *thetadd) {
-  const double *buf = d->mjt;
-  for (int t = 0; t < m->njoint; t++) {
-    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
-    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
-    double *ak = d->xdd + 6 * kid;
-    if (par == PT_GROUND) {
-      ptu_copy(ak, c, 6);
-    } else {
-      const double *ap = d->xdd + 6 * par;
-      double dv[3], dxw[3];
-      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
-      ptu_cross3(dxw, dv, ap + 3);
-      for (int k = 0; k < 3; k++) {
-        ak[k] = ap[k] - dxw[k] + c[k];
-        ak[3 + k] = ap[3 + k] + c[3 + k];
-      }
-    }
-    if (i < 0) continue;
-    for (int k = 0; k < 6; k++) ak[k] += S[k] * thetadd[i];
-  }
+  aba_pass3(m, d, thetadd, NULL);
 }
 
 // The multipliers after pt_tree_aba (xdd and qfrc at this state, rows evaluated): the

@@ -48,12 +48,17 @@ static pt_splu gu_view(const pt_model *m, pt_data *d) {
   return f;
 }
 
-// Kinematics, the cut rows with their Jacobian and G at the positions loop_s.
-static void positions_and_jacobian(const pt_model *m, pt_data *d) {
-  pt_loop_positions(m, d);
+// The cut rows with their Jacobian and G at the kinematics evaluated (loop_s's positions).
+static void jacobian_here(const pt_model *m, pt_data *d) {
   pt_loop_subspaces(m, d);
   pt_loop_rows(m, d, 1);
   pt_loop_jacobian(m, d);
+}
+
+// Kinematics, the cut rows with their Jacobian and G at the positions loop_s.
+static void positions_and_jacobian(const pt_model *m, pt_data *d) {
+  pt_loop_positions(m, d);
+  jacobian_here(m, d);
 }
 
 // The held factors stand for this state (y as the integrator asks for it, at the same time).
@@ -149,17 +154,10 @@ static int lu_positions(const pt_model *m, pt_data *d, int maxit) {
     pt_loop_positions(m, d);
     pt_loop_rows(m, d, 0);
     const double err = pt_loop_residual(m, d, r);
-    if (!isfinite(err)) return PT_EDIVERGED;
-    if (err <= tol) {
-      d->newton_last = it;
-      d->counters.newton_iters += it;
-      return it;
-    }
-    if (it >= maxit) return PT_EDIVERGED;
+    int done;
+    if (pt_newton_done(d, err, tol, it, maxit, &done)) return done;
     if (!d->loop_lu_current || err > 0.01 * prev) {
-      pt_loop_subspaces(m, d);
-      pt_loop_rows(m, d, 1);
-      pt_loop_jacobian(m, d);
+      jacobian_here(m, d);
       const int rc = lu_refactor(m, d);
       if (rc) return rc;
     }
@@ -174,9 +172,7 @@ static int lu_positions(const pt_model *m, pt_data *d, int maxit) {
 // Eq. (11)/(15): G_u ud = nu - G_v vd at the converged positions; then every body's x, qd.
 static int lu_velocities(const pt_model *m, pt_data *d) {
   const int ns = m->nls, ncs = m->nlcs;
-  pt_loop_subspaces(m, d);
-  pt_loop_rows(m, d, 1);
-  pt_loop_jacobian(m, d);
+  jacobian_here(m, d);
   int rc = lu_refactor(m, d);
   if (rc) return rc;
   double *r = d->loop_rhs;
@@ -471,17 +467,10 @@ static int qr_positions(const pt_model *m, pt_data *d, const double *z, int maxi
       r[ncs + k] = z[k] - s;
       err = fmax(err, fabs(r[ncs + k]));
     }
-    if (!isfinite(err)) return PT_EDIVERGED;
-    if (err <= tol) {
-      d->newton_last = it;
-      d->counters.newton_iters += it;
-      return it;
-    }
-    if (it >= maxit) return PT_EDIVERGED;
+    int done;
+    if (pt_newton_done(d, err, tol, it, maxit, &done)) return done;
     if (!d->loop_qr_current || err > 0.01 * prev) {
-      pt_loop_subspaces(m, d);
-      pt_loop_rows(m, d, 1);
-      pt_loop_jacobian(m, d);
+      jacobian_here(m, d);
       const int rc = b_factor(m, d, 0);
       if (rc) return rc;
     }
@@ -501,9 +490,7 @@ static int qr_positions(const pt_model *m, pt_data *d, const double *z, int maxi
 
 // Eq. (6): B sd = [nu; zd] at the converged positions; then every body's x, qd.
 static int qr_velocities(const pt_model *m, pt_data *d, const double *zd) {
-  pt_loop_subspaces(m, d);
-  pt_loop_rows(m, d, 1);
-  pt_loop_jacobian(m, d);
+  jacobian_here(m, d);
   const int rc = b_factor(m, d, 0);
   if (rc) return rc;
   d->loop_qr_exact = 1;

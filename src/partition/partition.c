@@ -332,6 +332,21 @@ double pt_newton_tol(const pt_model *m, const pt_data *d) {
   return PT_TOL_NEWTON * scale;
 }
 
+int pt_newton_done(pt_data *d, double err, double tol, int it, int maxit, int *rc) {
+  if (!isfinite(err)) {
+    *rc = PT_EDIVERGED;
+    return 1;
+  }
+  if (err <= tol) {
+    d->newton_last = it;
+    d->counters.newton_iters += it;
+    *rc = it;
+    return 1;
+  }
+  *rc = PT_EDIVERGED;
+  return it >= maxit;
+}
+
 // Eq. (10)/(14): Newton for u with v fixed, Phi_u du = -Phi. Returns iterations or < 0.
 // A chord iteration: Phi_u is the factor of the last velocity solve (one stage back, a
 // configuration O(h) away), refactored here only when the residual does not shrink by 100x per
@@ -343,13 +358,8 @@ int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
     eval_rows(m, d);
     double err = 0;
     for (int i = 0; i < m->ncq; i++) err = fmax(err, fabs(d->phiF[i]));
-    if (!isfinite(err)) return PT_EDIVERGED;
-    if (err <= tol) {
-      d->newton_last = it;
-      d->counters.newton_iters += it;
-      return it;
-    }
-    if (it >= maxit) return PT_EDIVERGED;
+    int done;
+    if (pt_newton_done(d, err, tol, it, maxit, &done)) return done;
     if (!d->lu_current || err > 0.01 * prev) {
       int rc = refactor(m, d);
       if (rc) return rc;

@@ -68,6 +68,10 @@ static inline const pt_partition_class *pt_partition_of(const pt_data *d) {
 // Newton's tolerance on the constraint values: PT_TOL_NEWTON times the largest body position
 // (at least 1 m) (partition.c).
 double pt_newton_tol(const pt_model *m, const pt_data *d);
+// Newton's verdict after iteration `it` with the residual err: 1 when it is over, with *rc the
+// iterations taken (converged: counted in d) or PT_EDIVERGED (not finite, or maxit reached);
+// 0 to go on (partition.c).
+int pt_newton_done(pt_data *d, double err, double tol, int it, int maxit, int *rc);
 
 // Joint limits on closed loops (loop_limits.c): the held limits' reactions at an evaluated
 // stage, and the limits at the end of a step.

@@ -147,14 +147,11 @@ int pt_qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit) {
     for (int i = 0; i < ncq; i++) err = fmax(err, fabs(d->phiF[i]));
     tangent_residual(m, d, z, v + ncq);
     for (int k = 0; k < m->ndof; k++) err = fmax(err, fabs(v[ncq + k]));
-    if (!isfinite(err)) return PT_EDIVERGED;
-    if (err <= tol) {
-      d->newton_last = it;
-      d->counters.newton_iters += it;
-      d->qr_b_valid = 0;
-      return it;
+    int done;
+    if (pt_newton_done(d, err, tol, it, maxit, &done)) {
+      if (done >= 0) d->qr_b_valid = 0;
+      return done;
     }
-    if (it >= maxit) return PT_EDIVERGED;
     if (!d->qr_b_chord || err > 0.01 * prev) {
       int rc = factor_b(m, d, 0);
       if (rc) return rc;

@@ -48,6 +48,17 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+// k linearizations of pd by lz, the last one's result left in *r
+static void linearize_k(pt_linearizer *lz, const pt_data *pd, const pt_linearize_options *opt,
+                        pt_linearization **r, int k) {
+  pt_error err;
+  for (int i = 0; i < k; i++) {
+    pt_linearization_free(*r);
+    *r = NULL;
+    pt_linearize_with(lz, pd, opt, 0, r, &err);
+  }
+}
+
 // A chain of n slender links (0.5 m, 0.5 kg) along +x, joints about y and z in turn.
 static int write_chain(const char *path, int n) {
   const chain_link l = {0.5, 0.5, 0.000025, 0.0104292, 1, 1, 0};
@@ -131,19 +142,11 @@ static result compare(const char *label, const char *path, double budget) {
   while (nb < MAXB && (now() < t_end || nb < 5)) {
     const int k = nv > 32 ? 1 : 10;
     double t0 = now();
-    for (int i = 0; i < k; i++) {
-      pt_linearization_free(r);
-      r = NULL;
-      pt_linearize_with(lz, pd, &opt, 0, &r, &perr);
-    }
+    linearize_k(lz, pd, &opt, &r, k);
     double t1 = now();
     for (int i = 0; i < k; i++) mjd_transitionFD(mm, md, EPS, 1, Amj, Bmj, NULL, NULL);
     double t2 = now();
-    for (int i = 0; i < k; i++) {
-      pt_linearization_free(ra);
-      ra = NULL;
-      pt_linearize_with(lza, pd, &opt_aug, 0, &ra, &perr);
-    }
+    linearize_k(lza, pd, &opt_aug, &ra, k);
     double t3 = now();
     tp[nb] = (t1 - t0) / k, tm[nb] = (t2 - t1) / k, ta[nb] = (t3 - t2) / k;
     nb++;
@@ -245,11 +248,7 @@ static void compare_loop(const char *label, pt_spec *spec, double budget) {
   while (nb < MAXB && (now() < t_end || nb < 5)) {
     const int k = mm->nv > 32 ? 1 : 10;
     double t0 = now();
-    for (int i = 0; i < k; i++) {
-      pt_linearization_free(r);
-      r = NULL;
-      pt_linearize_with(lz, pd, &opt, 0, &r, &perr);
-    }
+    linearize_k(lz, pd, &opt, &r, k);
     double t1 = now();
     for (int i = 0; i < k; i++) mjd_transitionFD(mm, md, EPS, 1, Amj, Bmj, NULL, NULL);
     double t2 = now();
