@@ -182,6 +182,68 @@ typedef struct {
   double offset;               // finite (rad or m)
 } pt_spec_coupler;
 
+// Control elements (docs/controls.md): a signal graph beside the mechanism. Each element's
+// output signal is its name (a state_space's are NAME.y1.., an ode's NAME.<state>..).
+typedef enum {
+  PT_CONTROL_MEASURE = 0,        // a quantity of the mechanism
+  PT_CONTROL_INPUT,              // set by clients like an actuator input
+  PT_CONTROL_GAIN,               // k u
+  PT_CONTROL_SUM,                // sum of signs[i] u_i
+  PT_CONTROL_SATURATION,         // u clipped to [lower, upper]
+  PT_CONTROL_EXPRESSION,         // a formula over signals and t
+  PT_CONTROL_PID,                // kp e + ki int e + kd s/(tf s + 1) e, optional output limit
+  PT_CONTROL_TRANSFER_FUNCTION,  // num(s)/den(s), proper
+  PT_CONTROL_STATE_SPACE,        // x' = A x + B u, y = C x + D u
+  PT_CONTROL_ODE,                // x' = f(signals, x), user formulas
+  PT_CONTROL_NTYPES
+} pt_control_type;
+
+// What a measure element reads (global axes for body quantities).
+typedef enum {
+  PT_MEASURE_COORDINATE = 0,     // a joint or user coordinate's value
+  PT_MEASURE_RATE,               // its rate
+  PT_MEASURE_POSITION,           // a body's CoM position component
+  PT_MEASURE_VELOCITY,           // a body's CoM velocity component
+  PT_MEASURE_ANGULAR_VELOCITY    // a body's angular velocity component
+} pt_measure_kind;
+
+// A signal's name: an element's name, or NAME.y<k> / NAME.<state>.
+#define PT_SIGNAL_NAME_MAX (2 * PT_NAME_MAX)
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  pt_control_type type;
+  // measure: `coordinate:`/`rate:` a coordinate, or `body:` with quantity and axis
+  pt_measure_kind measure;
+  char target[PT_COORD_NAME_MAX];  // the coordinate or body measured
+  int axis;                        // body quantities: 0, 1, 2 = x, y, z
+  // signals read: gain, saturation, pid, transfer_function: `input` (ninput = 1); sum,
+  // state_space: `inputs`
+  int ninput;
+  char (*inputs)[PT_SIGNAL_NAME_MAX];  // (ninput)
+  double *signs;                   // sum: (ninput) +1 or -1; NULL: all +1
+  double k;                        // gain
+  double lower, upper;             // saturation
+  int has_lower, has_upper;
+  double kp, ki, kd, tf;           // pid; tf > 0 when kd != 0
+  double limit;                    // pid: |output| <= limit when has_limit (limit > 0)
+  int has_limit;
+  int nnum, nden;                  // transfer_function coefficients, highest power first
+  double *num, *den;
+  // state_space: A, B, C, D as written (row-major, mat_rows x mat_cols each; D may be
+  // absent: NULL), checked against each other and ninput by pt_model_compile
+  double *mat[4];
+  int mat_rows[4], mat_cols[4];
+  int ninitial;                    // ode, state_space: initial states (NULL: zeros)
+  double *initial;
+  char *expr;                      // expression: the formula
+  int nstate;                      // ode: state names
+  char (*states)[PT_NAME_MAX];
+  int nderivative;                 // ode: formulas of the states' derivatives
+  char **derivatives;
+} pt_spec_control;
+
 typedef struct pt_spec {
   char source[256];         // file name (or "<string>") for messages
   char model[PT_NAME_MAX];
@@ -202,6 +264,8 @@ typedef struct pt_spec {
   pt_spec_coord *coords;
   int ncoupler, coupler_cap;
   pt_spec_coupler *couplers;
+  int ncontrol, control_cap;
+  pt_spec_control *controls;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
   int nvisual, visual_cap;  // visual shapes of all bodies (src/load/visual.c)
   pt_spec_visual *visuals;
@@ -218,6 +282,9 @@ pt_spec_force *pt_spec_add_force(pt_spec *s);
 pt_spec_actuator *pt_spec_add_actuator(pt_spec *s);
 pt_spec_coord *pt_spec_add_coord(pt_spec *s);
 pt_spec_coupler *pt_spec_add_coupler(pt_spec *s);  // multiplier 1, offset 0
+// A control element, zeroed (gain k 1); its arrays are malloc'd by the caller and freed by
+// pt_spec_free.
+pt_spec_control *pt_spec_add_control(pt_spec *s);
 pt_spec_visual *pt_spec_add_visual(pt_spec *s);   // scale 1 1 1, identity orientation
 int pt_mesh_kind_ok(const char *path);   // a mesh viewers draw: .stl, .dae or .obj (any case)
 // Appends one warning line (printf-style; the '\n' is added). Compile hands the spec's
