@@ -15,7 +15,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.environ.get("PARTITA_SOURCE_ROOT", os.path.join(HERE, "..", "..")))
 SRC = os.path.join(ROOT, "src")
 # the engine's layer folders (src/meson.build's partita_inc)
-LAYERS = ["include", "include/partita", "util", "core", "partition", "compile", "load", "analysis"]
+LAYERS = ["include", "include/partita", "util", "control", "core", "partition", "compile", "load",
+          "analysis"]
 if not os.path.isfile(os.path.join(SRC, "include", "partita", "partita.h")):
     raise RuntimeError("the Partita source tree was not found at %s (src/include/partita/partita.h): build the "
                        "package from client/python of a source checkout, or set "

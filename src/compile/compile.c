@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "compile_control.h"
 #include "engine.h"
 #include "ptu.h"
 #include "tolerances.h"
@@ -33,8 +34,11 @@ static void *alloc(pt_model *m, size_t n, size_t size) {
   return p;
 }
 
+void *pt_model_alloc(pt_model *m, size_t n, size_t size) { return alloc(m, n, size); }
+
 void pt_model_free(pt_model *m) {
   if (!m) return;
+  pt_ctl_free(m->ctl);
   for (int i = 0; i < m->nalloc; i++) free(m->allocs[i]);
   free(m->allocs);
   free(m->warnings);
@@ -551,6 +555,8 @@ static int build_forces(pt_model *m, const pt_spec *s, pt_error *err) {
       }
       ptu_copy(par, sf->value, 3);
       if (sf->type == PT_FORCE_FORCE) to_body_point(m, b1, sf->point, par + 3);
+      break;
+    case PT_FORCE_EXPRESSION:  // compiled into a driven actuator (compile_control.c)
       break;
     }
     if (missing)
@@ -1123,8 +1129,9 @@ static int couplers_initial(pt_model *m, const pt_spec *s, int ncoupler, pt_erro
 #define ALLOC_ARR(field, n) \
   (m->field = alloc(m, (size_t)(n) + 1, sizeof(*m->field)), m->field != NULL)
 
-int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
-  *out = NULL;
+// s: the spec as compiled (expression forces as driven actuators, compile_control.c); orig:
+// as loaded (its controls and expression forces' formulas).
+static int compile(const pt_spec *orig, const pt_spec *s, pt_model **out, pt_error *err) {
   pt_model *m = calloc(1, sizeof(*m));
   if (!m) return pt_error_set(err, PT_ENOMEM, "out of memory");
   snprintf(m->name, PT_NAME_MAX, "%s", s->model);
@@ -1150,7 +1157,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   m->nmotion = s->nmotion;
   m->nforce = s->nforce;
   m->nactuator = s->nactuator;
-  m->ninput = count_inputs(s);
+  m->ninput = count_inputs(s) + pt_control_ninput(orig);  // actuators', then controls'
   int nrow = 0, ncoord = s->ncoord;
   for (int j = 0; j < s->njoint; j++) {
     if ((unsigned)s->joints[j].type >= PT_JOINT_NTYPES) {
@@ -1207,6 +1214,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   if (!rc) rc = build_motions(m, s, err);
   if (!rc) rc = build_forces(m, s, err);
   if (!rc) rc = build_actuators(m, s, err);
+  if (!rc) rc = pt_control_compile(m, orig, s, err);
   for (int i = 0; !rc && i < m->ninput; i++)
     for (int k = 0; k < i; k++)
       if (strcmp(m->input_name[k], m->input_name[i]) == 0) {
@@ -1228,6 +1236,16 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   }
   *out = m;
   return PT_OK;
+}
+
+int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
+  *out = NULL;
+  pt_spec *view;
+  int rc = pt_control_view(s, &view, err);
+  if (rc) return rc;
+  rc = compile(s, view, out, err);
+  pt_control_view_free(s, view);
+  return rc;
 }
 
 // ---- read-only accessors ------------------------------------------------------------------

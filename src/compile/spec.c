@@ -23,6 +23,7 @@ void pt_spec_free(pt_spec *s) {
   free(s->bodies);
   free(s->joints);
   free(s->motions);
+  for (int i = 0; i < s->nforce; i++) free(s->forces[i].expr);
   free(s->forces);
   free(s->actuators);
   free(s->coords);
@@ -33,7 +34,7 @@ void pt_spec_free(pt_spec *s) {
     free(c->signs);
     free(c->num);
     free(c->den);
-    for (int k = 0; k < 4; k++) free(c->mat[k]);
+    for (int k = 0; k < 4; k++) free(c->mat[k].v);
     free(c->initial);
     free(c->expr);
     free(c->states);

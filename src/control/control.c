@@ -22,18 +22,27 @@ static const char *const gain_pars[] = {"k"};
 static const char *const sat_pars[] = {"lower", "upper"};
 static const char *const pid_pars[] = {"kp", "ki", "kd", "tf", "limit"};
 
-// `FILE:LINE: controls[i] "name": what`
-static int fail(pt_error *err, const pt_spec *s, int i, const char *fmt, ...)
+// The elements being built: the model's controls, then one expression element per
+// expression_force (its value is a signal named after the force).
+typedef struct {
+  const char *source;    // file name for messages
+  int n, ncontrol;       // elements; the first ncontrol are controls[]
+  pt_spec_control *e;    // (n) the controls (shallow copies), then the forces' formulas
+  int *index;            // (n) index in controls[] or forces[]
+} blist;
+
+// `FILE:LINE: controls[i] "name": what` (or forces[j] for an expression_force's formula)
+static int fail(pt_error *err, const blist *s, int i, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static int fail(pt_error *err, const pt_spec *s, int i, const char *fmt, ...) {
+static int fail(pt_error *err, const blist *s, int i, const char *fmt, ...) {
   char what[700];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof(what), fmt, ap);
   va_end(ap);
-  const pt_spec_control *e = &s->controls[i];
-  return pt_error_set(err, PT_EMODEL, "%s:%d: controls[%d] \"%s\": %s", s->source, e->line, i,
-                      e->name, what);
+  const pt_spec_control *e = &s->e[i];
+  return pt_error_set(err, PT_EMODEL, "%s:%d: %s[%d] \"%s\": %s", s->source, e->line,
+                      i < s->ncontrol ? "controls" : "forces", s->index[i], e->name, what);
 }
 
 static void *alloc(pt_ctl *c, size_t n, size_t size) {
@@ -82,8 +91,8 @@ static int check_finite(const double *v, int n) {
   return 1;
 }
 
-static int size_tf(pt_error *err, const pt_spec *s, int i, esize *z) {
-  const pt_spec_control *e = &s->controls[i];
+static int size_tf(pt_error *err, const blist *s, int i, esize *z) {
+  const pt_spec_control *e = &s->e[i];
   if (e->nden < 1 || !e->den) return fail(err, s, i, "den: at least one coefficient is needed");
   if (e->nnum < 1 || !e->num) return fail(err, s, i, "num: at least one coefficient is needed");
   if (!check_finite(e->den, e->nden) || !check_finite(e->num, e->nnum))
@@ -108,28 +117,28 @@ static int size_tf(pt_error *err, const pt_spec *s, int i, esize *z) {
   return 0;
 }
 
-static int size_ss(pt_error *err, const pt_spec *s, int i, esize *z) {
-  const pt_spec_control *e = &s->controls[i];
+static int size_ss(pt_error *err, const blist *s, int i, esize *z) {
+  const pt_spec_control *e = &s->e[i];
   static const char *const mn[4] = {"A", "B", "C", "D"};
   for (int k = 0; k < 3; k++)
-    if (!e->mat[k]) return fail(err, s, i, "%s is required", mn[k]);
+    if (!e->mat[k].v) return fail(err, s, i, "%s is required", mn[k]);
   for (int k = 0; k < 4; k++)
-    if (e->mat[k] && !check_finite(e->mat[k], e->mat_rows[k] * e->mat_cols[k]))
+    if (e->mat[k].v && !check_finite(e->mat[k].v, e->mat[k].rows * e->mat[k].cols))
       return fail(err, s, i, "%s: entries must be finite numbers", mn[k]);
-  int n = e->mat_rows[0], m = e->ninput, p = e->mat_rows[2];
-  if (n < 1 || e->mat_cols[0] != n)
+  int n = e->mat[0].rows, m = e->ninput, p = e->mat[2].rows;
+  if (n < 1 || e->mat[0].cols != n)
     return fail(err, s, i, "A must be square with at least one row, got %d x %d",
-                e->mat_rows[0], e->mat_cols[0]);
+                e->mat[0].rows, e->mat[0].cols);
   if (m < 1) return fail(err, s, i, "inputs: at least one signal is needed");
-  if (e->mat_rows[1] != n || e->mat_cols[1] != m)
+  if (e->mat[1].rows != n || e->mat[1].cols != m)
     return fail(err, s, i, "B must be %d x %d (states x inputs), got %d x %d", n, m,
-                e->mat_rows[1], e->mat_cols[1]);
-  if (p < 1 || e->mat_cols[2] != n)
+                e->mat[1].rows, e->mat[1].cols);
+  if (p < 1 || e->mat[2].cols != n)
     return fail(err, s, i, "C must have %d columns (one per state) and at least one row, got "
-                "%d x %d", n, e->mat_rows[2], e->mat_cols[2]);
-  if (e->mat[3] && (e->mat_rows[3] != p || e->mat_cols[3] != m))
+                "%d x %d", n, e->mat[2].rows, e->mat[2].cols);
+  if (e->mat[3].v && (e->mat[3].rows != p || e->mat[3].cols != m))
     return fail(err, s, i, "D must be %d x %d (outputs x inputs), got %d x %d", p, m,
-                e->mat_rows[3], e->mat_cols[3]);
+                e->mat[3].rows, e->mat[3].cols);
   if (e->initial && e->ninitial != n)
     return fail(err, s, i, "initial: %d values given for %d states", e->ninitial, n);
   z->nsig = p;
@@ -139,8 +148,8 @@ static int size_ss(pt_error *err, const pt_spec *s, int i, esize *z) {
   return 0;
 }
 
-static int size_ode(pt_error *err, const pt_spec *s, int i, esize *z) {
-  const pt_spec_control *e = &s->controls[i];
+static int size_ode(pt_error *err, const blist *s, int i, esize *z) {
+  const pt_spec_control *e = &s->e[i];
   if (e->nstate < 1 || !e->states) return fail(err, s, i, "states: at least one is needed");
   for (int k = 0; k < e->nstate; k++) {
     if (!is_identifier(e->states[k]) || is_reserved(e->states[k]))
@@ -163,8 +172,8 @@ static int size_ode(pt_error *err, const pt_spec *s, int i, esize *z) {
   return 0;
 }
 
-static int size_pid(pt_error *err, const pt_spec *s, int i, esize *z) {
-  const pt_spec_control *e = &s->controls[i];
+static int size_pid(pt_error *err, const blist *s, int i, esize *z) {
+  const pt_spec_control *e = &s->e[i];
   double g[4] = {e->kp, e->ki, e->kd, e->tf};
   if (!check_finite(g, 4)) return fail(err, s, i, "kp, ki, kd and tf must be finite");
   if (e->kp == 0 && e->ki == 0 && e->kd == 0)
@@ -185,12 +194,13 @@ static int size_pid(pt_error *err, const pt_spec *s, int i, esize *z) {
   return 0;
 }
 
-static int size_element(pt_error *err, const pt_spec *s, int i, esize *z) {
-  const pt_spec_control *e = &s->controls[i];
+static int size_element(pt_error *err, const blist *s, int i, esize *z) {
+  const pt_spec_control *e = &s->e[i];
   memset(z, 0, sizeof(*z));
   if (!is_identifier(e->name) || is_reserved(e->name))
-    return fail(err, s, i, "a control element's name is a letter or '_' followed by letters, "
-                "digits and '_' (it is used in formulas), and not t or pi");
+    return fail(err, s, i, "a signal's name (a control element's, an expression_force's) is a "
+                "letter or '_' followed by letters, digits and '_' (formulas use it), not t or "
+                "pi");
   int one_input = e->type == PT_CONTROL_GAIN || e->type == PT_CONTROL_SATURATION ||
                   e->type == PT_CONTROL_PID || e->type == PT_CONTROL_TRANSFER_FUNCTION;
   if (one_input && (e->ninput != 1 || !e->inputs))
@@ -406,11 +416,11 @@ static void fill_element(pt_ctl *c, const pt_spec_control *e, int i, const esize
       break;
     case PT_CONTROL_STATE_SPACE: {
       int n = z->nx, m = z->nin, p = z->nsig;
-      memcpy(data, e->mat[0], sizeof(double) * (size_t)(n * n));
-      memcpy(data + n * n, e->mat[1], sizeof(double) * (size_t)(n * m));
-      memcpy(data + n * n + n * m, e->mat[2], sizeof(double) * (size_t)(p * n));
-      if (e->mat[3])
-        memcpy(data + n * n + n * m + p * n, e->mat[3], sizeof(double) * (size_t)(p * m));
+      memcpy(data, e->mat[0].v, sizeof(double) * (size_t)(n * n));
+      memcpy(data + n * n, e->mat[1].v, sizeof(double) * (size_t)(n * m));
+      memcpy(data + n * n + n * m, e->mat[2].v, sizeof(double) * (size_t)(p * n));
+      if (e->mat[3].v)
+        memcpy(data + n * n + n * m + p * n, e->mat[3].v, sizeof(double) * (size_t)(p * m));
       break;
     }
     default:
@@ -457,7 +467,7 @@ static int deps_of(const pt_ctl *c, int s, int *out) {
 
 // The algebraic loop through stack[k..sp-1] closed by the edge stack[sp-1] -> stack[k], in the
 // direction signals flow, starting at the loop's first element in the model.
-static int loop_error(const pt_ctl *c, const pt_spec *s, const int *stack, int k, int sp,
+static int loop_error(const pt_ctl *c, const blist *s, const int *stack, int k, int sp,
                       pt_error *err) {
   int len = sp - k, first = 0;
   for (int j = 1; j < len; j++)
@@ -482,7 +492,7 @@ static int loop_error(const pt_ctl *c, const pt_spec *s, const int *stack, int k
 }
 
 // Depth-first topological sort with an explicit stack (long chains need no recursion).
-static int sort_signals(pt_ctl *c, const pt_spec *s, pt_error *err) {
+static int sort_signals(pt_ctl *c, const blist *s, pt_error *err) {
   int ns = c->nsig, norder = 0, rc = 0;
   int *color = calloc((size_t)ns + 1, sizeof(int));
   int *next = calloc((size_t)ns + 1, sizeof(int));
@@ -525,7 +535,7 @@ done:
   return rc;
 }
 
-static int build_graph(pt_ctl *c, const pt_spec *s, pt_error *err) {
+static int build_graph(pt_ctl *c, const blist *s, pt_error *err) {
   int maxdeg = 0, nedge = 0;
   for (int k = 0; k < c->nsig; k++) {
     int i = c->sig_elem[k];
@@ -549,9 +559,9 @@ static int build_graph(pt_ctl *c, const pt_spec *s, pt_error *err) {
 }
 
 // Signals read by name (`input`, `inputs`) and the formulas, now that every name is known.
-static int resolve(pt_ctl *c, const pt_spec *s, pt_error *err) {
+static int resolve(pt_ctl *c, const blist *s, pt_error *err) {
   for (int i = 0; i < c->nelem; i++) {
-    const pt_spec_control *e = &s->controls[i];
+    const pt_spec_control *e = &s->e[i];
     for (int k = 0; k < c->elem_nin[i]; k++) {
       int sig = find_signal(c, e->inputs[k], strlen(e->inputs[k]));
       if (sig < 0) {
@@ -582,31 +592,74 @@ static int resolve(pt_ctl *c, const pt_spec *s, pt_error *err) {
   return 0;
 }
 
-int pt_ctl_build(const pt_spec *s, pt_ctl **out, pt_error *err) {
+// The elements of spec sp (blist), or -1 out of memory.
+static int elements_of(const pt_spec *sp, blist *b) {
+  b->source = sp->source;
+  b->ncontrol = sp->ncontrol;
+  b->n = sp->ncontrol;
+  for (int j = 0; j < sp->nforce; j++) b->n += sp->forces[j].type == PT_FORCE_EXPRESSION;
+  b->e = calloc((size_t)b->n + 1, sizeof(*b->e));
+  b->index = calloc((size_t)b->n + 1, sizeof(int));
+  if (!b->e || !b->index) return -1;
+  for (int i = 0; i < sp->ncontrol; i++) b->e[i] = sp->controls[i], b->index[i] = i;
+  int i = sp->ncontrol;
+  for (int j = 0; j < sp->nforce; j++) {
+    const pt_spec_force *f = &sp->forces[j];
+    if (f->type != PT_FORCE_EXPRESSION) continue;
+    memcpy(b->e[i].name, f->name, PT_NAME_MAX);
+    b->e[i].line = f->line;
+    b->e[i].type = PT_CONTROL_EXPRESSION;
+    b->e[i].expr = f->expr;
+    b->index[i++] = j;
+  }
+  return 0;
+}
+
+// Element names are unique (sorted, then neighbours compared): the second of a pair is named.
+static int unique_names(const blist *s, pt_error *err) {
+  named *v = malloc(sizeof(*v) * ((size_t)s->n + 1));
+  if (!v) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  for (int i = 0; i < s->n; i++) v[i] = (named){s->e[i].name, i};
+  qsort(v, (size_t)s->n, sizeof(*v), cmp_named);
+  int rc = 0;
+  for (int k = 1; k < s->n && !rc; k++)
+    if (!strcmp(v[k - 1].name, v[k].name)) {
+      int a = v[k - 1].index < v[k].index ? v[k - 1].index : v[k].index;
+      int b = v[k - 1].index + v[k].index - a;
+      rc = fail(err, s, b, "the name is used twice (%s[%d])",
+                a < s->ncontrol ? "controls" : "forces", s->index[a]);
+    }
+  free(v);
+  return rc;
+}
+
+int pt_ctl_build(const pt_spec *sp, pt_ctl **out, pt_error *err) {
   *out = NULL;
-  if (s->ncontrol == 0) return PT_OK;
-  pt_ctl *c = calloc(1, sizeof(*c));
-  if (!c) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  blist list = {0}, *s = &list;
+  pt_ctl *c = NULL;
+  esize *z = NULL;
   int rc = PT_ENOMEM, nin_total = 0, ndata = 0;
-  c->nelem = s->ncontrol;
-  esize *z = calloc((size_t)s->ncontrol, sizeof(*z));
-  if (!z) goto fail_mem;
-  for (int i = 0; i < s->ncontrol; i++) {
+  if (elements_of(sp, s)) goto fail_mem;
+  if (s->n == 0) {
+    rc = PT_OK;
+    goto done;
+  }
+  c = calloc(1, sizeof(*c));
+  z = calloc((size_t)s->n, sizeof(*z));
+  if (!c || !z) goto fail_mem;
+  c->nelem = s->n;
+  for (int i = 0; i < s->n; i++) {
     if ((rc = size_element(err, s, i, &z[i]))) goto done;
-    for (int j = 0; j < i; j++)
-      if (!strcmp(s->controls[j].name, s->controls[i].name)) {
-        rc = fail(err, s, i, "the name is used twice (controls[%d])", j);
-        goto done;
-      }
     c->nsig += z[i].nsig;
     c->nx += z[i].nx;
     c->npar += z[i].npar;
     c->nexpr += z[i].nexpr;
     nin_total += z[i].nin;
     ndata += z[i].ndata;
-    c->nmeas += s->controls[i].type == PT_CONTROL_MEASURE;
-    c->nin += s->controls[i].type == PT_CONTROL_INPUT;
+    c->nmeas += s->e[i].type == PT_CONTROL_MEASURE;
+    c->nin += s->e[i].type == PT_CONTROL_INPUT;
   }
+  if ((rc = unique_names(s, err))) goto done;
   if (alloc_arrays(c, nin_total, ndata)) goto fail_mem;
   int sa = 0, xa = 0, pa = 0, ia = 0, da = 0, ea = 0, nm = 0, ni = 0;
   for (int i = 0; i < c->nelem; i++) {
@@ -616,20 +669,23 @@ int pt_ctl_build(const pt_spec *s, pt_ctl **out, pt_error *err) {
     c->elem_in_adr[i] = ia, c->elem_nin[i] = z[i].nin, ia += z[i].nin;
     c->elem_data_adr[i] = da, da += z[i].ndata;
     c->elem_expr_adr[i] = ea, ea += z[i].nexpr;
-    if (s->controls[i].type == PT_CONTROL_MEASURE) c->meas_elem[nm] = i, c->elem_aux[i] = nm++;
-    if (s->controls[i].type == PT_CONTROL_INPUT) c->input_elem[ni] = i, c->elem_aux[i] = ni++;
-    fill_element(c, &s->controls[i], i, &z[i]);
+    if (s->e[i].type == PT_CONTROL_MEASURE) c->meas_elem[nm] = i, c->elem_aux[i] = nm++;
+    if (s->e[i].type == PT_CONTROL_INPUT) c->input_elem[ni] = i, c->elem_aux[i] = ni++;
+    fill_element(c, &s->e[i], i, &z[i]);
   }
   if (sort_names(c)) goto fail_mem;
   c->nstack = 1;
   if ((rc = resolve(c, s, err)) || (rc = build_graph(c, s, err))) goto done;
-  free(z);
   *out = c;
-  return PT_OK;
+  c = NULL;
+  rc = PT_OK;
+  goto done;
 fail_mem:
   rc = pt_error_set(err, PT_ENOMEM, "out of memory");
 done:
   free(z);
+  free(s->e);
+  free(s->index);
   pt_ctl_free(c);
   return rc;
 }

@@ -61,9 +61,9 @@ static void tf(pt_spec_control *c, int nnum, const double *num, int nden, const 
 }
 
 static void mat(pt_spec_control *c, int k, int rows, int cols, const double *v) {
-  c->mat[k] = dup(v, rows * cols);
-  c->mat_rows[k] = rows;
-  c->mat_cols[k] = cols;
+  c->mat[k].v = dup(v, rows * cols);
+  c->mat[k].rows = rows;
+  c->mat[k].cols = cols;
 }
 
 static void ode(pt_spec_control *c, int n, const char *const *states, const char *const *ders) {

@@ -13,6 +13,8 @@
 #define PT_NAME_MAX 64
 // A coordinate's name is its joint's name plus a suffix (".angle1", ".slide").
 #define PT_COORD_NAME_MAX (PT_NAME_MAX + 16)
+// A control signal's name: an element's name, or NAME.y<k> / NAME.<state> (docs/controls.md).
+#define PT_SIGNAL_NAME_MAX (2 * PT_NAME_MAX)
 
 typedef enum {
   PT_JOINT_REVOLUTE = 0,
@@ -38,7 +40,8 @@ typedef enum {
   PT_FORCE_SPRING_DAMPER,
   PT_FORCE_BUSHING,
   PT_FORCE_FORCE,
-  PT_FORCE_TORQUE
+  PT_FORCE_TORQUE,
+  PT_FORCE_EXPRESSION       // a joint effort or body force whose value is a formula (controls)
 } pt_force_type;
 
 typedef enum {
@@ -144,6 +147,13 @@ typedef struct {
   double axes[9];           // bushing frame columns in global at t=0 (row-major 3x3)
   int has_axes;
   double value[3];          // force, torque (global)
+  // expression_force (eq. 10c of Negrut & Ortiz): value = expr (a formula over signals and t)
+  // as a joint effort along `joint`'s coordinate, or on `body` as a force along `direction`
+  // at `point` or a torque about `axis` (global at t=0, or body-fixed with frame_body)
+  char *expr;
+  char coordinate[PT_NAME_MAX];  // "" or the joint coordinate's suffix
+  double direction[3], axis[3];  // unit vectors (loader)
+  int has_direction, has_axis, frame_body;
 } pt_spec_force;
 
 typedef struct {
@@ -157,6 +167,12 @@ typedef struct {
   int frame_body;           // body_force/body_torque: 0 = global, 1 = body frame
   double limit;             // > 0: |u| <= limit; 0 = unlimited
   double gear;              // joint_torque/joint_force: joint effort = gear x input (0: 1)
+  // `source:` the signal(s) its input(s) take instead of a client's (docs/controls.md): one
+  // for a joint actuator, three (x, y, z) for a body actuator; nsource 0: a client input
+  int nsource;
+  char source[3][PT_SIGNAL_NAME_MAX];
+  double source_scale[3];   // input k = source_scale[k] x signal (1 from the loader)
+  int from_force;           // > 0: made by compile from expression_force from_force - 1
 } pt_spec_actuator;
 
 typedef struct {
@@ -181,6 +197,12 @@ typedef struct {
   double multiplier;           // finite, not 0
   double offset;               // finite (rad or m)
 } pt_spec_coupler;
+
+// A matrix as written in a model file: rows x cols, row-major.
+typedef struct {
+  double *v;
+  int rows, cols;
+} pt_spec_matrix;
 
 // Control elements (docs/controls.md): a signal graph beside the mechanism. Each element's
 // output signal is its name (a state_space's are NAME.y1.., an ode's NAME.<state>..).
@@ -207,9 +229,6 @@ typedef enum {
   PT_MEASURE_ANGULAR_VELOCITY    // a body's angular velocity component
 } pt_measure_kind;
 
-// A signal's name: an element's name, or NAME.y<k> / NAME.<state>.
-#define PT_SIGNAL_NAME_MAX (2 * PT_NAME_MAX)
-
 typedef struct {
   char name[PT_NAME_MAX];
   int line;
@@ -231,10 +250,9 @@ typedef struct {
   int has_limit;
   int nnum, nden;                  // transfer_function coefficients, highest power first
   double *num, *den;
-  // state_space: A, B, C, D as written (row-major, mat_rows x mat_cols each; D may be
-  // absent: NULL), checked against each other and ninput by pt_model_compile
-  double *mat[4];
-  int mat_rows[4], mat_cols[4];
+  // state_space: A, B, C, D as written (D may be absent: v NULL), checked against each
+  // other and ninput by pt_model_compile
+  pt_spec_matrix mat[4];
   int ninitial;                    // ode, state_space: initial states (NULL: zeros)
   double *initial;
   char *expr;                      // expression: the formula
