@@ -117,19 +117,35 @@ static int size_tf(pt_error *err, const blist *s, int i, esize *z) {
   return 0;
 }
 
+// A state_space: x' = A x + B u, y = C x + D u; without A, B and C a static gain y = D u.
 static int size_ss(pt_error *err, const blist *s, int i, esize *z) {
   const pt_spec_control *e = &s->e[i];
   static const char *const mn[4] = {"A", "B", "C", "D"};
-  for (int k = 0; k < 3; k++)
-    if (!e->mat[k].v) return fail(err, s, i, "%s is required", mn[k]);
   for (int k = 0; k < 4; k++)
     if (e->mat[k].v && !check_finite(e->mat[k].v, e->mat[k].rows * e->mat[k].cols))
       return fail(err, s, i, "%s: entries must be finite numbers", mn[k]);
-  int n = e->mat[0].rows, m = e->ninput, p = e->mat[2].rows;
+  int m = e->ninput;
+  if (m < 1) return fail(err, s, i, "inputs: at least one signal is needed");
+  int given = (e->mat[0].v != NULL) + (e->mat[1].v != NULL) + (e->mat[2].v != NULL);
+  if (given == 0) {  // a static gain
+    if (!e->mat[3].v) return fail(err, s, i, "A, B and C (or D alone, a static gain) are needed");
+    if (e->mat[3].cols != m)
+      return fail(err, s, i, "D must have %d columns (one per input), got %d x %d", m,
+                  e->mat[3].rows, e->mat[3].cols);
+    if (e->initial) return fail(err, s, i, "initial: a static gain (D alone) has no state");
+    z->nsig = e->mat[3].rows;
+    z->nin = m;
+    z->ndata = z->nsig * m;
+    return 0;
+  }
+  for (int k = 0; k < 3; k++)
+    if (!e->mat[k].v)
+      return fail(err, s, i, "%s is required with %s (or D alone, a static gain)", mn[k],
+                  k == 0 ? "B and C" : k == 1 ? "A and C" : "A and B");
+  int n = e->mat[0].rows, p = e->mat[2].rows;
   if (n < 1 || e->mat[0].cols != n)
     return fail(err, s, i, "A must be square with at least one row, got %d x %d",
                 e->mat[0].rows, e->mat[0].cols);
-  if (m < 1) return fail(err, s, i, "inputs: at least one signal is needed");
   if (e->mat[1].rows != n || e->mat[1].cols != m)
     return fail(err, s, i, "B must be %d x %d (states x inputs), got %d x %d", n, m,
                 e->mat[1].rows, e->mat[1].cols);
@@ -141,6 +157,8 @@ static int size_ss(pt_error *err, const blist *s, int i, esize *z) {
                 e->mat[3].rows, e->mat[3].cols);
   if (e->initial && e->ninitial != n)
     return fail(err, s, i, "initial: %d values given for %d states", e->ninitial, n);
+  if (e->initial && !check_finite(e->initial, e->ninitial))
+    return fail(err, s, i, "initial: values must be finite");
   z->nsig = p;
   z->nx = n;
   z->nin = m;
@@ -416,9 +434,11 @@ static void fill_element(pt_ctl *c, const pt_spec_control *e, int i, const esize
       break;
     case PT_CONTROL_STATE_SPACE: {
       int n = z->nx, m = z->nin, p = z->nsig;
-      memcpy(data, e->mat[0].v, sizeof(double) * (size_t)(n * n));
-      memcpy(data + n * n, e->mat[1].v, sizeof(double) * (size_t)(n * m));
-      memcpy(data + n * n + n * m, e->mat[2].v, sizeof(double) * (size_t)(p * n));
+      if (n) {
+        memcpy(data, e->mat[0].v, sizeof(double) * (size_t)(n * n));
+        memcpy(data + n * n, e->mat[1].v, sizeof(double) * (size_t)(n * m));
+        memcpy(data + n * n + n * m, e->mat[2].v, sizeof(double) * (size_t)(p * n));
+      }
       if (e->mat[3].v)
         memcpy(data + n * n + n * m + p * n, e->mat[3].v, sizeof(double) * (size_t)(p * m));
       break;

@@ -1145,9 +1145,9 @@ static const keydef control_keys[] = {
     {"limit", V_POS, CF(limit), K_PID, 0, NULL, 0},
     {"num", V_NUMS, CF(num), K_TF, K_TF, NULL, CF(nnum)},
     {"den", V_NUMS, CF(den), K_TF, K_TF, NULL, CF(nden)},
-    {"A", V_MATRIX, CF(mat[0]), K_SS, K_SS, NULL, 0},
-    {"B", V_MATRIX, CF(mat[1]), K_SS, K_SS, NULL, 0},
-    {"C", V_MATRIX, CF(mat[2]), K_SS, K_SS, NULL, 0},
+    {"A", V_MATRIX, CF(mat[0]), K_SS, 0, NULL, 0},   // A, B, C, D: checked by compile
+    {"B", V_MATRIX, CF(mat[1]), K_SS, 0, NULL, 0},
+    {"C", V_MATRIX, CF(mat[2]), K_SS, 0, NULL, 0},
     {"D", V_MATRIX, CF(mat[3]), K_SS, 0, NULL, 0},
     {"initial", V_NUMS, CF(initial), K_SS | K_ODE, 0, NULL, CF(ninitial)},
     {"states", V_STATES, 0, K_ODE, K_ODE, NULL, 0},

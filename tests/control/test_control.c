@@ -367,6 +367,32 @@ static void test_order(void) {
   rig_free(&r);
 }
 
+// A state_space of D alone: a static matrix gain (an LQR's u = -K x), no state.
+static void test_static_gain(void) {
+  pt_spec *s = spec();
+  add(s, "a", PT_CONTROL_INPUT);
+  add(s, "b", PT_CONTROL_INPUT);
+  pt_spec_control *k = add(s, "K", PT_CONTROL_STATE_SPACE);
+  inputs(k, 2, (const char *[]){"a", "b"});
+  mat(k, 3, 2, 2, (double[]){1, 2, 3, 4});
+  rig r;
+  rig_make(&r, s);
+  r.in[0] = 0.5, r.in[1] = -2;
+  rig_eval(&r, 0);
+  CHECK(r.c->nx == 0 && sig(&r, "K.y1") == -3.5 && sig(&r, "K.y2") == -6.5, "K.y %g %g",
+        sig(&r, "K.y1"), sig(&r, "K.y2"));
+  pt_ctl_partials(r.c, &r.io, r.sig_z, r.xdot_z, r.work);
+  CHECK(r.sig_z[2 * 2 + 0] == 1 && r.sig_z[2 * 2 + 1] == 2 && r.sig_z[3 * 2 + 1] == 4, "D");
+  rig_free(&r);
+  s = spec();
+  add(s, "a", PT_CONTROL_INPUT);
+  k = add(s, "K", PT_CONTROL_STATE_SPACE);
+  inputs(k, 1, (const char *[]){"a"});
+  mat(k, 0, 1, 1, (double[]){-1});
+  mat(k, 3, 1, 1, (double[]){2});
+  expect_error(s, "B is required with A and C (or D alone, a static gain)");
+}
+
 static void test_errors(void) {
   // algebraic loops, named in the direction signals flow, at the first element of the loop
   pt_spec *s = spec();
@@ -662,6 +688,7 @@ int main(void) {
   test_ode_equals_tf();
   test_pid();
   test_order();
+  test_static_gain();
   test_errors();
   test_params();
   test_partials();
