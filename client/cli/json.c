@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "json.h"
 
 void cli_json_init(cli_json *j, FILE *out) {
   j->out = out;
@@ -137,6 +137,21 @@ void cli_json_newline(cli_json *j) { j->newline = 1; }
 int cli_json_finish(cli_json *j) {
   fputc('\n', j->out);
   return (j->depth == 0 && !j->overflow && !j->after_key) ? 0 : -1;
+}
+
+void cli_json_member_number(cli_json *j, const char *key, double v) {
+  cli_json_key(j, key);
+  cli_json_number(j, v);
+}
+
+void cli_json_member_int(cli_json *j, const char *key, long long v) {
+  cli_json_key(j, key);
+  cli_json_int(j, v);
+}
+
+void cli_json_member_string(cli_json *j, const char *key, const char *s) {
+  cli_json_key(j, key);
+  cli_json_string(j, s);
 }
 
 void cli_csv_field(FILE *out, const char *s) {

@@ -1,4 +1,4 @@
-"""The remote commands of the `partita` CLI (client/cli/remote.c) against a live partitad.
+"""The daemon commands of the `partita` CLI (client/cli/daemon_cmds.c, analysis.c) against a live partitad.
 
 Each case runs the real binary (PARTITA_CLI) with `--connect 127.0.0.1:PORT` (one with
 `--socket PATH`) and checks the --json shapes of spec/api.md ("keys may be added, never
@@ -367,8 +367,14 @@ def test_linearize_hanging_pendulum(daemon, loaded):
         assert e["freq_hz"] == pytest.approx(wn / (2 * math.pi), rel=1e-6)
         assert e["damping_ratio"] == pytest.approx(0, abs=1e-6)
     assert sorted(e["im"] > 0 for e in ev) == [False, True]     # a conjugate pair
-    # without --json linearize prints the same document (docs/protocol.md)
-    assert json.loads(cli_ok(daemon, "linearize", "--model", name)) == r
+    # without --json the text of `partita linearize MODEL`: the matrices as named tables
+    text = cli_ok(daemon, "linearize", "--model", name)
+    assert text.startswith("model %s linearized at t = 0 (2 states, 1 inputs, 2 outputs)\n"
+                           % name), text
+    rows = text.split("\nA (2 x 2)\n")[1].splitlines()[1:3]
+    assert [row.split()[0] for row in rows] == ["hinge", "hinge.rate"]
+    assert [float(x) for x in rows[1].split()[1:]] == pytest.approx(
+        [a[1][0], a[1][1]], rel=1e-6, abs=1e-12)
     # a chosen state list
     assert cli_json(daemon, "linearize", "--model", name, "--states", "hinge")["states"] == \
         ["hinge", "hinge.rate"]
@@ -454,7 +460,8 @@ def test_global_options_before_the_command(daemon, loaded):
 # order: so the documents are equal bit for bit (both print %.17g; doubles cross the wire
 # unchanged), not merely close. The one member that differs by design is "model": the file's
 # model name offline, the name the daemon knows it by remotely; and equilibrium --model adds
-# "applied".
+# "applied". The text is the same too (one printer prints both replies), the model's name
+# aside.
 
 ROOT = os.environ.get("PARTITA_ROOT") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -484,13 +491,24 @@ def same_both_ways(daemon, name, path, *args):
     here = json.loads(proc.stdout)
     there = cli_json(daemon, args[0], "--model", name, *args[1:])
     assert there.pop("model") == name
-    assert here.pop("model") != name             # the file's own name: unique() makes `name`
+    here_name = here.pop("model")
+    assert here_name != name                     # the file's own name: unique() makes `name`
     if args[0] == "equilibrium":
         assert there.pop("applied") is False
     assert list(there) == list(here)             # the same members in the same order
     assert there == here                         # and the same values, bit for bit
+    text_here = offline(path, *args)
+    assert text_here.returncode == 0, text_here.stderr
+    text_there = cli_ok(daemon, args[0], "--model", name, *args[1:])
+    assert text_there.replace(name, "NAME") == \
+        text_here.stdout.replace(model_line(args[0], here_name), model_line(args[0], "NAME"))
     assert cli_json(daemon, "state", name)["step"] == 0     # the live model did not move
     return here, there
+
+
+def model_line(cmd, name):
+    """The line of an analysis' text that names the model."""
+    return ("model %s linearized" if cmd == "linearize" else "model           %s\n") % name
 
 
 def test_inverse_offline_equals_remote(daemon, loaded):
@@ -538,13 +556,15 @@ def test_limits_and_couplers_offline_equals_remote(daemon, loaded):
     assert r["limit_reactions"] == {} and "released" in r["limit_notes"][0]
     text = cli_ok(daemon, "inverse", "--model", name, "--init", "shoulder=0.3", "--acc",
                   "elbow=0")
-    assert "limits held (reaction):\n  shoulder " in text and "notes:\n  joint shoulder" in text
+    assert "upper one)\n  shoulder         lower 5.142578" in text
+    assert "notes\n  joint shoulder at its lower limit 0.3: held" in text
     name, path, _ = loaded(PAIR_YAML)
     r, _ = same_both_ways(daemon, name, path, "equilibrium", "--init", "ha=0.6")
     assert list(r["coupler_efforts"]) == ["link"] and list(r["limit_reactions"]) == ["ha"]
     text = cli_ok(daemon, "equilibrium", "--model", name, "--init", "ha=0.6")
-    assert "couplers (effort on the follower):\n  link " in text
-    assert "limits held (reaction):\n  ha " in text
+    assert "couplers (effort on the follower; the leader takes -multiplier times it)\n  link " \
+        in text
+    assert "upper one)\n  ha               lower 2.77" in text
 
 
 def test_linearize_offline_equals_remote(daemon, loaded):

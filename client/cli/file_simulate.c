@@ -1,16 +1,20 @@
-// offline.c: `partita check` and `partita simulate`, done locally by the embedded engine.
+// file_simulate.c: `partita simulate MODEL`: the model stepped by the embedded engine, one
+// row of CSV (or of JSON with --json) every K steps; with --record FILE an MCAP recording
+// too (rec_file.h).
 //
-// Output goes to stdout (text, CSV or JSON); errors and the model's warnings to stderr.
-// Numbers are printed with "%.17g" so that a CSV or JSON value parses back to the very double
-// the engine computed.
+// Output goes to stdout; errors and the model's warnings to stderr. Numbers are printed with
+// "%.17g" so that a CSV or JSON value parses back to the very double the engine computed.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "record.h"
+#include "args.h"
+#include "file_cmds.h"
+#include "json.h"
+#include "model_load.h"
 #include "partita.h"
+#include "rec_file.h"
 
 #define ASSIGN_NAME_MAX 256
 #define MAX_STEPS 1000000000000LL   // 1e12: beyond that the request is surely a typo
@@ -20,307 +24,6 @@ typedef struct {
   double value;
 } assign_arg;
 
-// With text (not NULL): the file's bytes as read, *len and *format too (simulate --record).
-static int load_model(const char *cmd, const char *path, const pt_load_options *opt,
-                      pt_model **out, char **text, size_t *len, int *format) {
-  pt_error err = {0, {0}};
-  int rc = text ? pt_model_load_file_text(path, opt, out, text, len, format, &err)
-                : pt_model_load_file(path, opt, out, &err);
-  if (rc < 0 || !*out) {
-    if (err.msg[0]) {
-      cli_error(cmd, "%s", err.msg);
-    } else {
-      cli_error(cmd, "%s: %s", path, pt_strerror(rc < 0 ? rc : PT_EMODEL));
-    }
-    *out = NULL;
-    return -1;
-  }
-  return 0;
-}
-
-// The model's warnings, one line each, to stderr.
-static void print_warnings(const char *cmd, const pt_model *m) {
-  const char *w = pt_model_warnings(m);
-  while (w && *w) {
-    const char *nl = strchr(w, '\n');
-    int n = nl ? (int)(nl - w) : (int)strlen(w);
-    if (n > 0) {
-      fprintf(stderr, "partita %s: warning: %.*s\n", cmd, n, w);
-    }
-    w = nl ? nl + 1 : w + n;
-  }
-}
-
-// "a, b, c" for error messages: which names the model does have.
-static void print_names(FILE *out, const pt_model *m, int n,
-                        const char *(*name)(const pt_model *, int)) {
-  if (n == 0) {
-    fputs("none", out);
-  }
-  for (int i = 0; i < n && i < 40; i++) {
-    fprintf(out, "%s%s", i ? ", " : "", name(m, i));
-  }
-  if (n > 40) {
-    fprintf(out, ", ... (%d in all)", n);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// check
-
-static void json_names(cli_json *j, const char *key, const pt_model *m, int n,
-                       const char *(*name)(const pt_model *, int)) {
-  cli_json_key(j, key);
-  cli_json_begin_array(j);
-  for (int i = 0; i < n; i++) {
-    cli_json_string(j, name(m, i));
-  }
-  cli_json_end_array(j);
-}
-
-static void check_json(const pt_model *m, const char *path, const char **indep, int nindep) {
-  cli_json j;
-  cli_json_init(&j, stdout);
-  cli_json_begin_object(&j);
-  cli_json_key(&j, "model");
-  cli_json_string(&j, pt_model_name(m));
-  cli_json_key(&j, "file");
-  cli_json_string(&j, path);
-  cli_json_key(&j, "bodies");
-  cli_json_int(&j, pt_model_nbody(m));
-  cli_json_key(&j, "joints");
-  cli_json_int(&j, pt_model_njoint(m));
-  cli_json_key(&j, "constraints");
-  cli_json_int(&j, pt_model_nconstraint(m));
-  cli_json_key(&j, "dof");
-  cli_json_int(&j, pt_model_ndof(m));
-  json_names(&j, "coordinates", m, pt_model_ncoord(m), pt_coord_name);
-  json_names(&j, "actuators", m, pt_model_ninput(m), pt_input_name);
-  cli_json_key(&j, "gears");  // joint effort per unit input, one per actuator input
-  cli_json_begin_array(&j);
-  for (int i = 0; i < pt_model_ninput(m); i++) cli_json_number(&j, pt_input_gear(m, i));
-  cli_json_end_array(&j);
-  cli_json_key(&j, "limits");  // {joint: [lower, upper]} for the joints that have limits
-  cli_json_begin_object(&j);
-  for (int k = 0; k < pt_model_njoint(m); k++) {
-    double lim[2];
-    if (!pt_joint_limits(m, k, lim)) continue;
-    cli_json_key(&j, pt_joint_name(m, k));
-    cli_json_begin_array(&j);
-    cli_json_number(&j, lim[0]);
-    cli_json_number(&j, lim[1]);
-    cli_json_end_array(&j);
-  }
-  cli_json_end_object(&j);
-  cli_json_key(&j, "limits_enforced");
-  cli_json_bool(&j, pt_model_limits_enforced(m));
-  cli_json_key(&j, "restitution");
-  cli_json_number(&j, pt_model_restitution(m));
-  cli_json_key(&j, "couplers");  // [{name, follower, leader, multiplier, offset}]
-  cli_json_begin_array(&j);
-  for (int k = 0; k < pt_model_ncoupler(m); k++) {
-    int f = 0, l = 0;
-    double mu = 0, off = 0;
-    pt_coupler_info(m, k, &f, &l, &mu, &off);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "name");
-    cli_json_string(&j, pt_coupler_name(m, k));
-    cli_json_key(&j, "follower");
-    cli_json_string(&j, pt_joint_name(m, f));
-    cli_json_key(&j, "leader");
-    cli_json_string(&j, pt_joint_name(m, l));
-    cli_json_key(&j, "multiplier");
-    cli_json_number(&j, mu);
-    cli_json_key(&j, "offset");
-    cli_json_number(&j, off);
-    cli_json_end_object(&j);
-  }
-  cli_json_end_array(&j);
-  json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
-  cli_json_key(&j, "independent");
-  cli_json_begin_array(&j);
-  for (int i = 0; i < nindep; i++) {
-    cli_json_string(&j, indep[i]);
-  }
-  cli_json_end_array(&j);
-  cli_json_key(&j, "integrator");
-  cli_json_string(&j, pt_integrator_name(pt_model_integrator(m)));
-  cli_json_key(&j, "dt");
-  cli_json_number(&j, pt_model_dt(m));
-  cli_json_key(&j, "warnings");
-  cli_json_begin_array(&j);
-  const char *w = pt_model_warnings(m);
-  while (w && *w) {
-    const char *nl = strchr(w, '\n');
-    size_t n = nl ? (size_t)(nl - w) : strlen(w);
-    char line[1024];
-    if (n >= sizeof(line)) {
-      n = sizeof(line) - 1;
-    }
-    memcpy(line, w, n);
-    line[n] = '\0';
-    if (n > 0) {
-      cli_json_string(&j, line);
-    }
-    w = nl ? nl + 1 : w + strlen(w);
-  }
-  cli_json_end_array(&j);
-  cli_json_end_object(&j);
-  cli_json_finish(&j);
-}
-
-static void text_list(const char *label, const pt_model *m, int n,
-                      const char *(*name)(const pt_model *, int)) {
-  printf("%-13s%d", label, n);
-  for (int i = 0; i < n; i++) {
-    printf("%s%s", i ? ", " : ": ", name(m, i));
-  }
-  putchar('\n');
-}
-
-// Inputs that drive their joint through a gear (URDF transmissions, YAML `gear`), with the
-// ratio and the input limit: `gears        shoulder x50 (limit 3.2), ...`. Nothing without.
-static void text_gears(const pt_model *m) {
-  int n = 0;
-  for (int i = 0; i < pt_model_ninput(m); i++) {
-    if (pt_input_gear(m, i) == 1) continue;
-    printf("%s%s x%.6g", n++ ? ", " : "gears        ", pt_input_name(m, i), pt_input_gear(m, i));
-    if (pt_input_limit(m, i) > 0) printf(" (input limit %.6g)", pt_input_limit(m, i));
-  }
-  if (n) putchar('\n');
-}
-
-// Joints with position limits: `limits       elbow [-1.5, 1.5], slide [0, 0.2] (enforced,
-// restitution 0)`; `(not enforced)` when switched off or on a model that is not a tree.
-static void text_limits(const pt_model *m) {
-  int n = 0;
-  for (int j = 0; j < pt_model_njoint(m); j++) {
-    double lim[2];
-    if (!pt_joint_limits(m, j, lim)) continue;
-    printf("%s%s [%.6g, %.6g]", n++ ? ", " : "limits       ", pt_joint_name(m, j), lim[0], lim[1]);
-  }
-  if (!n) return;
-  if (pt_model_limits_enforced(m))
-    printf(" (enforced, restitution %.6g)\n", pt_model_restitution(m));
-  else
-    printf(" (not enforced)\n");
-}
-
-// Couplers: `couplers     panda_finger_joint2 = 1 x panda_finger_joint1 + 0, ...`.
-static void text_couplers(const pt_model *m) {
-  for (int k = 0; k < pt_model_ncoupler(m); k++) {
-    int f = 0, l = 0;
-    double mu = 0, off = 0;
-    pt_coupler_info(m, k, &f, &l, &mu, &off);
-    printf("%s%s = %.6g x %s + %.6g", k ? ", " : "couplers     ", pt_joint_name(m, f), mu,
-           pt_joint_name(m, l), off);
-  }
-  if (pt_model_ncoupler(m) > 0) printf("\n");
-}
-
-static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
-  printf("%-13s%s\n", "model", pt_model_name(m));
-  printf("%-13s%s\n", "file", path);
-  printf("%-13s%d\n", "bodies", pt_model_nbody(m));
-  printf("%-13s%d\n", "joints", pt_model_njoint(m));
-  printf("%-13s%d\n", "constraints", pt_model_nconstraint(m));
-  printf("%-13s%d\n", "dof", pt_model_ndof(m));
-  text_list("coordinates", m, pt_model_ncoord(m), pt_coord_name);
-  text_list("actuators", m, pt_model_ninput(m), pt_input_name);
-  text_gears(m);
-  text_limits(m);
-  text_couplers(m);
-  text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
-  printf("%-13s%d", "independent", nindep);
-  for (int i = 0; i < nindep; i++) {
-    printf("%s%s", i ? ", " : ": ", indep[i]);
-  }
-  putchar('\n');
-  printf("%-13s%s\n", "integrator", pt_integrator_name(pt_model_integrator(m)));
-  printf("%-13s%.17g\n", "dt", pt_model_dt(m));
-}
-
-// Flushes stdout and reports a write error (a full disk, a closed pipe).
-static int finish_output(const char *cmd, int code) {
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    cli_error(cmd, "error writing the output");
-    return CLI_EXIT_FAIL;
-  }
-  return code;
-}
-
-int cli_check_main(int argc, char **argv) {
-  const char *cmd = "check";
-  const char *path = NULL;
-  int json = 0;
-  pt_load_options lopt = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
-      cli_usage(cmd, stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is_flag(a, "--json")) {
-      json = 1;
-    } else if (cli_is_flag(a, "--floating-base")) {
-      lopt.floating_base = 1;
-    } else if (cli_is_flag(a, "--balance-inertia")) {
-      lopt.balance_inertia = 1;
-    } else if (cli_is_flag(a, "--no-joint-limits")) {
-      lopt.no_joint_limits = 1;
-    } else if (cli_positional(cmd, a, "MODEL file", &path) < 0) {
-      return CLI_EXIT_USAGE;
-    }
-  }
-  if (!path) {
-    cli_error(cmd, "MODEL file missing (usage: partita check MODEL [--json])");
-    return CLI_EXIT_USAGE;
-  }
-
-  pt_model *m = NULL;
-  if (load_model(cmd, path, &lopt, &m, NULL, NULL, NULL) < 0) {
-    return CLI_EXIT_FAIL;
-  }
-  print_warnings(cmd, m);
-  int code = CLI_EXIT_OK;
-  int ndof = pt_model_ndof(m);
-  const char **indep = calloc((size_t)(ndof > 0 ? ndof : 1), sizeof(*indep));
-  pt_data *d = pt_data_new(m);
-  if (!indep || !d) {
-    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
-    code = CLI_EXIT_FAIL;
-  } else {
-    // The partition belongs to the data: evaluate the initial state to have it.
-    int rc = pt_forward(m, d);
-    if (rc < 0) {
-      cli_error(cmd, "%s: initial state: %s", path, pt_strerror(rc));
-      code = CLI_EXIT_FAIL;
-    } else {
-      int nindep = pt_independent(m, d, indep, ndof);
-      if (nindep > ndof) {
-        nindep = ndof;
-      }
-      if (nindep < 0) {
-        nindep = 0;
-      }
-      if (json) {
-        check_json(m, path, indep, nindep);
-      } else {
-        check_text(m, path, indep, nindep);
-      }
-      code = finish_output(cmd, CLI_EXIT_OK);
-    }
-  }
-  if (d) {
-    pt_data_free(d);
-  }
-  free(indep);
-  pt_model_free(m);
-  return code;
-}
-
-// ---------------------------------------------------------------------------------------------
-// simulate
-
 typedef struct {
   const char *path;
   double duration;
@@ -329,7 +32,7 @@ typedef struct {
   pt_integrator integrator;
   long every;
   int json;
-  const char *record;              // --record FILE (record.c)
+  const char *record;              // --record FILE (rec_file.c)
   char *text;                      // with --record: the model file as loaded
   size_t text_len;
   int format;
@@ -338,17 +41,13 @@ typedef struct {
   int nset, ninit, nrate;
 } sim_options;
 
-// Parses the options; returns -1 (message printed), 0 ok, 1 help printed.
-static int sim_parse(int argc, char **argv, sim_options *o) {
-  const char *cmd = "simulate";
+// Parses the options; returns -1 (message printed) or 0.
+static int sim_parse(const char *cmd, int argc, char **argv, sim_options *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = NULL;
     int r;
-    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) {
-      cli_usage(cmd, stdout);
-      return 1;
-    } else if (cli_is_flag(a, "--json")) {
+    if (cli_is_flag(a, "--json")) {
       o->json = 1;
     } else if (cli_is_flag(a, "--floating-base")) {
       o->lopt.floating_base = 1;
@@ -425,7 +124,7 @@ static int sim_inputs(const pt_model *m, pt_data *d, const sim_options *o) {
     if (i < 0) {
       fprintf(stderr, "partita simulate: --set: model '%s' has no actuator input '%s' "
               "(inputs: ", pt_model_name(m), s->name);
-      print_names(stderr, m, pt_model_ninput(m), pt_input_name);
+      cli_print_names(stderr, m, pt_model_ninput(m), pt_input_name);
       fputs(")\n", stderr);
       return CLI_EXIT_USAGE;
     }
@@ -452,7 +151,7 @@ static int resolve_coords(const pt_model *m, const char *opt, const assign_arg *
     if (c < 0) {
       fprintf(stderr, "partita simulate: %s: model '%s' has no coordinate '%s' "
               "(coordinates: ", opt, pt_model_name(m), args[k].name);
-      print_names(stderr, m, pt_model_ncoord(m), pt_coord_name);
+      cli_print_names(stderr, m, pt_model_ncoord(m), pt_coord_name);
       fputs(")\n", stderr);
       return CLI_EXIT_USAGE;
     }
@@ -601,7 +300,7 @@ static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t 
     cli_json_end_object(jp);
     cli_json_finish(jp);
   }
-  code = finish_output("simulate", code);
+  code = cli_flush("simulate", code);
   if (msg[0]) {
     cli_error("simulate", "%s: %s", o->path, msg);
   }
@@ -652,8 +351,8 @@ static cli_rec *sim_record_open(const pt_model *m, const pt_data *d, const sim_o
   return rec;
 }
 
-int cli_simulate_main(int argc, char **argv) {
-  const char *cmd = "simulate";
+int cli_simulate_main(const cli_command *self, int argc, char **argv) {
+  const char *cmd = self->name;
   sim_options o;
   memset(&o, 0, sizeof(o));
   o.duration = 1.0;
@@ -664,23 +363,20 @@ int cli_simulate_main(int argc, char **argv) {
   pt_model *m = NULL;
   pt_data *d = NULL;
   int code;
-  int r = -1;
   if (!o.set || !o.init || !o.rate) {
     cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
     code = CLI_EXIT_FAIL;
     goto done;
   }
-  r = sim_parse(argc, argv, &o);
-  if (r != 0) {
-    code = r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+  if (sim_parse(cmd, argc, argv, &o) < 0) {
+    code = CLI_EXIT_USAGE;
     goto done;
   }
-  if (load_model(cmd, o.path, &o.lopt, &m, o.record ? &o.text : NULL, &o.text_len,
-                 &o.format) < 0) {
+  if (cli_model_load(cmd, o.path, &o.lopt, &m, o.record ? &o.text : NULL, &o.text_len,
+                     &o.format) < 0) {
     code = CLI_EXIT_FAIL;
     goto done;
   }
-  print_warnings(cmd, m);
 
   double dt = o.dt > 0 ? o.dt : pt_model_dt(m);
   double nreal = round(o.duration / dt);

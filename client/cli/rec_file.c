@@ -1,6 +1,7 @@
-// record.c: `simulate --record FILE` (the cli_rec_* hooks offline.c calls) and what the
-// recording commands share (record.h, docs/recording.md); replay.c, recinfo.c read them.
-#include "record.h"
+// rec_file.c: `simulate --record FILE` (the cli_rec_* hooks file_simulate.c calls) and what
+// the recording commands share (rec_file.h, docs/recording.md): rec_replay.c, rec_info.c
+// read them.
+#include "rec_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,14 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "ptb_frame.h"
 #include "recording.h"
-
-#define FIELD_BODIES 16u   // Field bits (proto/partita.proto)
-#define FIELD_ALL 127u
 
 // ---------------------------------------------------------------------------------------------
 // Writing (simulate --record).
+
+// Every field of a StateFrame but the bodies: what replay compares.
+#define RECORDED_FIELDS (PTB_FIELD_ALL & ~PTB_FIELD_BODIES)
 
 struct cli_rec {
   rec_writer *w;
@@ -37,7 +39,8 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
                       const char *text, size_t len, int format,
                       const pt_load_options *lopt, const pt_model *m, const pt_data *d,
                       double dt, pt_integrator integrator, long every, const char *init,
-                      const char *init_rate, const int *set_index, const double *set_value, int nset) {
+                      const char *init_rate, const int *set_index, const double *set_value,
+                      int nset) {
   cli_rec *r = calloc(1, sizeof(*r));
   int nc = pt_model_ncoord(m), ni = pt_model_ninput(m), nb = pt_model_nbody(m);
   const char **names = calloc((size_t)(nc + ni + nb) + 1, sizeof(char *));
@@ -58,7 +61,7 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
       .format = format, .floating_base = lopt->floating_base,
       .balance_inertia = lopt->balance_inertia, .no_joint_limits = lopt->no_joint_limits,
       .dt = dt, .integrator = pt_integrator_name(integrator),
-      .every_k = (uint32_t)every, .fields = FIELD_ALL & ~FIELD_BODIES,
+      .every_k = (uint32_t)every, .fields = RECORDED_FIELDS,
       .time_base = "simulation", .start_step = pt_nstep(d), .init = init,
       .init_rate = init_rate, .coord_names = names, .nc = nc, .input_names = names + nc,
       .ni = ni, .body_names = names + nc + ni, .nb = nb, .library = "partita " PT_VERSION};
@@ -109,29 +112,15 @@ int cli_rec_step(cli_rec *r, const pt_model *m, const pt_data *d) {
     return -1;
   if (step % r->every != 0)
     return 0;
-  Partita__V1__StateFrame f = PARTITA__V1__STATE_FRAME__INIT;
-  Partita__V1__Energy en = PARTITA__V1__ENERGY__INIT;
-  Partita__V1__Residual res = PARTITA__V1__RESIDUAL__INIT;
-  int nc = pt_model_ncoord(m), ni = pt_model_ninput(m);
-  f.model = (char *)pt_model_name(m);
-  f.time = pt_time(d);
-  f.step = step;
-  f.sequence = r->states;
-  f.n_coordinates = f.n_rates = f.n_accelerations = (size_t)nc;
-  f.coordinates = (double *)pt_coords(d);
-  f.rates = (double *)pt_coord_rates(d);
-  f.accelerations = (double *)pt_coord_accels(d);
-  f.n_inputs = (size_t)ni;
-  f.inputs = (double *)pt_inputs(d);
-  en.kinetic = pt_energy_kinetic(d);
-  en.potential = pt_energy_potential(d);
-  en.total = en.kinetic + en.potential;
-  res.position = pt_residual_position(d);
-  res.velocity = pt_residual_velocity(d);
-  f.energy = &en;
-  f.residual = &res;
-  f.mode = PARTITA__V1__MODE__LOCKSTEP;
-  if (rec_write_state(r->w, r->seq++, (uint64_t)llround(pt_time(d) * 1e9), &f) < 0)
+  ptb_state st;
+  ptb_frame fr;
+  ptb_state_of_data(&st, m, d);
+  st.mode = PARTITA__V1__MODE__LOCKSTEP;
+  ptb_frame_build(&fr, &st, RECORDED_FIELDS, 0);
+  fr.f.sequence = r->states;
+  int rc = rec_write_state(r->w, r->seq++, (uint64_t)llround(pt_time(d) * 1e9), &fr.f);
+  ptb_frame_release(&fr);
+  if (rc < 0)
     return rec_fail("simulate", r);
   r->states++;
   return 0;
@@ -155,7 +144,7 @@ int cli_rec_close(const char *cmd, cli_rec *r, int ok) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading: shared by replay (replay.c), info and export (recinfo.c).
+// Reading: shared by replay (rec_replay.c), info and export (rec_info.c).
 
 // Reads FILE, printing a cut-off file's note as a warning. Exit code.
 int cli_rec_read(const char *cmd, const char *path, rec_file *r) {

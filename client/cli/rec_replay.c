@@ -1,4 +1,4 @@
-// replay.c: `partita replay FILE [--model MODEL] [--json]` (docs/recording.md): the model
+// rec_replay.c: `partita replay FILE [--model MODEL] [--json]` (docs/recording.md): the model
 // rebuilt from the recording (or MODEL), the recorded inputs applied at their recorded steps,
 // every recorded state compared bit for bit, or the largest differences per coordinate.
 #include <math.h>
@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "record.h"
+#include "args.h"
+#include "json.h"
+#include "rec_cmds.h"
+#include "rec_file.h"
 #include "recording.h"
 
 #define REPLAY_MAX_GAP 1000000000LL   // steps between two records (every_k is at most 1e9)
@@ -415,16 +417,73 @@ static int cmp_diff(const void *a, const void *b) {
   return dx < dy ? 1 : dx > dy ? -1 : 0;
 }
 
-int cli_replay_main(int argc, char **argv) {
-  const char *cmd = "replay", *path = NULL, *model_path = NULL;
+// The step of the recording's first state, unless a reset comes before it (0 then).
+static int64_t first_state_step(const rec_file *r) {
+  for (size_t k = 0; k < r->n; k++) {
+    if (r->entries[k].kind == REC_INPUT &&
+        r->entries[k].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__RESET)
+      return 0;
+    if (r->entries[k].kind == REC_STATE) {
+      Partita__V1__StateFrame *f = rec_state(&r->entries[k]);
+      int64_t step = f ? f->step : 0;
+      rec_state_free(f);
+      return step;
+    }
+  }
+  return 0;
+}
+
+// The plain inputs before the first state: part of the initial state (simulate's --set).
+static size_t initial_inputs(const rec_file *r) {
+  size_t npre = 0;
+  while (npre < r->n && r->entries[npre].kind == REC_INPUT &&
+         r->entries[npre].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__INPUTS &&
+         r->entries[npre].u.input->step == 0)
+    npre++;
+  return npre;
+}
+
+// The recording from entry npre on: inputs applied at their steps, every state compared
+// (res, and per coordinate in cd). An exit code.
+static int replay_entries(const char *cmd, const rec_file *r, size_t npre, const pt_model *m,
+                          pt_data *d, const index_map *map, coord_diff *cd,
+                          replay_result *res) {
+  int code = CLI_EXIT_OK;
+  for (size_t k = npre; k < r->n && code == 0; k++) {
+    const rec_entry *e = &r->entries[k];
+    if (e->kind == REC_INPUT) {
+      code = apply_input(cmd, m, d, map, e->u.input, res);
+    } else if (e->kind == REC_STATE) {
+      Partita__V1__StateFrame *f = rec_state(e);
+      if (!f) {
+        cli_error(cmd, "out of memory");
+        return CLI_EXIT_FAIL;
+      }
+      if ((code = advance_to(cmd, m, d, f->step, res)) == 0) {
+        res->states++;
+        const char *field = compare_frame(f, m, d);
+        if (!field) {
+          res->identical++;
+        } else if (res->first_step < 0) {
+          res->first_step = f->step;
+          res->first_time = f->time;
+          res->first_field = field;
+        }
+        note_diffs(cd, r->nc, f, d);
+      }
+      rec_state_free(f);
+    }
+  }
+  return code;
+}
+
+int cli_replay_main(const cli_command *self, int argc, char **argv) {
+  const char *cmd = self->name, *path = NULL, *model_path = NULL;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = NULL;
     int r;
-    if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
-      cli_usage(cmd, stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is_flag(argv[i], "--json")) {
+    if (cli_is_flag(argv[i], "--json")) {
       json = 1;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--model", &v)) != 0) {
       if (r < 0)
@@ -446,18 +505,7 @@ int cli_replay_main(int argc, char **argv) {
   index_map map = {0};
   if (code)
     goto done;
-  int64_t first_step = 0;   // the first state, unless a reset comes before it
-  for (size_t k = 0; k < r.n; k++) {
-    if (r.entries[k].kind == REC_INPUT &&
-        r.entries[k].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__RESET)
-      break;
-    if (r.entries[k].kind == REC_STATE) {
-      Partita__V1__StateFrame *f = rec_state(&r.entries[k]);
-      first_step = f ? f->step : 0;
-      rec_state_free(f);
-      break;
-    }
-  }
+  int64_t first_step = first_state_step(&r);
   if (r.start_step != 0 || first_step != 0) {
     cli_error(cmd, "%s: recording started at step %lld of the model; replay needs a recording "
               "that starts at step 0 (from load, before the model first steps, or with a "
@@ -465,11 +513,7 @@ int cli_replay_main(int argc, char **argv) {
     code = CLI_EXIT_FAIL;
     goto done;
   }
-  size_t npre = 0;   // plain inputs before the first state: part of the initial state
-  while (npre < r.n && r.entries[npre].kind == REC_INPUT &&
-         r.entries[npre].u.input->kind == PARTITA__V1__RECORDED_INPUT__KIND__INPUTS &&
-         r.entries[npre].u.input->step == 0)
-    npre++;
+  size_t npre = initial_inputs(&r);
   if ((code = rebuild(cmd, &r, model_path, &m, &d, npre, &map)) != 0)
     goto done;
   cd = calloc((size_t)r.nc + 1, sizeof(*cd));
@@ -483,33 +527,7 @@ int cli_replay_main(int argc, char **argv) {
     cd[i].rep_i = pt_coord_index(m, r.coord_names[i]);
   }
   replay_result res = {.first_step = -1, .inputs = (int64_t)npre};
-  for (size_t k = npre; k < r.n && code == 0; k++) {
-    const rec_entry *e = &r.entries[k];
-    if (e->kind == REC_INPUT) {
-      code = apply_input(cmd, m, d, &map, e->u.input, &res);
-    } else if (e->kind == REC_STATE) {
-      Partita__V1__StateFrame *f = rec_state(e);
-      if (!f) {
-        cli_error(cmd, "out of memory");
-        code = CLI_EXIT_FAIL;
-        break;
-      }
-      if ((code = advance_to(cmd, m, d, f->step, &res)) == 0) {
-        res.states++;
-        const char *field = compare_frame(f, m, d);
-        if (!field) {
-          res.identical++;
-        } else if (res.first_step < 0) {
-          res.first_step = f->step;
-          res.first_time = f->time;
-          res.first_field = field;
-        }
-        note_diffs(cd, r.nc, f, d);
-      }
-      rec_state_free(f);
-    }
-  }
-  if (code)
+  if ((code = replay_entries(cmd, &r, npre, m, d, &map, cd, &res)) != 0)
     goto done;
   qsort(cd, (size_t)r.nc, sizeof(*cd), cmp_diff);
   replay_print(path, &r, &res, cd, r.nc, model_path != NULL, json);

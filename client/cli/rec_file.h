@@ -1,20 +1,13 @@
-// record.h: recordings on the command line (docs/recording.md): `simulate --record FILE`
-// writes one (the hooks below), `replay`, `info` and `export` read one (record.c).
-#ifndef PARTITA_CLI_RECORD_H
-#define PARTITA_CLI_RECORD_H
+// rec_file.h: recording files on the command line (docs/recording.md): `simulate --record
+// FILE` writes one (the hooks below), `replay`, `info` and `export` read one (rec_file.c).
+#ifndef PARTITA_CLI_REC_FILE_H
+#define PARTITA_CLI_REC_FILE_H
 
 #include <stdint.h>
 
 #include "partita.h"
 
 struct rec_file;
-
-int cli_replay_main(int argc, char **argv);   // replay.c
-int cli_info_main(int argc, char **argv);     // recinfo.c
-int cli_export_main(int argc, char **argv);   // recinfo.c
-// `partita record NAME --out FILE ...`: a recording made by partitad (record_remote.c, built
-// with the client library).
-int cli_record_remote_main(int argc, char **argv);
 
 // simulate --record FILE: opened after the initial state is set (before the first step), with
 // the data's step and integrator,
@@ -24,9 +17,11 @@ typedef struct cli_rec cli_rec;
 // `text` (len bytes, `format` 1 YAML / 2 URDF) is the model file as its load read it
 // (pt_model_load_file_text): the file is read once.
 cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
-                      const char *text, size_t len, int format, const pt_load_options *lopt, const pt_model *m, const pt_data *d,
-                      double dt, pt_integrator integrator, long every, const char *init, const char *init_rate,
-                      const int *set_index, const double *set_value, int nset);
+                      const char *text, size_t len, int format,
+                      const pt_load_options *lopt, const pt_model *m, const pt_data *d,
+                      double dt, pt_integrator integrator, long every, const char *init,
+                      const char *init_rate, const int *set_index, const double *set_value,
+                      int nset);
 // After each step (and once for the initial state): writes the state when step % every == 0.
 int cli_rec_step(cli_rec *r, const pt_model *m, const pt_data *d);
 // Ends the file (ok = 0: the run failed, noted in the file). Returns an exit code.

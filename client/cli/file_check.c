@@ -1,0 +1,246 @@
+// file_check.c: `partita check MODEL`: the model loaded by the embedded engine, its initial
+// state assembled, and a summary printed (text, or one JSON object with --json).
+//
+// Numbers are printed with "%.17g" so that a JSON value parses back to the very double the
+// engine computed.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "file_cmds.h"
+#include "json.h"
+#include "model_load.h"
+#include "partita.h"
+
+static void json_names(cli_json *j, const char *key, const pt_model *m, int n,
+                       const char *(*name)(const pt_model *, int)) {
+  cli_json_key(j, key);
+  cli_json_begin_array(j);
+  for (int i = 0; i < n; i++) {
+    cli_json_string(j, name(m, i));
+  }
+  cli_json_end_array(j);
+}
+
+static void check_json(const pt_model *m, const char *path, const char **indep, int nindep) {
+  cli_json j;
+  cli_json_init(&j, stdout);
+  cli_json_begin_object(&j);
+  cli_json_key(&j, "model");
+  cli_json_string(&j, pt_model_name(m));
+  cli_json_key(&j, "file");
+  cli_json_string(&j, path);
+  cli_json_key(&j, "bodies");
+  cli_json_int(&j, pt_model_nbody(m));
+  cli_json_key(&j, "joints");
+  cli_json_int(&j, pt_model_njoint(m));
+  cli_json_key(&j, "constraints");
+  cli_json_int(&j, pt_model_nconstraint(m));
+  cli_json_key(&j, "dof");
+  cli_json_int(&j, pt_model_ndof(m));
+  json_names(&j, "coordinates", m, pt_model_ncoord(m), pt_coord_name);
+  json_names(&j, "actuators", m, pt_model_ninput(m), pt_input_name);
+  cli_json_key(&j, "gears");  // joint effort per unit input, one per actuator input
+  cli_json_begin_array(&j);
+  for (int i = 0; i < pt_model_ninput(m); i++) cli_json_number(&j, pt_input_gear(m, i));
+  cli_json_end_array(&j);
+  cli_json_key(&j, "limits");  // {joint: [lower, upper]} for the joints that have limits
+  cli_json_begin_object(&j);
+  for (int k = 0; k < pt_model_njoint(m); k++) {
+    double lim[2];
+    if (!pt_joint_limits(m, k, lim)) continue;
+    cli_json_key(&j, pt_joint_name(m, k));
+    cli_json_begin_array(&j);
+    cli_json_number(&j, lim[0]);
+    cli_json_number(&j, lim[1]);
+    cli_json_end_array(&j);
+  }
+  cli_json_end_object(&j);
+  cli_json_key(&j, "limits_enforced");
+  cli_json_bool(&j, pt_model_limits_enforced(m));
+  cli_json_key(&j, "restitution");
+  cli_json_number(&j, pt_model_restitution(m));
+  cli_json_key(&j, "couplers");  // [{name, follower, leader, multiplier, offset}]
+  cli_json_begin_array(&j);
+  for (int k = 0; k < pt_model_ncoupler(m); k++) {
+    int f = 0, l = 0;
+    double mu = 0, off = 0;
+    pt_coupler_info(m, k, &f, &l, &mu, &off);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "name");
+    cli_json_string(&j, pt_coupler_name(m, k));
+    cli_json_key(&j, "follower");
+    cli_json_string(&j, pt_joint_name(m, f));
+    cli_json_key(&j, "leader");
+    cli_json_string(&j, pt_joint_name(m, l));
+    cli_json_key(&j, "multiplier");
+    cli_json_number(&j, mu);
+    cli_json_key(&j, "offset");
+    cli_json_number(&j, off);
+    cli_json_end_object(&j);
+  }
+  cli_json_end_array(&j);
+  json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
+  cli_json_key(&j, "independent");
+  cli_json_begin_array(&j);
+  for (int i = 0; i < nindep; i++) {
+    cli_json_string(&j, indep[i]);
+  }
+  cli_json_end_array(&j);
+  cli_json_key(&j, "integrator");
+  cli_json_string(&j, pt_integrator_name(pt_model_integrator(m)));
+  cli_json_key(&j, "dt");
+  cli_json_number(&j, pt_model_dt(m));
+  cli_json_key(&j, "warnings");
+  cli_json_begin_array(&j);
+  const char *w = pt_model_warnings(m);
+  while (w && *w) {
+    const char *nl = strchr(w, '\n');
+    size_t n = nl ? (size_t)(nl - w) : strlen(w);
+    char line[1024];
+    if (n >= sizeof(line)) {
+      n = sizeof(line) - 1;
+    }
+    memcpy(line, w, n);
+    line[n] = '\0';
+    if (n > 0) {
+      cli_json_string(&j, line);
+    }
+    w = nl ? nl + 1 : w + strlen(w);
+  }
+  cli_json_end_array(&j);
+  cli_json_end_object(&j);
+  cli_json_finish(&j);
+}
+
+static void text_list(const char *label, const pt_model *m, int n,
+                      const char *(*name)(const pt_model *, int)) {
+  printf("%-13s%d", label, n);
+  for (int i = 0; i < n; i++) {
+    printf("%s%s", i ? ", " : ": ", name(m, i));
+  }
+  putchar('\n');
+}
+
+// Inputs that drive their joint through a gear (URDF transmissions, YAML `gear`), with the
+// ratio and the input limit: `gears        shoulder x50 (limit 3.2), ...`. Nothing without.
+static void text_gears(const pt_model *m) {
+  int n = 0;
+  for (int i = 0; i < pt_model_ninput(m); i++) {
+    if (pt_input_gear(m, i) == 1) continue;
+    printf("%s%s x%.6g", n++ ? ", " : "gears        ", pt_input_name(m, i), pt_input_gear(m, i));
+    if (pt_input_limit(m, i) > 0) printf(" (input limit %.6g)", pt_input_limit(m, i));
+  }
+  if (n) putchar('\n');
+}
+
+// Joints with position limits: `limits       elbow [-1.5, 1.5], slide [0, 0.2] (enforced,
+// restitution 0)`; `(not enforced)` when switched off or on a model that is not a tree.
+static void text_limits(const pt_model *m) {
+  int n = 0;
+  for (int j = 0; j < pt_model_njoint(m); j++) {
+    double lim[2];
+    if (!pt_joint_limits(m, j, lim)) continue;
+    printf("%s%s [%.6g, %.6g]", n++ ? ", " : "limits       ", pt_joint_name(m, j), lim[0], lim[1]);
+  }
+  if (!n) return;
+  if (pt_model_limits_enforced(m))
+    printf(" (enforced, restitution %.6g)\n", pt_model_restitution(m));
+  else
+    printf(" (not enforced)\n");
+}
+
+// Couplers: `couplers     panda_finger_joint2 = 1 x panda_finger_joint1 + 0, ...`.
+static void text_couplers(const pt_model *m) {
+  for (int k = 0; k < pt_model_ncoupler(m); k++) {
+    int f = 0, l = 0;
+    double mu = 0, off = 0;
+    pt_coupler_info(m, k, &f, &l, &mu, &off);
+    printf("%s%s = %.6g x %s + %.6g", k ? ", " : "couplers     ", pt_joint_name(m, f), mu,
+           pt_joint_name(m, l), off);
+  }
+  if (pt_model_ncoupler(m) > 0) printf("\n");
+}
+
+static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
+  printf("%-13s%s\n", "model", pt_model_name(m));
+  printf("%-13s%s\n", "file", path);
+  printf("%-13s%d\n", "bodies", pt_model_nbody(m));
+  printf("%-13s%d\n", "joints", pt_model_njoint(m));
+  printf("%-13s%d\n", "constraints", pt_model_nconstraint(m));
+  printf("%-13s%d\n", "dof", pt_model_ndof(m));
+  text_list("coordinates", m, pt_model_ncoord(m), pt_coord_name);
+  text_list("actuators", m, pt_model_ninput(m), pt_input_name);
+  text_gears(m);
+  text_limits(m);
+  text_couplers(m);
+  text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
+  printf("%-13s%d", "independent", nindep);
+  for (int i = 0; i < nindep; i++) {
+    printf("%s%s", i ? ", " : ": ", indep[i]);
+  }
+  putchar('\n');
+  printf("%-13s%s\n", "integrator", pt_integrator_name(pt_model_integrator(m)));
+  printf("%-13s%.17g\n", "dt", pt_model_dt(m));
+}
+
+// The summary of the loaded model m: its initial state evaluated (the partition belongs to
+// the data), then printed. An exit code.
+static int check_summary(const char *cmd, const char *path, const pt_model *m, int json) {
+  int code = CLI_EXIT_OK;
+  int ndof = pt_model_ndof(m);
+  const char **indep = calloc((size_t)(ndof > 0 ? ndof : 1), sizeof(*indep));
+  pt_data *d = pt_data_new(m);
+  int rc;
+  if (!indep || !d) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    code = CLI_EXIT_FAIL;
+  } else if ((rc = pt_forward(m, d)) < 0) {
+    cli_error(cmd, "%s: initial state: %s", path, pt_strerror(rc));
+    code = CLI_EXIT_FAIL;
+  } else {
+    int nindep = pt_independent(m, d, indep, ndof);
+    nindep = nindep > ndof ? ndof : nindep < 0 ? 0 : nindep;
+    if (json)
+      check_json(m, path, indep, nindep);
+    else
+      check_text(m, path, indep, nindep);
+    code = cli_flush(cmd, CLI_EXIT_OK);
+  }
+  pt_data_free(d);
+  free(indep);
+  return code;
+}
+
+int cli_check_main(const cli_command *self, int argc, char **argv) {
+  const char *cmd = self->name;
+  const char *path = NULL;
+  int json = 0;
+  pt_load_options lopt = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (cli_is_flag(a, "--json")) {
+      json = 1;
+    } else if (cli_is_flag(a, "--floating-base")) {
+      lopt.floating_base = 1;
+    } else if (cli_is_flag(a, "--balance-inertia")) {
+      lopt.balance_inertia = 1;
+    } else if (cli_is_flag(a, "--no-joint-limits")) {
+      lopt.no_joint_limits = 1;
+    } else if (cli_positional(cmd, a, "MODEL file", &path) < 0) {
+      return CLI_EXIT_USAGE;
+    }
+  }
+  if (!path) {
+    cli_error(cmd, "MODEL file missing (usage: partita check MODEL [--json])");
+    return CLI_EXIT_USAGE;
+  }
+  pt_model *m = NULL;
+  if (cli_model_load(cmd, path, &lopt, &m, NULL, NULL, NULL) < 0)
+    return CLI_EXIT_FAIL;
+  int code = check_summary(cmd, path, m, json);
+  pt_model_free(m);
+  return code;
+}
+
