@@ -328,6 +328,87 @@ static void test_state_ops(void) {
   pt_model_free(m);
 }
 
+// ---- equilibrium with control states ------------------------------------------------------
+
+// A hanging pendulum (J_O = 1/3, m g l = 4.905) held at target 0.3 by a PI (with a lag on the
+// measured angle): at the equilibrium the angle is the target, the integral term carries the
+// gravity torque m g l sin(0.3), the lag's state equals its input; the closed loop is stable.
+static void test_equilibrium(void) {
+  static const char text[] =
+      "model: pi_pendulum\n"
+      "bodies:\n"
+      "  - {name: rod, mass: 1, inertia: [0.0833333333333333, 0.0833333333333333, 1e-4],"
+      " position: [0, 0, -0.5]}\n"
+      "joints:\n"
+      "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
+      " axis: [0, 1, 0]}\n"
+      "controls:\n"
+      "  - {name: angle, type: measure, coordinate: hinge}\n"
+      "  - {name: seen, type: transfer_function, input: angle, num: [1], den: [0.05, 1]}\n"
+      "  - {name: target, type: input}\n"
+      "  - {name: e, type: sum, inputs: [target, seen], signs: [+, -]}\n"
+      "  - {name: c, type: pid, input: e, kp: 20, ki: 15, kd: 3, tf: 0.02}\n"
+      "actuators:\n"
+      "  - {name: tau, type: joint_torque, joint: hinge, source: c}\n";
+  pt_model *m = load_yaml(text);
+  pt_data *d = data(m);
+  set_input(m, d, "target", 0.3);
+  pt_forward(m, d);
+  pt_equilibrium_result *res = pt_equilibrium_result_new(m);
+  pt_error err = {0};
+  const int rc = pt_equilibrium(m, d, NULL, res, &err);
+  CHECK(rc == PT_OK, "equilibrium: %s", err.msg);
+  const int hinge = pt_coord_index(m, "hinge");
+  const int xi = pt_control_state_index(m, "c.integral"), xl = pt_control_state_index(m, "seen.x1");
+  const int xf = pt_control_state_index(m, "c.filter");
+  const double mgl = 9.81 * 0.5;
+  printf("equilibrium of the PI-held pendulum: angle %.15f (target 0.3), integral %.15f "
+         "(m g l sin 0.3 = %.15f), stable %d\n", res->coord[hinge], res->control_state[xi],
+         mgl * sin(0.3), res->stable);
+  CHECK(fabs(res->coord[hinge] - 0.3) < 1e-10, "angle %.17g", res->coord[hinge]);
+  CHECK(fabs(res->control_state[xi] - mgl * sin(0.3)) < 1e-9, "integral %.17g",
+        res->control_state[xi]);
+  // the lag's output equals its input: x1 / 0.05 = angle (num 1 / (0.05 s + 1): y = x1 / 0.05)
+  CHECK(fabs(res->control_state[xl] * 20 - 0.3) < 1e-10, "lag state %.17g",
+        res->control_state[xl]);
+  CHECK(fabs(res->control_state[xf] - 0) < 1e-10, "filter at the error 0: %.17g",
+        res->control_state[xf]);
+  CHECK(res->stable == 1, "the closed loop is stable");
+  CHECK(fabs(res->input[pt_input_index(m, "tau")] - mgl * sin(0.3)) < 1e-9, "the drive supplies "
+        "the gravity torque: %.17g", res->input[pt_input_index(m, "tau")]);
+  // applied, it stays there
+  CHECK(pt_equilibrium_apply(m, d, res, &err) == PT_OK, "%s", err.msg);
+  for (int n = 0; n < 1000; n++) step(m, d);
+  CHECK(fabs(pt_coords(d)[hinge] - 0.3) < 1e-9 &&
+        fabs(pt_control_states(d)[xi] - mgl * sin(0.3)) < 1e-9, "held after 1 s: %.17g",
+        pt_coords(d)[hinge]);
+  // inverse dynamics there: the hinge held (acceleration 0) takes m g l sin(0.3), all of it
+  // supplied by the drive; at another state the drive supplies what its signal gives
+  pt_inverse_result *inv = pt_inverse_result_new(m, 1);
+  pt_assign acc = {hinge, 0};
+  CHECK(pt_inverse_request(m, d, &acc, 1, inv, &err) == PT_OK, "%s", err.msg);
+  const int tau = pt_input_index(m, "tau");
+  CHECK(fabs(inv->req_effort[0] - mgl * sin(0.3)) < 1e-9 &&
+        fabs(inv->input[tau] - mgl * sin(0.3)) < 1e-9, "inverse: effort %.17g, drive %.17g",
+        inv->req_effort[0], inv->input[tau]);
+  pt_assign a = {hinge, 0.5};
+  CHECK(pt_set_state(m, d, &a, 1, NULL, 0, &err) == PT_OK, "%s", err.msg);
+  CHECK(pt_inverse_request(m, d, &acc, 1, inv, &err) == PT_OK, "%s", err.msg);
+  CHECK(fabs(inv->req_effort[0] - mgl * sin(0.5)) < 1e-9 &&
+        inv->input[tau] == signal(m, d, "c") && inv->input[tau] != inv->req_effort[0],
+        "inverse at 0.5: effort %.17g, drive %.17g (c %.17g)", inv->req_effort[0],
+        inv->input[tau], signal(m, d, "c"));
+  pt_inverse_result_free(inv);
+  // with a negative integral gain the loop is unstable at the same point
+  CHECK(pt_set_param(m, d, pt_param_index(m, "c.ki"), -15, &err) == PT_OK, "%s", err.msg);
+  pt_equilibrium_options o = {0, 0, 0, 1, 1};  // Newton only, unstable accepted
+  CHECK(pt_equilibrium(m, d, &o, res, &err) == PT_OK && res->stable == 0, "unstable: rc %s, "
+        "stable %d", err.msg, res->stable);
+  pt_equilibrium_result_free(res);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(void) {
   test_lags(PT_INT_RK4, 1e-9);
   test_lags(PT_INT_ABM4, 1e-8);
@@ -340,5 +421,6 @@ int main(void) {
   test_ode_tf(PT_INT_EULER);
   test_expression_force();
   test_state_ops();
+  test_equilibrium();
   return finish("controls");
 }
