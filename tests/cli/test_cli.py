@@ -423,6 +423,34 @@ class SimulateTest(Base):
         self.assertEqual(out, "")
 
 
+class ControlsTest(Base):
+    """simulate and check with control elements (docs/controls.md), as a user runs them."""
+
+    def test_signals(self):
+        path = os.path.join(MODELS, "pendulum_motor_pid.yaml")
+        out, _ = self.ok("simulate", path, "--duration", "0.01", "--every", "5", "--set",
+                         "target=0.1", "--init", "voltage.integral=2", "--signals",
+                         "voltage,motor.y1", "--json")
+        doc = json.loads(out)
+        self.assertEqual(doc["columns"][3:8], ["voltage.integral", "voltage.filter", "motor.x1",
+                                               "voltage", "motor.y1"])
+        first = doc["rows"][0]
+        self.assertEqual(first[3], 2)               # --init of a control state
+        self.assertEqual(first[6], 24)              # 20 x 0.1 + 2 + 2 x 0.1 / 0.01, limited
+        self.assertEqual(first[7], 0)               # no current yet
+        self.assertGreater(doc["rows"][-1][5], 0)   # the current rises
+        out, err = self.fails(2, "simulate", path, "--signals", "volts")
+        self.assertIn("no signal 'volts' (signals: angle, rate, target, error, voltage, "
+                      "motor.y1)", err)
+        out, err = self.fails(2, "simulate", path, "--set", "drive=1")
+        self.assertIn("driven by signal 'motor.y1'", err)
+        info = json.loads(self.ok("check", path, "--json")[0])
+        self.assertEqual(info["actuators"], ["drive"])
+        self.assertEqual(info["control_inputs"], ["target"])
+        self.assertEqual(info["driven"], {"drive": "motor.y1"})
+        self.assertEqual(info["parameters"]["voltage.kp"], 20)
+
+
 class ExampleModelsTest(Base):
     """Every example model checks and simulates a few steps with consistent output."""
 
@@ -438,6 +466,7 @@ class ExampleModelsTest(Base):
                 doc = json.loads(out)
                 coords = info["coordinates"]
                 self.assertEqual(doc["columns"], ["t"] + coords + [c + ".rate" for c in coords]
+                                 + info["control_states"]
                                  + ["energy", "residual_pos", "residual_vel"])
                 self.assertEqual(len(doc["rows"]), 11)
                 for r in doc["rows"]:
