@@ -13,8 +13,8 @@
 #include <lapacke.h>
 #include <systemd/sd-daemon.h>
 
-#include "http.h"
-#include "log.h"
+#include "api/models.h"
+#include "base/log.h"
 #include "server.h"
 
 // mlockall(MCL_FUTURE) under a small RLIMIT_MEMLOCK would make later allocations fail, so it is
@@ -71,34 +71,6 @@ static void warm_up_lapack(void) {
   LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, N, N, a, N, tau);
 }
 
-static void on_signal(uv_signal_t *h, int signum) {
-  server *srv = h->data;
-  log_info("signal %d received", signum);
-  server_shutdown(srv);
-}
-
-// SIGHUP: reopen the log file (after logrotate moved it).
-static void on_hangup(uv_signal_t *h, int signum) {
-  (void)h;
-  (void)signum;
-  if (log_reopen() != 0)
-    log_error("could not reopen the log: %s", strerror(errno));
-  else
-    log_info("log reopened");
-}
-
-// The loop thread pings systemd's watchdog from here: a loop that hangs stops the pings, and
-// systemd restarts the daemon.
-static void on_timer(uv_timer_t *t) {
-  server *srv = t->data;
-  server_tick(srv);
-  uint64_t now = server_now_ms();
-  if (srv->watchdog_usec && now - srv->watchdog_ms >= srv->watchdog_usec / 2000) {
-    sd_notify(0, "WATCHDOG=1");
-    srv->watchdog_ms = now;
-  }
-}
-
 static int preload(server *srv) {
   for (int i = 0; i < srv->cfg.nmodel; i++) {
     const cfg_model *cm = &srv->cfg.models[i];
@@ -120,18 +92,18 @@ static int preload(server *srv) {
       log_warn("model %s: %s", cm->file, w);
     char msg[256];
     const char *name = cm->name[0] ? cm->name : pt_model_name(m);
-    sim_opts o = {.mode = cm->mode,
-                  .rate = cm->rate,
-                  .input_timeout_ms = cm->input_timeout_ms,
-                  .input_hold = cm->input_hold,
-                  .src_text = text,   // copied for recordings (record.c)
-                  .src_len = len,
-                  .src_name = cm->file,
-                  .src_format = format,
-                  .floating_base = cm->floating_base,
-                  .balance_inertia = cm->balance_inertia,
-                  .no_joint_limits = cm->no_joint_limits};
-    int added = server_add_model(srv, name, m, &o, NULL, msg, sizeof(msg));
+    model_opts o = {.run = {.mode = cm->mode,
+                            .rate = cm->rate,
+                            .input_timeout_ms = cm->input_timeout_ms,
+                            .input_hold = cm->input_hold},
+                    .origin = {.text = text,   // copied for recordings (record/)
+                               .len = len,
+                               .name = cm->file,
+                               .format = format,
+                               .floating_base = cm->floating_base,
+                               .balance_inertia = cm->balance_inertia,
+                               .no_joint_limits = cm->no_joint_limits}};
+    int added = models_add(srv, name, m, &o, NULL, msg, sizeof(msg));
     free(text);
     if (added != 0) {
       pt_model_free(m);
@@ -143,66 +115,43 @@ static int preload(server *srv) {
 }
 
 int main(int argc, char **argv) {
-  static server srv;   // large (read buffer); lives for the whole run
+  static partitad d;   // large (read buffers); lives for the whole run
+  server *srv = &d.srv;
   char err[1024];
-  config_defaults(&srv.cfg);
-  int rc = config_from_args(&srv.cfg, argc, argv, err, sizeof(err));
+  config_defaults(&srv->cfg);
+  int rc = config_from_args(&srv->cfg, argc, argv, err, sizeof(err));
   if (rc > 0)
     return 0;
   if (rc == 0)
-    rc = config_check(&srv.cfg, err, sizeof(err));
+    rc = config_check(&srv->cfg, err, sizeof(err));
   if (rc < 0) {
     fprintf(stderr, "partitad: %s\n", err);
     return 2;
   }
-  log_set_level(srv.cfg.log_level);
-  if (srv.cfg.log_file[0] && log_open(srv.cfg.log_file) != 0) {
-    fprintf(stderr, "partitad: cannot open the log %s: %s\n", srv.cfg.log_file, strerror(errno));
+  log_set_level(srv->cfg.log_level);
+  if (srv->cfg.log_file[0] && log_open(srv->cfg.log_file) != 0) {
+    fprintf(stderr, "partitad: cannot open the log %s: %s\n", srv->cfg.log_file,
+            strerror(errno));
     return 2;
   }
   // Dense LAPACK runs inside simulation threads (partition rebuilds, QR steps) and work-pool
   // threads (linearization): OpenBLAS's own thread pool would compete with them for cores.
   openblas_set_num_threads(1);
   signal(SIGPIPE, SIG_IGN);   // a peer closing mid-write is an error code, not a signal
-  srv.loop = uv_default_loop();
-  server_init(&srv);
-  srv.start_ms = server_now_ms();
-  srv.models = calloc((size_t)srv.cfg.limits.max_models, sizeof(sim *));
-  if (!srv.models)
+  if (server_open(&d, uv_default_loop(), 1))
     return 1;
-  lock_memory(&srv.cfg);
+  lock_memory(&srv->cfg);
   warm_up_lapack();
-  uv_signal_init(srv.loop, &srv.sigint);
-  uv_signal_init(srv.loop, &srv.sigterm);
-  srv.sigint.data = srv.sigterm.data = &srv;
-  uv_signal_start(&srv.sigint, on_signal, SIGINT);
-  uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
-  uv_signal_init(srv.loop, &srv.sighup);
-  uv_signal_start(&srv.sighup, on_hangup, SIGHUP);
-  if (sd_watchdog_enabled(0, &srv.watchdog_usec) <= 0)
-    srv.watchdog_usec = 0;
-  uv_timer_init(srv.loop, &srv.timer);
-  srv.timer.data = &srv;
-  uv_timer_start(&srv.timer, on_timer, 100, 100);
-  int failed = preload(&srv) || server_listen(&srv);
+  int failed = preload(srv) || server_listen(&d);
   if (failed)
-    server_shutdown(&srv);
+    server_shutdown(&d);
   else
-    log_info("partitad %s ready (%d models)", PT_VERSION, srv.nmodels);
+    log_info("partitad %s ready (%d models)", PT_VERSION, srv->nmodels);
   if (!failed)
     sd_notify(0, "READY=1");   // Type=notify units start their dependents now
-  uv_run(srv.loop, UV_RUN_DEFAULT);
-  if (srv.abandoned) {
-    // A work-pool thread is still compiling, and libuv's destructor would join it: leave
-    // without running destructors (nothing is left to flush but the log, written already).
-    log_info("stopped");
-    _exit(failed ? 1 : 0);
-  }
-  http_finish(srv.loop);
-  int closed = uv_loop_close(srv.loop);
-  if (closed)
-    log_warn("loop closed with handles still open");
-  free(srv.models);
+  int abandoned = server_run(&d);
   log_info("stopped");
+  if (abandoned)
+    _exit(failed ? 1 : 0);   // without destructors: nothing is left to flush but the log
   return failed ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 // partita-view: what `partita view MODEL` runs (docs/viewer.md). The embedded engine steps one
-// model file, and partitad's viewer page shows it: the daemon's own modules (a model thread,
-// the HTTP/WebSocket port of http.c) without its protocol ports. Ctrl-C stops it.
+// model file, and partitad's viewer page shows it: the daemon's own modules and start-up
+// (server.c: a model thread, the HTTP/WebSocket port of viewer/http.c) without its protocol
+// ports. Ctrl-C stops it.
 #include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,8 +11,9 @@
 
 #include <cblas.h>  // openblas_set_num_threads
 
-#include "http.h"
-#include "log.h"
+#include "addr.h"
+#include "api/models.h"
+#include "base/log.h"
 #include "server.h"
 
 extern char **environ;
@@ -31,13 +33,6 @@ static const char usage[] =
     "                     $PARTITA_PACKAGE_PATH)\n"
     "  --open             open the page with xdg-open\n";
 
-static void on_signal(uv_signal_t *h, int signum) {
-  (void)signum;
-  server_shutdown(h->data);
-}
-
-static void on_timer(uv_timer_t *t) { server_tick(t->data); }
-
 static void open_browser(const char *url) {
   char *argv[] = {"xdg-open", (char *)url, NULL};
   pid_t pid;
@@ -46,22 +41,23 @@ static void open_browser(const char *url) {
 }
 
 int main(int argc, char **argv) {
-  static server srv;
+  static partitad d;
+  server *srv = &d.srv;
   const char *file = NULL, *package_path = NULL;
-  int mode = MODE_REALTIME, floating = 0, balance = 0, no_limits = 0, open_it = 0;
+  int mode = MODE(REALTIME), floating = 0, balance = 0, no_limits = 0, open_it = 0;
   double rate = 1.0;
-  config_defaults(&srv.cfg);
-  srv.cfg.listen[0] = 0;                 // no protocol port: this is not a daemon
-  srv.cfg.realtime.mlockall = 0;
-  snprintf(srv.cfg.viewer.http, sizeof(srv.cfg.viewer.http), "%s", DEFAULT_HTTP);
+  config_defaults(&srv->cfg);
+  srv->cfg.listen[0] = 0;                 // no protocol port: this is not a daemon
+  srv->cfg.realtime.mlockall = 0;
+  snprintf(srv->cfg.viewer.http, sizeof(srv->cfg.viewer.http), "%s", DEFAULT_HTTP);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage, stdout);
       return 0;
     } else if (!strcmp(a, "--http") && v) {
-      snprintf(srv.cfg.viewer.http, sizeof(srv.cfg.viewer.http), "%s", v);
-      srv.cfg.viewer.http_set = 1;
+      snprintf(srv->cfg.viewer.http, sizeof(srv->cfg.viewer.http), "%s", v);
+      srv->cfg.viewer.http_set = 1;
       i++;
     } else if (!strcmp(a, "--mode") && v) {
       if ((mode = config_parse_mode(v)) < 0) {
@@ -100,7 +96,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   char why[512];
-  if (config_check(&srv.cfg, why, sizeof(why))) {  // as partitad: no open port without a token
+  if (config_check(&srv->cfg, why, sizeof(why))) {  // as partitad: no open port without a token
     fprintf(stderr, "partita view: %s\n", why);
     return 2;
   }
@@ -121,52 +117,37 @@ int main(int argc, char **argv) {
     fprintf(stderr, "partita view: warning: %.*s\n", n, w);
     w += n + (w[n] == '\n');
   }
-  srv.loop = uv_default_loop();
-  server_init(&srv);
-  srv.start_ms = server_now_ms();
-  srv.models = calloc((size_t)srv.cfg.limits.max_models, sizeof(sim *));
   char msg[256];
-  sim_opts o = {.mode = mode, .rate = rate};
-  if (!srv.models || server_add_model(&srv, pt_model_name(m), m, &o, NULL, msg, sizeof(msg))) {
-    fprintf(stderr, "partita view: %s\n", srv.models ? msg : "out of memory");
+  model_opts o = {.run = {.mode = mode, .rate = rate}};
+  if (server_open(&d, uv_default_loop(), 0) ||
+      models_add(srv, pt_model_name(m), m, &o, NULL, msg, sizeof(msg))) {
+    fprintf(stderr, "partita view: %s\n", srv->models ? msg : "out of memory");
     pt_model_free(m);
     return 1;
   }
-  // the server's own handles: its shutdown sequence closes them
-  uv_signal_init(srv.loop, &srv.sigint);
-  uv_signal_init(srv.loop, &srv.sigterm);
-  uv_signal_init(srv.loop, &srv.sighup);
-  srv.sigint.data = srv.sigterm.data = &srv;
-  uv_signal_start(&srv.sigint, on_signal, SIGINT);
-  uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
-  uv_timer_init(srv.loop, &srv.timer);
-  srv.timer.data = &srv;
-  uv_timer_start(&srv.timer, on_timer, 100, 100);
-  int rc = http_start(&srv);
-  if (rc == 0 && !srv.http) {   // the default port is taken: any free one
-    snprintf(srv.cfg.viewer.http, sizeof(srv.cfg.viewer.http), "127.0.0.1:0");
-    srv.cfg.viewer.http_set = 1;
-    rc = http_start(&srv);
+  int rc = http_start(srv, &d.http);
+  if (rc == 0 && !d.http) {   // the default port is taken: any free one
+    snprintf(srv->cfg.viewer.http, sizeof(srv->cfg.viewer.http), "127.0.0.1:0");
+    srv->cfg.viewer.http_set = 1;
+    rc = http_start(srv, &d.http);
   }
-  if (rc || !srv.http) {
-    fprintf(stderr, "partita view: cannot serve http on %s\n", srv.cfg.viewer.http);
-    server_shutdown(&srv);
-    uv_run(srv.loop, UV_RUN_DEFAULT);
+  if (rc || !d.http) {
+    fprintf(stderr, "partita view: cannot serve http on %s\n", srv->cfg.viewer.http);
+    server_shutdown(&d);
+    server_run(&d);
     return 2;
   }
   char host[128] = "127.0.0.1", url[512];
   int port;
-  wire_split_addr(srv.cfg.viewer.http, host, sizeof(host), &port);
+  wire_split_addr(srv->cfg.viewer.http, host, sizeof(host), &port);
   if (!strcmp(host, "0.0.0.0") || !strcmp(host, "::"))
     snprintf(host, sizeof(host), "127.0.0.1");
   snprintf(url, sizeof(url), "http://%s%s%s:%d/#model=%s", strchr(host, ':') ? "[" : "", host,
-           strchr(host, ':') ? "]" : "", http_port(&srv), pt_model_name(m));
+           strchr(host, ':') ? "]" : "", http_port(d.http), pt_model_name(m));
   printf("partita view: %s  (Ctrl-C to stop)\n", url);
   fflush(stdout);
   if (open_it)
     open_browser(url);
-  uv_run(srv.loop, UV_RUN_DEFAULT);
-  uv_loop_close(srv.loop);
-  free(srv.models);
+  server_run(&d);
   return 0;
 }

@@ -1,8 +1,5 @@
 // udp_sender.c: the UDP input sender of libpartita-client (partita_client.h).
 #include <netdb.h>
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "partita_client.h"
 
 struct ptc_udp_sender {
@@ -21,47 +19,12 @@ struct ptc_udp_sender {
   uint8_t buf[65536];
 };
 
-static void put_u32(EVP_MAC_CTX *h, uint32_t v) {
-  uint8_t b[4];
-  for (int i = 0; i < 4; i++)
-    b[i] = (uint8_t)(v >> (8 * i));
-  EVP_MAC_update(h, b, 4);
-}
-
-static void put_u64(EVP_MAC_CTX *h, uint64_t v) {
-  uint8_t b[8];
-  for (int i = 0; i < 8; i++)
-    b[i] = (uint8_t)(v >> (8 * i));
-  EVP_MAC_update(h, b, 8);
-}
-
+// The digest itself is wire/'s, which partitad checks with.
 int ptc_input_digest(const Partita__V1__InputFrame *f, const char *key, uint8_t out[32]) {
-  static const char tag[] = "partita-input-v1";
-  EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-  EVP_MAC_CTX *h = mac ? EVP_MAC_CTX_new(mac) : NULL;
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
-                         OSSL_PARAM_construct_end()};
-  size_t len = 0;
-  int ok = h && EVP_MAC_init(h, (const uint8_t *)key, strlen(key), params);
-  if (ok) {
-    EVP_MAC_update(h, (const uint8_t *)tag, sizeof(tag));   // with its NUL
-    EVP_MAC_update(h, (const uint8_t *)f->model, strlen(f->model) + 1);
-    put_u64(h, f->session);
-    put_u64(h, f->sequence);
-    put_u32(h, (uint32_t)f->n_values);
-    for (size_t i = 0; i < f->n_values; i++) {
-      uint64_t bits;
-      memcpy(&bits, &f->values[i], 8);
-      put_u64(h, bits);
-    }
-    put_u32(h, (uint32_t)f->n_index);
-    for (size_t i = 0; i < f->n_index; i++)
-      put_u32(h, f->index[i]);
-    ok = EVP_MAC_final(h, out, &len, 32) && len == 32;
-  }
-  EVP_MAC_CTX_free(h);
-  EVP_MAC_free(mac);
-  return ok ? PTC_OK : PTC_ERR_NOMEM;
+  return wire_input_digest(key, f->model, f->session, f->sequence, f->values, f->n_values,
+                           f->index, f->n_index, out)
+             ? PTC_ERR_NOMEM
+             : PTC_OK;
 }
 
 ptc_udp_sender *ptc_udp_open(const char *hostport, const char *model, const char *token,

@@ -23,15 +23,11 @@ harness *harness_new(void) {
     return NULL;
   }
   h->srv = srv;
-  srv->loop = &h->loop;
   config_defaults(&srv->cfg);
   srv->cfg.limits.max_models = 4;
   srv->cfg.realtime.sched_fifo = 0;
-  srv->models = calloc((size_t)srv->cfg.limits.max_models, sizeof(sim *));
-  server_init(srv);
-  srv->start_ms = server_now_ms();
-  h->c = conn_detached(srv);
-  if (!srv->models || !h->c) {
+  h->c = dispatch_init(srv, &h->loop) == 0 ? conn_detached(&srv->net) : NULL;
+  if (!h->c) {
     harness_free(h);
     return NULL;
   }
@@ -99,7 +95,7 @@ void harness_free(harness *h) {
   server *srv = h->srv;
   if (srv) {
     while (srv->nmodels > 0)
-      server_unload(srv, srv->models[srv->nmodels - 1], NULL, 0);
+      models_unload(srv, srv->models[srv->nmodels - 1], NULL, 0);
     if (h->c) {
       settle(h, 10.0);
       conn_close(h->c, NULL);

@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server.h"
+#include "api/dispatch.h"
+#include "api/models.h"
 
 typedef struct {
   server *srv;

@@ -194,16 +194,17 @@ int main(void) {
   // The per-address bound counts network peers only (conn_count_from, used at accept).
   conn *peers[3];
   for (int i = 0; i < 3; i++) {
-    peers[i] = conn_detached(h->srv);
+    peers[i] = conn_detached(&h->srv->net);
     struct sockaddr_in *a = (struct sockaddr_in *)&peers[i]->addr;
     a->sin_family = AF_INET;
     a->sin_addr.s_addr = htonl(i < 2 ? 0x0a010203u : 0x0a010204u);   // 10.1.2.3 twice
   }
-  CHECK(conn_count_from(h->srv, peers[0]) == 2 && conn_count_from(h->srv, peers[2]) == 1,
-        "connections per address: %d, %d", conn_count_from(h->srv, peers[0]),
-        conn_count_from(h->srv, peers[2]));
+  net *nt = &h->srv->net;
+  CHECK(conn_count_from(nt, peers[0]) == 2 && conn_count_from(nt, peers[2]) == 1,
+        "connections per address: %d, %d", conn_count_from(nt, peers[0]),
+        conn_count_from(nt, peers[2]));
   ((struct sockaddr_in *)&peers[2]->addr)->sin_addr.s_addr = htonl(0x7f000001u);
-  CHECK(conn_count_from(h->srv, peers[2]) == 0 && conn_count_from(h->srv, h->c) == 0,
+  CHECK(conn_count_from(nt, peers[2]) == 0 && conn_count_from(nt, h->c) == 0,
         "loopback and detached connections are not counted");
   for (int i = 0; i < 3; i++)
     conn_close(peers[i], NULL);

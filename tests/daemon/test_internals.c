@@ -8,11 +8,12 @@
 #include <unistd.h>
 
 #include "addr.h"
-#include "config.h"
-#include "hist.h"
-#include "pace.h"
-#include "text.h"
-#include "spsc.h"
+#include "base/config.h"
+#include "base/hist.h"
+#include "base/pace.h"
+#include "base/protocol.h"
+#include "base/text.h"
+#include "base/spsc.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                       \
@@ -144,11 +145,11 @@ static void test_config(void) {
   char want[128];
   snprintf(want, sizeof(want), "%s/m/p.yaml", dir);
   CHECK(!strcmp(c.models[0].file, want), "relative model file: %s", c.models[0].file);
-  CHECK(c.models[0].mode == MODE_REALTIME && c.models[0].rate == 0.5 &&
+  CHECK(c.models[0].mode == MODE(REALTIME) && c.models[0].rate == 0.5 &&
             !strcmp(c.models[0].name, "p"),
         "model 0");
   CHECK(!strcmp(c.models[1].file, "/abs/q.urdf") && c.models[1].floating_base &&
-            c.models[1].mode == MODE_PAUSED,
+            c.models[1].mode == MODE(PAUSED),
         "model 1");
 
   // the command line overrides the file
@@ -180,10 +181,119 @@ static void test_config(void) {
     CHECK(config_load(&c, path, err, sizeof(err)) == -1, "bad config %zu accepted", i);
     CHECK(strstr(err, "c.yaml:") != NULL, "message without file:line: %s", err);
   }
+  // what each error says (the key table's messages)
+  const struct {
+    const char *text, *says;
+  } said[] = {
+      {"listen_typo: 3\n", "c.yaml:1: unknown key"},
+      {"limits:\n  max_clients: -4\n", "c.yaml:2: number missing or out of range"},
+      {"limits:\n  max_client: 4\n", "c.yaml:2: unknown key in limits"},
+      {"limits: 3\n", "c.yaml:1: limits: expected a mapping"},
+      {"viewer:\n  fps: many\n", "c.yaml:2: number missing or out of range"},
+      {"record:\n  fsync: perhaps\n", "c.yaml:2: expected true or false"},
+      {"models:\n  - file: a\n    mode: fast\n",
+       "c.yaml:3: mode: paused, realtime, free or lockstep"},
+      {"models:\n  - file: a\n    input_safe: keep\n", "c.yaml:3: input_safe: zero or hold"},
+      {"models:\n  - file: a\n    speed: 2\n", "c.yaml:3: unknown key in model"},
+      {"models:\n  - 3\n", "c.yaml:2: model: expected a mapping with file:"},
+      {"log_level: loud\n", "c.yaml:1: log_level: error, warn, info or debug"},
+  };
+  for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+    write_file(path, said[i].text);
+    config_defaults(&c);
+    err[0] = 0;
+    CHECK(config_load(&c, path, err, sizeof(err)) == -1 && strstr(err, said[i].says),
+          "'%s' says '%s', not '%s'", said[i].text, err, said[i].says);
+  }
   char *argv2[] = {"partitad", "--bogus", NULL};
   CHECK(config_from_args(&c, 2, argv2, err, sizeof(err)) == -1, "unknown option accepted");
   char *argv3[] = {"partitad", "--listen", NULL};
   CHECK(config_from_args(&c, 2, argv3, err, sizeof(err)) == -1, "missing value accepted");
+  unlink(path);
+  rmdir(dir);
+}
+
+// Every key of the config file lands in its own field, with its own type: each value below
+// differs from the default and from every other value of its type.
+static void test_config_every_key(void) {
+  char dir[] = "/tmp/ptd-cfg-XXXXXX", path[64], err[512];
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  snprintf(path, sizeof(path), "%s/c.yaml", dir);
+  write_file(path,
+             "listen: 127.0.0.1:1\nsocket: /s\nudp: 127.0.0.1:2\nhttp: 127.0.0.1:3\n"
+             "socket_group: g\nlog_file: /l\nauth_token: t\nlog_level: warn\n"
+             "viewer:\n  web_root: /w\n  three_root: /t\n  package_path: /p\n  fps: 31\n"
+             "  queue_frames: 32\n  max_browsers: 33\n  drop_limit: 34\n"
+             "limits:\n  max_clients: 1001\n  max_models: 1002\n  max_frame_bytes: 2003\n"
+             "  max_in_flight: 1004\n  max_subscriptions: 1005\n  backlog_soft_bytes: 2006\n"
+             "  slow_timeout_ms: 1007\n  backlog_hard_bytes: 2008\n  max_step_count: 1009\n"
+             "  hello_timeout_ms: 1010\n  max_clients_per_peer: 1011\n  auth_delay_ms: 1012\n"
+             "  model_bytes: 2013\n  model_bodies: 1014\n  model_joints: 1015\n"
+             "realtime:\n  sched_fifo: no\n  mlockall: off\n  priority: 41\n"
+             "  overrun_burst: 42\n  max_lag_ms: 43\n  overrun_pause_ms: 44\n"
+             "record:\n  dir: /r\n  all: yes\n  fsync: on\n  every_k: 51\n  fields: 52\n"
+             "  queue_frames: 53\n  queue_inputs: 54\n  queue_events: 55\n"
+             "  test_slow_us: 56\n"
+             "models:\n  - file: f.yaml\n    name: n\n    mode: lockstep\n    rate: 2.5\n"
+             "    floating_base: true\n    balance_inertia: true\n    no_joint_limits: true\n"
+             "    input_timeout_ms: 61\n    input_safe: hold\n");
+  config c;
+  config_defaults(&c);
+  CHECK(config_load(&c, path, err, sizeof(err)) == 0, "load: %s", err);
+  CHECK(!strcmp(c.listen, "127.0.0.1:1") && !strcmp(c.socket, "/s") &&
+            !strcmp(c.udp, "127.0.0.1:2") && !strcmp(c.viewer.http, "127.0.0.1:3") &&
+            c.viewer.http_set && !strcmp(c.socket_group, "g") && !strcmp(c.log_file, "/l") &&
+            !strcmp(c.auth_token, "t") && c.log_level == 1,
+        "top-level keys");
+  CHECK(!strcmp(c.viewer.web_root, "/w") && !strcmp(c.viewer.three_root, "/t") &&
+            !strcmp(c.viewer.package_path, "/p") && c.viewer.fps == 31 &&
+            c.viewer.queue_frames == 32 && c.viewer.max_browsers == 33 &&
+            c.viewer.drop_limit == 34,
+        "viewer");
+  CHECK(c.limits.max_clients == 1001 && c.limits.max_models == 1002 &&
+            c.limits.max_frame_bytes == 2003 && c.limits.max_in_flight == 1004 &&
+            c.limits.max_subscriptions == 1005 && c.limits.backlog_soft_bytes == 2006 &&
+            c.limits.slow_timeout_ms == 1007 && c.limits.backlog_hard_bytes == 2008 &&
+            c.limits.max_step_count == 1009 && c.limits.hello_timeout_ms == 1010 &&
+            c.limits.max_clients_per_peer == 1011 && c.limits.auth_delay_ms == 1012 &&
+            c.limits.model_bytes == 2013 && c.limits.model_bodies == 1014 &&
+            c.limits.model_joints == 1015,
+        "limits");
+  CHECK(!c.realtime.sched_fifo && !c.realtime.mlockall && c.realtime.priority == 41 &&
+            c.realtime.overrun_burst == 42 && c.realtime.max_lag_ms == 43 &&
+            c.realtime.overrun_pause_ms == 44,
+        "realtime");
+  CHECK(!strcmp(c.record.dir, "/r") && c.record.all && c.record.fsync &&
+            c.record.every_k == 51 && c.record.fields == 52 && c.record.queue_frames == 53 &&
+            c.record.queue_inputs == 54 && c.record.queue_events == 55 &&
+            c.record.test_slow_us == 56,
+        "record");
+  char want[128];
+  snprintf(want, sizeof(want), "%s/f.yaml", dir);
+  const cfg_model *m = &c.models[0];
+  CHECK(c.nmodel == 1 && !strcmp(m->file, want) && !strcmp(m->name, "n") &&
+            m->mode == MODE(LOCKSTEP) && m->rate == 2.5 && m->floating_base &&
+            m->balance_inertia && m->no_joint_limits && m->input_timeout_ms == 61 &&
+            m->input_hold,
+        "model");
+
+  // the options set the keys they name
+  char *argv[] = {"partitad", "--listen", "a:1", "--socket", "b", "--udp", "c:2", "--http",
+                  "d:3", "--log", "e", "--log-level", "debug", "--web-root", "f",
+                  "--record-dir", "g", NULL};
+  config_defaults(&c);
+  CHECK(config_from_args(&c, 17, argv, err, sizeof(err)) == 0, "args: %s", err);
+  CHECK(!strcmp(c.listen, "a:1") && !strcmp(c.socket, "b") && !strcmp(c.udp, "c:2") &&
+            !strcmp(c.viewer.http, "d:3") && c.viewer.http_set && !strcmp(c.log_file, "e") &&
+            c.log_level == 3 && !strcmp(c.viewer.web_root, "f") && !strcmp(c.record.dir, "g"),
+        "options");
+  char *argv4[] = {"partitad", "--log-level", "loud", NULL};
+  CHECK(config_from_args(&c, 3, argv4, err, sizeof(err)) == -1 &&
+            !strcmp(err, "--log-level: error, warn, info or debug"),
+        "bad --log-level: %s", err);
+  char *argv5[] = {"partitad", "--no-http", NULL};
+  CHECK(config_from_args(&c, 2, argv5, err, sizeof(err)) == 0 && !c.viewer.http[0],
+        "--no-http");
   unlink(path);
   rmdir(dir);
 }
@@ -363,6 +473,7 @@ int main(void) {
   test_watchdog();
   test_text();
   test_config();
+  test_config_every_key();
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

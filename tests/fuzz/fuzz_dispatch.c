@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "server_harness.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,12 +1,12 @@
-// fuzz_viewer_json: what a browser sends the viewer's WebSocket (daemon/http.c): JSON text
+// fuzz_viewer_json: what a browser sends the viewer's WebSocket (daemon/viewer/http.c): JSON
 // parsed by json-c (depth 16, as the daemon does), turned into a Request by the descriptor-
-// driven converter (daemon/pbjson.c), packed and unpacked, and written back as JSON.
+// driven converter (daemon/viewer/pbjson.c), packed and unpacked, and written back as JSON.
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "partita.pb-c.h"
-#include "pbjson.h"
+#include "viewer/pbjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,15 @@
+// protocol.h: the protocol's enums (proto/partita.proto) under short names. The values come
+// from the generated header alone: the daemon repeats none of them.
+#ifndef PD_PROTOCOL_H
+#define PD_PROTOCOL_H
+
+#include <stdint.h>
+
+#include "partita.pb-c.h"
+
+#define STATUS(x) PARTITA__V1__STATUS__CODE__##x            // Status.Code
+#define MODE(x) PARTITA__V1__MODE__##x                      // Mode
+#define FIELD(x) ((uint32_t)PARTITA__V1__FIELD__FIELD_##x)  // Field: GetState, Subscribe, Record
+#define EVENT(x) PARTITA__V1__MODEL_EVENT__KIND__##x        // ModelEvent.Kind
+
+#endif
