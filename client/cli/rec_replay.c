@@ -221,6 +221,16 @@ static const char *compare_frame(const Partita__V1__StateFrame *f, const pt_mode
   if (f->residual && (!same(f->residual->position, pt_residual_position(d)) ||
                       !same(f->residual->velocity, pt_residual_velocity(d))))
     return "residual";
+  // control elements (FIELD_CONTROLS): states, signals, tuned parameters
+  if (f->n_control_states && !same_vec(f->control_states, f->n_control_states,
+                                       pt_control_states(d), (size_t)pt_model_ncontrol_state(m)))
+    return "control_states";
+  if (f->n_signals &&
+      !same_vec(f->signals, f->n_signals, pt_signals(d), (size_t)pt_model_nsignal(m)))
+    return "signals";
+  if (f->n_parameters &&
+      !same_vec(f->parameters, f->n_parameters, pt_params(d), (size_t)pt_model_nparam(m)))
+    return "parameters";
   for (size_t b = 0; b < f->n_bodies && b < (size_t)pt_model_nbody(m); b++) {
     const Partita__V1__BodyState *s = f->bodies[b];
     if (!same_vec(s->position, s->n_position, pt_body_pose(d, (int)b), 3) ||
@@ -307,7 +317,16 @@ static int apply_input(const char *cmd, const pt_model *m, pt_data *d, const ind
       if (map_coord(map, in->rates[k]->index) >= 0)
         vel[nv++] = (pt_assign){map_coord(map, in->rates[k]->index), in->rates[k]->value};
     pt_error err = {0, {0}};
-    int rc = pos && vel ? pt_set_state(m, d, pos, np, vel, nv, &err) : PT_ENOMEM;
+    int rc = pos && vel ? PT_OK : PT_ENOMEM;
+    // the control states first, one by one, then the coordinates: as partitad applied them
+    for (size_t k = 0; rc == PT_OK && k < in->n_control_states; k++) {
+      const int x = (int)in->control_states[k]->index;
+      const double v = in->control_states[k]->value;
+      if (x < pt_model_ncontrol_state(m))
+        rc = pt_set_control_states(m, d, &x, &v, 1, &err);
+    }
+    if (rc == PT_OK)
+      rc = pt_set_state(m, d, pos, np, vel, nv, &err);
     free(pos);
     free(vel);
     if (rc < 0)
@@ -315,6 +334,15 @@ static int apply_input(const char *cmd, const pt_model *m, pt_data *d, const ind
                 err.msg[0] ? err.msg : pt_strerror(rc));
     return CLI_EXIT_OK;
   }
+  case PARTITA__V1__RECORDED_INPUT__KIND__PARAMETERS:  // SetParameters (by index)
+    for (size_t k = 0; k < in->n_index && k < in->n_values; k++) {
+      pt_error err = {0, {0}};
+      if ((int)in->index[k] < pt_model_nparam(m) &&
+          pt_set_param(m, d, (int)in->index[k], in->values[k], &err) < 0)
+        cli_error(cmd, "warning: recorded SetParameters at step %lld: %s", (long long)in->step,
+                  err.msg);
+    }
+    return CLI_EXIT_OK;
   default:
     for (size_t k = 0; k < in->n_index && k < in->n_values; k++)
       if (map_input(map, in->index[k]) >= 0)

@@ -236,15 +236,55 @@ static void h_set_state(conn *c, pb_request *q, sim *s) {
     reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
     return;
   }
+  pt_assign *ctl;
+  int nctl;
+  if (parse_named(s, rq->control_states, rq->n_control_states, pt_control_state_index,
+                  "control state", &ctl, &nctl, err, sizeof(err))) {
+    free(pos);
+    free(vel);
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
+    return;
+  }
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_STATE);
   if (cmd) {
     cmd->pos = pos;
     cmd->npos = npos;
     cmd->vel = vel;
     cmd->nvel = nvel;
+    cmd->ctl = ctl;
+    cmd->nctl = nctl;
   } else {
     free(pos);
     free(vel);
+    free(ctl);
+  }
+  queue_cmd(c, q, s, cmd);
+}
+
+// SetParameters: names checked here, values against the model on its thread, between two
+// steps; the answer is the state after, with the controls (the parameters as now tuned).
+static void h_set_parameters(conn *c, pb_request *q, sim *s) {
+  const Partita__V1__SetParameters *rq = q->set_parameters;
+  pt_assign *par;
+  int npar;
+  char err[256];
+  if (rq->n_values > 1024) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "too many parameter values");
+    return;
+  }
+  if (parse_named(s, rq->values, rq->n_values, pt_param_index, "parameter", &par, &npar, err,
+                  sizeof(err))) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s%s", err,
+                 pt_model_nparam(s->m) ? "" : " (it has no tunable control elements)");
+    return;
+  }
+  sim_cmd *cmd = sim_cmd_new(s, CMD_SET_PARAMS);
+  if (cmd) {
+    cmd->pos = par;
+    cmd->npos = npar;
+    cmd->fields = FIELD(DEFAULT) | FIELD(CONTROLS);
+  } else {
+    free(par);
   }
   queue_cmd(c, q, s, cmd);
 }
@@ -325,6 +365,7 @@ static const request_def requests[] = {
     {OP(RESET), "Reset", h_reset, REQ_MODEL},
     {OP(SET_STATE), "SetState", h_set_state, REQ_MODEL},
     {OP(SET_INPUTS), "SetInputs", h_set_inputs, REQ_MODEL},
+    {OP(SET_PARAMETERS), "SetParameters", h_set_parameters, REQ_MODEL},
     {OP(GET_STATE), "GetState", h_get_state, REQ_MODEL},
     {OP(SUBSCRIBE), "Subscribe", h_subscribe, REQ_MODEL},
     {OP(UNSUBSCRIBE), "Unsubscribe", h_unsubscribe, 0},

@@ -356,7 +356,7 @@ static char **lin_names(char (*names)[PT_LIN_NAME_MAX], int n) {
 // The reply; NULL when out of memory (what was built is freed).
 // `model`: the name the daemon knows the model by (the request's).
 static Partita__V1__LinearizeReply *lin_reply(const char *model, const pt_linearization *r) {
-  const int n2 = 2 * r->nz;
+  const int n2 = 2 * r->nz + r->nd;  // the mechanism's states and rates, the control states
   Partita__V1__LinearizeReply *o = malloc(sizeof(*o));
   if (!o)
     return NULL;

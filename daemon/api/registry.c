@@ -37,8 +37,9 @@ sim *registry_find(server *srv, const char *name) {
 }
 
 // Names to coordinate indices, refusing unknown names and non-finite values.
-int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
-                  char *err, size_t errlen) {
+int parse_named(sim *s, Partita__V1__NamedValue **v, size_t n,
+                int (*index)(const pt_model *, const char *), const char *what, pt_assign **out,
+                int *nout, char *err, size_t errlen) {
   *out = NULL;
   *nout = 0;
   if (n == 0)
@@ -49,14 +50,14 @@ int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
-    int k = pt_coord_index(s->m, v[i]->name);
+    int k = index(s->m, v[i]->name);
     if (k < 0) {
-      snprintf(err, errlen, "model %s has no coordinate '%.100s'", s->name, v[i]->name);
+      snprintf(err, errlen, "model %s has no %s '%.100s'", s->name, what, v[i]->name);
       free(a);
       return -1;
     }
     if (!isfinite(v[i]->value) || fabs(v[i]->value) > PD_MAX_ABS_STATE) {
-      snprintf(err, errlen, "coordinate '%.100s': value %g is not finite or beyond +-%g",
+      snprintf(err, errlen, "%s '%.100s': value %g is not finite or beyond +-%g", what,
                v[i]->name, v[i]->value, PD_MAX_ABS_STATE);
       free(a);
       return -1;
@@ -67,6 +68,11 @@ int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out
   *out = a;
   *nout = (int)n;
   return 0;
+}
+
+int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
+                  char *err, size_t errlen) {
+  return parse_named(s, v, n, pt_coord_index, "coordinate", out, nout, err, errlen);
 }
 
 int registry_list(conn *c, uint64_t id) {

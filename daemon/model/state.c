@@ -75,6 +75,21 @@ void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) 
     m->residual.velocity = h->res_vel;
     m->f.residual = &m->residual;
   }
+  if ((fields & FIELD(CONTROLS)) && s->nsig) {  // control states, signals, parameters
+    double *x = snap_ctl(h, s->nc, s->ni, s->nb);
+    m->f.n_control_states = (size_t)s->nx;
+    m->f.control_states = x;
+    m->f.n_signals = (size_t)s->nsig;
+    m->f.signals = x + s->nx;
+    m->f.n_parameters = (size_t)s->npar;
+    m->f.parameters = x + s->nx + s->nsig;
+    if (names) {
+      m->f.n_signal_names = (size_t)s->nsig;
+      m->f.signal_names = (char **)s->signal_names;
+      m->f.n_control_state_names = (size_t)s->nx;
+      m->f.control_state_names = (char **)s->ctl_names;
+    }
+  }
   if (names) {
     // the name arrays are built once per model and kept for its lifetime
     m->f.n_coordinate_names = nc;
@@ -133,6 +148,16 @@ Partita__V1__ModelInfo *model_info_new(sim *s) {
   mi->warnings = (char *)pt_model_warnings(m);
   mi->time = atomic_load(&s->pub_time);
   mi->step = atomic_load(&s->pub_step);
+  mi->n_signals = (size_t)s->nsig;
+  mi->signals = (char **)s->signal_names;
+  mi->n_control_states = (size_t)s->nx;
+  mi->control_states = (char **)s->ctl_names;
+  mi->parameters = names(pt_model_nparam(m), pt_param_name, m);
+  mi->n_parameters = mi->parameters ? (size_t)pt_model_nparam(m) : 0;
+  mi->input_sources = calloc((size_t)s->ni + 1, sizeof(char *));
+  for (int i = 0; mi->input_sources && i < s->ni; i++)
+    mi->input_sources[i] = (char *)(pt_input_source(m, i) ? pt_input_source(m, i) : "");
+  mi->n_input_sources = mi->input_sources ? (size_t)s->ni : 0;
   mi->visuals = visuals_new(m, s->name, &mi->n_visuals);
   mi->joint_markers = joint_markers_new(m, &mi->n_joint_markers);
   if (!mi->actuators || !mi->motions || !mi->body_names || !mi->joint_names)
@@ -150,6 +175,8 @@ void model_info_free(Partita__V1__ModelInfo *mi) {
   free(mi->body_names);
   free(mi->joint_names);
   free(mi->independent);
+  free(mi->parameters);
+  free(mi->input_sources);
   visuals_free(mi->visuals);
   joint_markers_free(mi->joint_markers);
   free(mi);

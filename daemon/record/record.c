@@ -180,7 +180,8 @@ static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint3
   r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & FIELD(ALL);
   r->slow_us = cfg->record.test_slow_us;
   r->state_size = sizeof(uint64_t) + s->snap_size;
-  r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + 1);
+  r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + s->nx +
+                                                                  s->npar + 1);
   size_t nstates = cfg->record.queue_frames > 0 ? (size_t)cfg->record.queue_frames : 4096;
   size_t ninputs = cfg->record.queue_inputs > 0 ? (size_t)cfg->record.queue_inputs : 65536;
   size_t nevents = cfg->record.queue_events > 0 ? (size_t)cfg->record.queue_events : 256;
