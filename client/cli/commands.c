@@ -132,8 +132,13 @@ static const cli_command commands[] = {
    "  --count K         stop after K frames\n"
    "  --every K         one frame every K steps (default: about ten a second)\n"
    "  --json            one JSON object a frame, one a line\n"},
-  {"set", CLI_DAEMON, cli_set_main, "set N ACT=VALUE ...",
-   "Set actuator inputs of a daemon model.\n"
+  {"set", CLI_DAEMON, cli_set_main, "set N INPUT=VALUE ...",
+   "Set inputs of a daemon model (actuator inputs and control input signals).\n"
+   "  --json            machine-readable output\n"},
+  {"tune", CLI_DAEMON, cli_tune_main, "tune N PARAM=VALUE ...",
+   "Change control parameters of a daemon model (docs/controls.md: \"pid.kp\", \"k.k\",\n"
+   "\"sat.lower\"), applied between two steps, all or none; prints every parameter with the\n"
+   "value now in effect.\n"
    "  --json            machine-readable output\n"},
   {"step", CLI_DAEMON, cli_step_main, "step N [COUNT]",
    "Advance a lockstep daemon model COUNT steps (default 1) and print its state.\n"

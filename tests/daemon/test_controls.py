@@ -131,3 +131,25 @@ def test_recording_replays_with_controls(rdaemon):
     doc = json.loads(out.stdout)
     assert doc["bit_identical"] is True and doc["states"] > 2, doc
     assert st.active
+
+
+def test_cli_tune_and_state(daemon, client, motor):
+    """`partita tune` and `partita state` as a user runs them."""
+    def cli(*args):
+        return subprocess.run([PARTITA_CLI, *args, "--connect", daemon.tcp],
+                              capture_output=True, text=True, timeout=60)
+    out = cli("tune", motor, "voltage.kp=25", "voltage.ki=8")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["voltage.kp = 25", "voltage.ki = 8", "voltage.kd = 2",
+                                       "voltage.tf = 0.01", "voltage.limit = 24"]
+    out = cli("tune", motor, "voltage.limit=0")
+    assert out.returncode == 1 and "voltage.limit must be > 0" in out.stderr
+    out = cli("tune", motor, "voltage.kd=3", "--json")
+    assert json.loads(out.stdout)["voltage.kd"] == 3
+    client.step(motor, 10)
+    out = cli("state", motor, "--json")
+    doc = json.loads(out.stdout)
+    assert list(doc["control_states"]) == ["voltage.integral", "voltage.filter", "motor.x1"]
+    assert list(doc["signals"])[-1] == "motor.y1"
+    out = cli("set", motor, "drive=1")
+    assert out.returncode == 1 and "driven by signal 'motor.y1'" in out.stderr
