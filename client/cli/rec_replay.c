@@ -15,9 +15,10 @@
 #define REPLAY_MAX_GAP 1000000000LL   // steps between two records (every_k is at most 1e9)
 
 // "NAME=VALUE" lines to coordinate assignments, a name given twice keeping its last value at
-// its first place (as simulate's --init does). Exit code.
+// its first place (as simulate's --init does); a control state's name (simulate's --init of
+// one) to xs when given, in order. Exit code.
 static int parse_lines(const char *cmd, const pt_model *m, const char *lines, pt_assign *out,
-                       int *n) {
+                       int *n, pt_assign *xs, int *nxs) {
   *n = 0;
   const char *p = lines;
   while (p && *p) {
@@ -37,7 +38,12 @@ static int parse_lines(const char *cmd, const pt_model *m, const char *lines, pt
         return CLI_EXIT_FAIL;
       }
       *eq = '\0';
-      int c = pt_coord_index(m, line);
+      int c = pt_coord_index(m, line), x = pt_control_state_index(m, line);
+      if (c < 0 && x >= 0 && xs) {
+        xs[(*nxs)++] = (pt_assign){x, strtod(eq + 1, NULL)};
+        p = nl ? nl + 1 : NULL;
+        continue;
+      }
       if (c < 0) {
         cli_error(cmd, "the model has no coordinate '%s' (recorded --init)", line);
         return CLI_EXIT_FAIL;
@@ -155,14 +161,17 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   }
   pt_assign *pos = calloc((size_t)count_lines(r->init), sizeof(*pos));
   pt_assign *vel = calloc((size_t)count_lines(r->init_rate), sizeof(*vel));
-  int npos = 0, nvel = 0, code = CLI_EXIT_OK;
-  if (!pos || !vel) {
+  pt_assign *xs = calloc((size_t)count_lines(r->init), sizeof(*xs));
+  int npos = 0, nvel = 0, nxs = 0, code = CLI_EXIT_OK;
+  if (!pos || !vel || !xs) {
     cli_error(cmd, "out of memory");
     code = CLI_EXIT_FAIL;
-  } else if ((code = parse_lines(cmd, *m, r->init, pos, &npos)) == 0 &&
-             (code = parse_lines(cmd, *m, r->init_rate, vel, &nvel)) == 0 &&
-             (npos || nvel)) {
-    rc = pt_set_state(*m, *d, pos, npos, vel, nvel, &err);
+  } else if ((code = parse_lines(cmd, *m, r->init, pos, &npos, xs, &nxs)) == 0 &&
+             (code = parse_lines(cmd, *m, r->init_rate, vel, &nvel, NULL, NULL)) == 0) {
+    // as simulate: the coordinates assembled, then the control states
+    rc = npos || nvel ? pt_set_state(*m, *d, pos, npos, vel, nvel, &err) : 0;
+    for (int k = 0; rc >= 0 && k < nxs; k++)
+      rc = pt_set_control_states(*m, *d, &xs[k].coord, &xs[k].value, 1, &err);
     if (rc < 0) {
       cli_error(cmd, "initial state: %s", err.msg[0] ? err.msg : pt_strerror(rc));
       code = CLI_EXIT_FAIL;
@@ -170,6 +179,7 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   }
   free(pos);
   free(vel);
+  free(xs);
   if (code == CLI_EXIT_OK && (rc = pt_forward(*m, *d)) < 0) {
     cli_error(cmd, "initial state: %s", pt_strerror(rc));
     code = CLI_EXIT_FAIL;

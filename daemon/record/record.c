@@ -207,6 +207,8 @@ static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint3
                  .start_step = atomic_load(&s->pub_step), .coord_names = s->coord_names,
                  .nc = s->nc, .input_names = s->input_names, .ni = s->ni,
                  .body_names = bodies, .nb = bodies ? nb : 0,
+                 .ctl_names = s->ctl_names, .nx = s->nx, .signal_names = s->signal_names,
+                 .nsig = s->nsig,
                  .library = "partitad " PT_VERSION, .fsync_chunks = cfg->record.fsync};
   r->w = rec_writer_open(full, &in, err, errlen);
   free(bodies);

@@ -444,6 +444,16 @@ class ControlsTest(Base):
                       "motor.y1)", err)
         out, err = self.fails(2, "simulate", path, "--set", "drive=1")
         self.assertIn("driven by signal 'motor.y1'", err)
+        # a recording with a control state set and control inputs replays bit for bit, and
+        # export gives simulate's columns
+        rec = os.path.join(self.dir, "ctl.mcap")
+        out, _ = self.ok("simulate", path, "--duration", "0.05", "--every", "10", "--set",
+                         "target=0.1", "--init", "voltage.integral=1", "--record", rec)
+        out2, _ = self.ok("replay", rec, "--json")
+        self.assertTrue(json.loads(out2)["bit_identical"])
+        csv, _ = self.ok("export", rec, "--csv")
+        self.assertEqual(csv.splitlines()[0], out.splitlines()[0])
+        self.assertEqual(csv.splitlines()[-1], out.splitlines()[-1])
         info = json.loads(self.ok("check", path, "--json")[0])
         self.assertEqual(info["actuators"], ["drive"])
         self.assertEqual(info["control_inputs"], ["target"])

@@ -124,6 +124,8 @@ def test_recording_replays_with_controls(rdaemon):
     rec = partita.read_recording(end.path)
     assert "parameters" in rec.input_kind and "set_state" in rec.input_kind
     assert rec.control_states.shape[1] == 3 and rec.signals.shape[1] == 6
+    assert rec.control_state_names == ["voltage.integral", "voltage.filter", "motor.x1"]
+    assert rec.signal_names[-1] == "motor.y1"
     assert rec.parameters[-1].tolist() == [20.0, 10.0, 1.5, 0.01, 24.0]
     out = subprocess.run([PARTITA_CLI, "replay", end.path, "--json"], capture_output=True,
                          text=True, timeout=120)

@@ -191,6 +191,8 @@ def read_recording(path):
                 rec.coordinate_names = split(cmeta.get("coordinates", ""))
                 rec.input_names = split(cmeta.get("inputs", ""))
                 rec.body_names = split(cmeta.get("bodies", ""))
+                rec.control_state_names = split(cmeta.get("control_states", ""))
+                rec.signal_names = split(cmeta.get("signals", ""))
     if "state" not in kinds.values():
         raise RecordingError("no state channel" + ("" if rec.complete else ": " + rec.note))
     msgs = sorted((seq, kinds[cid], raw) for cid, seq, t, raw in rec._messages if cid in kinds)
