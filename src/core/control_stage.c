@@ -13,11 +13,14 @@
 double pt_control_measure(const pt_model *m, const pt_data *d, int k) {
   const int ref = m->ctl_meas_ref[k], axis = m->ctl_meas_axis[k];
   switch ((pt_measure_kind)m->ctl_meas_kind[k]) {
-    case PT_MEASURE_COORDINATE:
-    case PT_MEASURE_RATE: {
+    case PT_MEASURE_COORDINATE: {
       double v, jac[12], jdx;
       pt_measure(m, d, ref, &v, jac, &jdx);
-      if (m->ctl_meas_kind[k] == PT_MEASURE_COORDINATE) return v;
+      return v;
+    }
+    case PT_MEASURE_RATE: {  // J x: the Jacobian alone (an angle's is its axis)
+      double jac[12];
+      pt_measure_jac(m, d, ref, jac);
       return pt_jac_dot_x(d, m->meas_body + 2 * ref, jac);
     }
     case PT_MEASURE_POSITION:
