@@ -346,12 +346,24 @@ function buildInputs(mi) {
   const box = $('inputs');
   box.innerHTML = '';
   if (!(mi.inputs || []).length) box.innerHTML = '<span class="muted">none</span>';
-  for (const name of mi.inputs || []) {
+  (mi.inputs || []).forEach((name, i) => {
     const row = document.createElement('div');
     row.className = 'input-row';
     const label = document.createElement('span');
     label.textContent = name;
     label.title = name;
+    const source = (mi.input_sources || [])[i];
+    if (source) {   // driven by a control signal (docs/controls.md): shown, not set here
+      const v = document.createElement('input');
+      v.type = 'number';
+      v.disabled = true;
+      v.dataset.inputBox = name;
+      v.title = 'driven by signal ' + source;
+      label.textContent = name + ' <- ' + source;
+      row.append(label, v);
+      box.appendChild(row);
+      return;
+    }
     const slider = document.createElement('input');
     slider.type = 'range';
     slider.min = -10; slider.max = 10; slider.step = 0.05; slider.value = 0;
@@ -370,7 +382,7 @@ function buildInputs(mi) {
     };
     row.append(label, slider, num);
     box.appendChild(row);
-  }
+  });
 }
 
 $('btn-pause').onclick = () => info && request('set_mode', { model: info.name, mode: 'PAUSED' });
