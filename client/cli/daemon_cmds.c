@@ -226,36 +226,46 @@ static int cmd_step(ctx *x) {
   return rc ? CLI_EXIT_FAIL : state_reply(x, m);
 }
 
-static int cmd_set(ctx *x) {
-  if (x->npos < 2) {
-    cli_error(x->cmd, "expected a model and ACT=VALUE ... (see partita set --help)");
-    return CLI_EXIT_USAGE;
-  }
-  int n = x->npos - 1;
-  char (*names)[128] = calloc((size_t)n, 128);
-  Partita__V1__NamedValue *vals = calloc((size_t)n, sizeof(*vals));
-  Partita__V1__NamedValue **pv = calloc((size_t)n, sizeof(*pv));
-  int rc = CLI_EXIT_USAGE;
-  if (!names || !vals || !pv)
-    goto out;
+// The NAME=VALUE arguments after the model (x->pos[1..]) as NamedValues (what: the form, for
+// messages): *pv points into *names and *vals; all three freed by the caller. Exit code.
+static int named_args(ctx *x, const char *what, char (**names)[128],
+                      Partita__V1__NamedValue **vals, Partita__V1__NamedValue ***pv) {
+  const int n = x->npos - 1;
+  *names = calloc((size_t)n, 128);
+  *vals = calloc((size_t)n, sizeof(**vals));
+  *pv = calloc((size_t)n, sizeof(**pv));
+  if (!*names || !*vals || !*pv)
+    return CLI_EXIT_FAIL;
   for (int i = 0; i < n; i++) {
     Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
-    vals[i] = nv;
-    if (cli_parse_assign(x->cmd, "ACT=VALUE", x->pos[i + 1], names[i], 128, &vals[i].value))
-      goto out;
-    vals[i].name = names[i];
-    pv[i] = &vals[i];
+    (*vals)[i] = nv;
+    if (cli_parse_assign(x->cmd, what, x->pos[i + 1], (*names)[i], 128, &(*vals)[i].value))
+      return CLI_EXIT_USAGE;
+    (*vals)[i].name = (*names)[i];
+    (*pv)[i] = &(*vals)[i];
   }
-  pb_req rq = PARTITA__V1__REQUEST__INIT;
-  Partita__V1__SetInputs si = PARTITA__V1__SET_INPUTS__INIT;
-  rq.op_case = PARTITA__V1__REQUEST__OP_SET_INPUTS;
-  rq.set_inputs = &si;
-  si.model = (char *)x->pos[0];
-  si.n_by_name = (size_t)n;
-  si.by_name = pv;
-  pb_msg *m;
-  rc = call(x, &rq, &m) ? CLI_EXIT_FAIL : ok_reply(x, m, "ok");
-out:
+  return CLI_EXIT_OK;
+}
+
+static int cmd_set(ctx *x) {
+  if (x->npos < 2) {
+    cli_error(x->cmd, "expected a model and INPUT=VALUE ... (see partita set --help)");
+    return CLI_EXIT_USAGE;
+  }
+  char (*names)[128] = NULL;
+  Partita__V1__NamedValue *vals = NULL, **pv = NULL;
+  int rc = named_args(x, "INPUT=VALUE", &names, &vals, &pv);
+  if (rc == CLI_EXIT_OK) {
+    pb_req rq = PARTITA__V1__REQUEST__INIT;
+    Partita__V1__SetInputs si = PARTITA__V1__SET_INPUTS__INIT;
+    rq.op_case = PARTITA__V1__REQUEST__OP_SET_INPUTS;
+    rq.set_inputs = &si;
+    si.model = (char *)x->pos[0];
+    si.n_by_name = (size_t)(x->npos - 1);
+    si.by_name = pv;
+    pb_msg *m;
+    rc = call(x, &rq, &m) ? CLI_EXIT_FAIL : ok_reply(x, m, "ok");
+  }
   free(names);
   free(vals);
   free(pv);
@@ -270,21 +280,12 @@ static int cmd_tune(ctx *x) {
     return CLI_EXIT_USAGE;
   }
   int n = x->npos - 1;
-  char (*names)[128] = calloc((size_t)n, 128);
-  Partita__V1__NamedValue *vals = calloc((size_t)n, sizeof(*vals));
-  Partita__V1__NamedValue **pv = calloc((size_t)n, sizeof(*pv));
-  int rc = CLI_EXIT_USAGE;
+  char (*names)[128] = NULL;
+  Partita__V1__NamedValue *vals = NULL, **pv = NULL;
   pb_msg *m = NULL, *mi = NULL;
-  if (!names || !vals || !pv)
+  int rc = named_args(x, "PARAM=VALUE", &names, &vals, &pv);
+  if (rc != CLI_EXIT_OK)
     goto out;
-  for (int i = 0; i < n; i++) {
-    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
-    vals[i] = nv;
-    if (cli_parse_assign(x->cmd, "PARAM=VALUE", x->pos[i + 1], names[i], 128, &vals[i].value))
-      goto out;
-    vals[i].name = names[i];
-    pv[i] = &vals[i];
-  }
   pb_req rq = PARTITA__V1__REQUEST__INIT;
   Partita__V1__SetParameters sp = PARTITA__V1__SET_PARAMETERS__INIT;
   rq.op_case = PARTITA__V1__REQUEST__OP_SET_PARAMETERS;

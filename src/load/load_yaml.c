@@ -269,22 +269,28 @@ static int vec_here(loader *L, const char *key, double *v, int count, const char
 
 static double norm3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
-static int string_here(loader *L, const char *key, char out[PT_NAME_MAX]) {
+// A name of 1..max-1 bytes without control characters into out (what: the kind of value, for
+// the message when it is not a scalar).
+static int name_here(loader *L, const char *key, char *out, size_t max, const char *what) {
   char q[72];
   if (!is_scalar(L))
-    return fail(L, line_of(L), "%s: string expected, got %s", key, describe(L, q));
+    return fail(L, line_of(L), "%s: %s expected, got %s", key, what, describe(L, q));
   const char *s = scalar(L);
   size_t n = L->ev.data.scalar.length;
   if (n == 0) return fail(L, line_of(L), "%s: must not be empty", key);
-  if (n > PT_NAME_MAX - 1)
+  if (n > max - 1)
     return fail(L, line_of(L), "%s: %s is longer than %d bytes", key, quote(q, s, n),
-                PT_NAME_MAX - 1);
+                (int)max - 1);
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
       return fail(L, line_of(L), "%s: %s contains control characters", key, quote(q, s, n));
   memcpy(out, s, n);
   out[n] = '\0';
   return 0;
+}
+
+static int string_here(loader *L, const char *key, char out[PT_NAME_MAX]) {
+  return name_here(L, key, out, PT_NAME_MAX, "string");
 }
 
 static int enum_here(loader *L, const char *key, const char *const *names, int *out) {
@@ -497,33 +503,13 @@ static int path_here(loader *L, const char *key, char out[PT_PATH_MAX]) {
 
 // ---- control elements' values (docs/controls.md) ---------------------------------------------
 
-// A signal's name, 1..PT_SIGNAL_NAME_MAX-1 bytes without control characters.
+// A signal's name, 1..PT_SIGNAL_NAME_MAX-1 bytes; a coordinate's or body's, PT_COORD_NAME_MAX.
 static int signal_here(loader *L, const char *key, char out[PT_SIGNAL_NAME_MAX]) {
-  char q[72];
-  if (!is_scalar(L))
-    return fail(L, line_of(L), "%s: signal name expected, got %s", key, describe(L, q));
-  const char *s = scalar(L);
-  size_t n = L->ev.data.scalar.length;
-  if (n == 0) return fail(L, line_of(L), "%s: must not be empty", key);
-  if (n > PT_SIGNAL_NAME_MAX - 1)
-    return fail(L, line_of(L), "%s: %s is longer than %d bytes", key, quote(q, s, n),
-                PT_SIGNAL_NAME_MAX - 1);
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-      return fail(L, line_of(L), "%s: %s contains control characters", key, quote(q, s, n));
-  memcpy(out, s, n);
-  out[n] = '\0';
-  return 0;
+  return name_here(L, key, out, PT_SIGNAL_NAME_MAX, "signal name");
 }
 
 static int cname_here(loader *L, const char *key, char out[PT_COORD_NAME_MAX]) {
-  char buf[PT_SIGNAL_NAME_MAX], q[72];
-  if (signal_here(L, key, buf)) return -1;
-  if (strlen(buf) > PT_COORD_NAME_MAX - 1)
-    return fail(L, line_of(L), "%s: %s is longer than %d bytes", key,
-                quote(q, buf, strlen(buf)), PT_COORD_NAME_MAX - 1);
-  memcpy(out, buf, strlen(buf) + 1);
-  return 0;
+  return name_here(L, key, out, PT_COORD_NAME_MAX, "name");
 }
 
 // The current event: a list (the key's list) whose items `item` reads one by one; *n counts

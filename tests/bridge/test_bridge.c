@@ -284,7 +284,8 @@ static void test_frame(void) {
         "energy");
   CHECK(fr.f.coordinate_names == names && !strcmp(fr.f.model, "pend"), "names");
   ptb_frame_release(&fr);
-  CHECK(PTB_FIELD_ALL == 127 && PTB_FIELD_DEFAULT == 99 && PTB_FIELD_BODIES == 16,
+  CHECK(PTB_FIELD_ALL == 255 && PTB_FIELD_DEFAULT == 99 && PTB_FIELD_BODIES == 16 &&
+            PTB_FIELD_CONTROLS == 128,
         "field bits as proto/partita.proto numbers them");
   pt_data_free(d);
   pt_model_free(m);

@@ -50,14 +50,7 @@ static int step(const pt_model *m, pt_data *d) {
 
 // ---- step responses in a model ------------------------------------------------------------------
 
-static const char lag_model[] =
-    "model: lags\n"
-    "simulation: {dt: 0.001}\n"
-    "bodies:\n"
-    "  - {name: rod, mass: 1, inertia: [0.1, 0.1, 0.01], position: [0, 0, -0.5]}\n"
-    "joints:\n"
-    "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
-    " axis: [0, 1, 0]}\n"
+static const char lag_controls[] =
     "controls:\n"
     "  - {name: u, type: input}\n"
     "  - {name: lag, type: transfer_function, input: u, num: [1], den: [0.2, 1]}\n"
@@ -70,7 +63,7 @@ static double second_order(double t) {
 }
 
 static void test_lags(pt_integrator integ, double tol) {
-  pt_model *m = load_yaml(lag_model);
+  pt_model *m = rod_model(ROD_INERTIA, "", lag_controls);
   pt_data *d = data(m);
   pt_set_integrator(d, integ);
   CHECK(pt_model_ncontrol_state(m) == 3 && pt_model_nsignal(m) == 3, "sizes %d %d",
@@ -97,24 +90,10 @@ static void test_lags(pt_integrator integ, double tol) {
 
 // J = 0.02 (about the shaft), b = 0.001 (joint damping), k = 0.05, R = 1, L = 0.01,
 // kp = 0.5, ki = 5 (the pid's integral state is its term's value: x' = ki e)
-static const char motor_model[] =
-    "model: dc_motor_flywheel\n"
-    "gravity: [0, 0, 0]\n"
-    "simulation: {dt: 0.0005}\n"
-    "bodies:\n"
-    "  - {name: wheel, mass: 2, inertia: [0.01, 0.01, 0.02], position: [0, 0, 0]}\n"
-    "joints:\n"
-    "  - {name: shaft, type: revolute, body1: ground, body2: wheel, point: [0, 0, 0],"
-    " axis: [0, 0, 1], damping: 0.001}\n"
-    "controls:\n"
-    "  - {name: speed, type: measure, rate: shaft}\n"
-    "  - {name: ref, type: input}\n"
-    "  - {name: err, type: sum, inputs: [ref, speed], signs: [+, -]}\n"
-    "  - {name: pic, type: pid, input: err, kp: 0.5, ki: 5}\n"
-    "  - {name: motor, type: state_space, inputs: [pic, speed], A: [[-100]], B: [[100, -5]],"
-    " C: [[0.05]]}\n"
-    "actuators:\n"
-    "  - {name: drive, type: joint_torque, joint: shaft, source: motor.y1}\n";
+// configs/models/dc_motor_flywheel.yaml (its header has the numbers)
+static const char *models_dir = "configs/models";
+
+static pt_model *load_example(const char *file) { return load_model_file(models_dir, file); }
 
 // e^{A t} of a 3 x 3 matrix by scaling and squaring of its Taylor series.
 static void expm3(double E[9], const double A[9], double t) {
@@ -147,7 +126,7 @@ static void test_motor(pt_integrator integ, double tol) {
   const double A[9] = {-b / J, k / J, 0, -(k + kp) / L, -R / L, 1 / L, -ki, 0, 0};
   // the equilibrium: w = r, i = b r / k, xI = R i + k r
   const double xs[3] = {r, b * r / k, R * b * r / k + k * r};
-  pt_model *m = load_yaml(motor_model);
+  pt_model *m = load_example("dc_motor_flywheel.yaml");
   pt_data *d = data(m);
   pt_set_integrator(d, integ);
   set_input(m, d, "ref", r);
@@ -183,19 +162,12 @@ static void test_motor(pt_integrator integ, double tol) {
 // ---- ode == transfer function -----------------------------------------------------------------
 
 static void test_ode_tf(pt_integrator integ) {
-  static const char text[] =
-      "model: pendulum_filters\n"
-      "bodies:\n"
-      "  - {name: rod, mass: 1, inertia: [0.1, 0.1, 0.01], position: [0, 0, -0.5]}\n"
-      "joints:\n"
-      "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
-      " axis: [0, 1, 0]}\n"
+  pt_model *m = rod_model(ROD_INERTIA, "",
       "controls:\n"
       "  - {name: th, type: measure, coordinate: hinge}\n"
       "  - {name: g, type: transfer_function, input: th, num: [1, 3], den: [1, 2, 5]}\n"
       "  - {name: o, type: ode, states: [p, v], derivatives: [v, th - 2 * v - 5 * p]}\n"
-      "  - {name: y, type: expression, expr: 3 * o.p + o.v}\n";
-  pt_model *m = load_yaml(text);
+      "  - {name: y, type: expression, expr: 3 * o.p + o.v}\n");
   pt_data *d = data(m);
   pt_set_integrator(d, integ);
   pt_assign a = {pt_coord_index(m, "hinge"), 1.2};
@@ -216,21 +188,18 @@ static void test_ode_tf(pt_integrator integ) {
 
 // ---- expression_force ------------------------------------------------------------------------
 
-// A pendulum with a torsion spring k = 3, c = 0.2 about its hinge, or the same as a formula.
-static pt_model *spring_pendulum(const char *force) {
-  char text[2048];
-  snprintf(text, sizeof(text),
-           "model: spring_pendulum\n"
-           "bodies:\n"
-           "  - {name: rod, mass: 1, inertia: [0.1, 0.1, 0.01], position: [0, 0, -0.5]}\n"
-           "joints:\n"
-           "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
-           " axis: [0, 1, 0]}\n"
+// A pendulum with a torsion spring k = 3, c = 0.2 about its hinge, or the same as a formula
+// (turned: the rod's body z axis along the hinge, for a torque given in the body frame).
+static pt_model *spring_pendulum(const char *force, int turned) {
+  char rest[1024];
+  snprintf(rest, sizeof(rest),
            "controls:\n"
            "  - {name: th, type: measure, coordinate: hinge}\n"
            "  - {name: w, type: measure, rate: hinge}\n"
            "forces:\n%s\n", force);
-  return load_yaml(text);
+  return turned ? rod_model("[0.1, 0.01, 0.1]",
+                            ", orientation: {axis: [1, 0, 0], angle: -1.5707963267948966}", rest)
+                : rod_model(ROD_INERTIA, "", rest);
 }
 
 static void test_expression_force(void) {
@@ -244,24 +213,7 @@ static void test_expression_force(void) {
   // the rod's body z axis is the global y axis when it is turned so (frame: body)
   double end[4] = {0};
   for (int f = 0; f < 4; f++) {
-    pt_model *m = spring_pendulum(forces[f]);
-    if (f == 3) {  // the same rod with its body axes turned: body z along the hinge
-      pt_model_free(m);
-      char text[2048];
-      snprintf(text, sizeof(text),
-               "model: spring_pendulum\n"
-               "bodies:\n"
-               "  - {name: rod, mass: 1, inertia: [0.1, 0.01, 0.1], position: [0, 0, -0.5],"
-               " orientation: {axis: [1, 0, 0], angle: -1.5707963267948966}}\n"
-               "joints:\n"
-               "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
-               " axis: [0, 1, 0]}\n"
-               "controls:\n"
-               "  - {name: th, type: measure, coordinate: hinge}\n"
-               "  - {name: w, type: measure, rate: hinge}\n"
-               "forces:\n%s\n", forces[f]);
-      m = load_yaml(text);
-    }
+    pt_model *m = spring_pendulum(forces[f], f == 3);
     pt_data *d = data(m);
     pt_assign a = {pt_coord_index(m, "hinge"), 0.8};
     pt_error err;
@@ -287,7 +239,7 @@ static void test_expression_force(void) {
 // ---- snapshots, reset, states and parameters set between steps ------------------------------
 
 static void test_state_ops(void) {
-  pt_model *m = load_yaml(motor_model);
+  pt_model *m = load_example("dc_motor_flywheel.yaml");
   pt_data *d = data(m), *c = data(m);
   set_input(m, d, "ref", 2);
   for (int n = 0; n < 300; n++) step(m, d);
@@ -334,14 +286,7 @@ static void test_state_ops(void) {
 // measured angle): at the equilibrium the angle is the target, the integral term carries the
 // gravity torque m g l sin(0.3), the lag's state equals its input; the closed loop is stable.
 static void test_equilibrium(void) {
-  static const char text[] =
-      "model: pi_pendulum\n"
-      "bodies:\n"
-      "  - {name: rod, mass: 1, inertia: [0.0833333333333333, 0.0833333333333333, 1e-4],"
-      " position: [0, 0, -0.5]}\n"
-      "joints:\n"
-      "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
-      " axis: [0, 1, 0]}\n"
+  pt_model *m = rod_model(SLENDER_INERTIA, "",
       "controls:\n"
       "  - {name: angle, type: measure, coordinate: hinge}\n"
       "  - {name: seen, type: transfer_function, input: angle, num: [1], den: [0.05, 1]}\n"
@@ -349,8 +294,7 @@ static void test_equilibrium(void) {
       "  - {name: e, type: sum, inputs: [target, seen], signs: [+, -]}\n"
       "  - {name: c, type: pid, input: e, kp: 20, ki: 15, kd: 3, tf: 0.02}\n"
       "actuators:\n"
-      "  - {name: tau, type: joint_torque, joint: hinge, source: c}\n";
-  pt_model *m = load_yaml(text);
+      "  - {name: tau, type: joint_torque, joint: hinge, source: c}\n");
   pt_data *d = data(m);
   set_input(m, d, "target", 0.3);
   pt_forward(m, d);
@@ -409,7 +353,10 @@ static void test_equilibrium(void) {
   pt_model_free(m);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  char dir[1024];
+  snprintf(dir, sizeof(dir), "%s/configs/models", argc > 1 ? argv[1] : ".");
+  models_dir = dir;
   test_lags(PT_INT_RK4, 1e-9);
   test_lags(PT_INT_ABM4, 1e-8);
   test_lags(PT_INT_EULER, 5e-3);

@@ -77,27 +77,14 @@ static void eig_vs_roots(const pt_linearization *r, double (*want)[2], int n, in
 
 // ---- the DC motor on a flywheel ------------------------------------------------------------------
 
-static const char motor_model[] =
-    "model: dc_motor_flywheel\n"
-    "gravity: [0, 0, 0]\n"
-    "bodies:\n"
-    "  - {name: wheel, mass: 2, inertia: [0.01, 0.01, 0.02], position: [0, 0, 0]}\n"
-    "joints:\n"
-    "  - {name: shaft, type: revolute, body1: ground, body2: wheel, point: [0, 0, 0],"
-    " axis: [0, 0, 1], damping: 0.001}\n"
-    "controls:\n"
-    "  - {name: speed, type: measure, rate: shaft}\n"
-    "  - {name: ref, type: input}\n"
-    "  - {name: err, type: sum, inputs: [ref, speed], signs: [+, -]}\n"
-    "  - {name: pic, type: pid, input: err, kp: 0.5, ki: 5}\n"
-    "  - {name: motor, type: state_space, inputs: [pic, speed], A: [[-100]], B: [[100, -5]],"
-    " C: [[0.05]]}\n"
-    "actuators:\n"
-    "  - {name: drive, type: joint_torque, joint: shaft, source: motor.y1}\n";
+// configs/models/dc_motor_flywheel.yaml (its header has the numbers)
+static const char *models_dir = "configs/models";
+
+static pt_model *load_example(const char *file) { return load_model_file(models_dir, file); }
 
 static void test_motor(pt_lin_solver solver) {
   const double J = 0.02, b = 0.001, k = 0.05, R = 1, L = 0.01, kp = 0.5, ki = 5;
-  pt_model *m = load_yaml(motor_model);
+  pt_model *m = load_example("dc_motor_flywheel.yaml");
   pt_data *d = pt_data_new(m);
   const char *outs[] = {"motor.y1", "err", "pic.integral", "shaft.acc"};
   pt_linearization *r = lin(m, d, solver, NULL, 0, outs, 4);
@@ -145,22 +132,14 @@ static void test_motor(pt_lin_solver solver) {
 static void test_pid_pendulum(pt_lin_solver solver) {
   // a 1 kg, 1 m rod hanging from its end: J = 1/3, m g l = 4.905
   const double J = 1.0 / 3, mgl = 9.81 * 0.5, kp = 30, ki = 20, kd = 4, tf = 0.05;
-  static const char text[] =
-      "model: pid_pendulum\n"
-      "bodies:\n"
-      "  - {name: rod, mass: 1, inertia: [0.0833333333333333, 0.0833333333333333, 1e-4],"
-      " position: [0, 0, -0.5]}\n"
-      "joints:\n"
-      "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
-      " axis: [0, 1, 0]}\n"
+  pt_model *m = rod_model(SLENDER_INERTIA, "",
       "controls:\n"
       "  - {name: angle, type: measure, coordinate: hinge}\n"
       "  - {name: target, type: input}\n"
       "  - {name: e, type: sum, inputs: [target, angle], signs: [+, -]}\n"
       "  - {name: c, type: pid, input: e, kp: 30, ki: 20, kd: 4, tf: 0.05}\n"
       "actuators:\n"
-      "  - {name: tau, type: joint_torque, joint: hinge, source: c}\n";
-  pt_model *m = load_yaml(text);
+      "  - {name: tau, type: joint_torque, joint: hinge, source: c}\n");
   pt_data *d = pt_data_new(m);
   pt_linearization *r = lin(m, d, solver, NULL, 0, NULL, 0);
   CHECK(r->nz == 1 && r->nd == 2, "nz %d nd %d", r->nz, r->nd);
@@ -369,6 +348,9 @@ static void test_limits(void) {
 
 int main(int argc, char **argv) {
   const char *root = argc > 1 ? argv[1] : ".";
+  char dir[1024];
+  snprintf(dir, sizeof(dir), "%s/configs/models", root);
+  models_dir = dir;
   for (int s = 0; s < 2; s++) {
     const pt_lin_solver solver = s ? PT_LIN_AUGMENTED : PT_LIN_SPARSE;
     test_motor(solver);
