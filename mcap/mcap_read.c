@@ -292,8 +292,61 @@ static const char *check_message_index(const mcap_file *f, const reader_priv *pv
   return NULL;
 }
 
-// The summary section and footer of a file whose Data End ended at `data_end`.
-static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_end) {
+// A Chunk Index of the summary against the chunk it indexes (the nci-th) and the message
+// indexes found after it.
+static const char *check_chunk_index(const chunk_info *ch, cur *r) {
+  uint64_t s = get_u64(r), e = get_u64(r), o = get_u64(r), l = get_u64(r);
+  if (s != ch->start || e != ch->end || o != ch->offset || l != ch->length)
+    return "chunk index disagrees with its chunk";
+  uint64_t mlen = get_u32(r);
+  if (r->bad || mlen % 10 || r->n - r->at < mlen)
+    return "malformed chunk index";
+  int n = (int)(mlen / 10);
+  if (n != ch->nidx)
+    return "chunk index lists a different number of message indexes";
+  for (int k = 0; k < n; k++) {
+    uint64_t id = get_u16(r), io = get_u64(r);
+    int j = 0;
+    while (j < ch->nidx && ch->idx_id[j] != id)
+      j++;
+    if (j == ch->nidx || ch->idx_at[j] != io)
+      return "chunk index points at no message index";
+  }
+  if (get_u64(r) != ch->idx_end - (ch->offset + ch->length))
+    return "chunk index: wrong message index length";
+  free(get_str(r));   // compression (checked in the chunk itself)
+  uint64_t csize = get_u64(r), usize = get_u64(r);
+  if (r->bad)
+    return "malformed chunk index";
+  if (csize != ch->rlen || usize != ch->rlen)
+    return "chunk index: sizes disagree with the chunk";
+  return NULL;
+}
+
+// The Statistics record against the records the pass found.
+static const char *check_statistics(const mcap_file *f, cur *r) {
+  uint64_t nmsg = get_u64(r);
+  uint64_t nsch = get_u16(r), nch = get_u32(r), natt = get_u32(r), nmeta = get_u32(r);
+  uint64_t nchunk = get_u32(r);
+  get_u64(r);
+  get_u64(r);
+  if (r->bad || nmsg != f->nmsg || nsch != (uint64_t)f->nschema ||
+      nch != (uint64_t)f->nchannel || natt != (uint64_t)f->nattachment ||
+      nmeta != (uint64_t)f->nmetadata || nchunk != (uint64_t)f->nchunk)
+    return "statistics disagree with the records found";
+  uint64_t mlen = get_u32(r);
+  for (uint64_t k = 0; k + 10 <= mlen && !r->bad; k += 10) {
+    const mcap_channel *ch = mcap_find_channel(f, (uint16_t)get_u16(r));
+    if (!ch || get_u64(r) != ch->count)
+      return "statistics: a channel's message count disagrees";
+  }
+  return NULL;
+}
+
+// The Footer before the closing magic: where the summary starts (*sum_start, 0 for none) and
+// ends (*footer_at).
+static const char *read_footer(const mcap_file *f, uint64_t data_end, uint64_t *sum_start,
+                               uint64_t *footer_at) {
   if (f->size < data_end + 29 + MCAP_MAGIC_LEN)
     return "no footer after Data End";
   const uint8_t *tail = f->bytes + f->size - MCAP_MAGIC_LEN;
@@ -302,25 +355,29 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
   cur ft = {f->bytes + f->size - MCAP_MAGIC_LEN - 29, 29, 0, 0};
   if (get_u8(&ft) != MCAP_OP_FOOTER || get_u64(&ft) != 20)
     return "no footer record before the closing magic";
-  uint64_t sum_start = get_u64(&ft), off_start = get_u64(&ft);
+  *sum_start = get_u64(&ft);
+  uint64_t off_start = get_u64(&ft);
   uint32_t sum_crc = (uint32_t)get_u32(&ft);
-  uint64_t footer_at = f->size - MCAP_MAGIC_LEN - 29;
-  if (sum_start == 0) {
-    if (f->nchunk > 0)
-      return "chunks but no summary (no chunk index)";
-    return NULL;
-  }
-  if (sum_start != data_end || (off_start && (off_start < sum_start || off_start > footer_at)))
+  *footer_at = f->size - MCAP_MAGIC_LEN - 29;
+  if (*sum_start == 0)
+    return f->nchunk > 0 ? "chunks but no summary (no chunk index)" : NULL;
+  if (*sum_start != data_end ||
+      (off_start && (off_start < *sum_start || off_start > *footer_at)))
     return "footer offsets point outside the summary";
-  if (sum_crc) {
-    uint32_t crc = crc_of(f->bytes + sum_start, footer_at + 1 + 8 + 16 - sum_start);
-    if (crc != sum_crc)
-      return "summary CRC mismatch";
-  }
+  if (sum_crc && crc_of(f->bytes + *sum_start, *footer_at + 1 + 8 + 16 - *sum_start) != sum_crc)
+    return "summary CRC mismatch";
+  return NULL;
+}
+
+// The summary section and footer of a file whose Data End ended at `data_end`.
+static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_end) {
+  uint64_t sum_start = 0, footer_at = 0;
+  const char *why = read_footer(f, data_end, &sum_start, &footer_at);
+  if (why || sum_start == 0)
+    return why;
   cur c = {f->bytes, (size_t)footer_at, (size_t)sum_start, 0};
   int nci = 0, nai = 0, nmi = 0;
   while (c.at < c.n) {
-    uint64_t at = c.at;
     int op = (int)get_u8(&c);
     uint64_t len = get_u64(&c);
     const uint8_t *body = get_bytes(&c, len);
@@ -330,73 +387,35 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
     if (op == MCAP_OP_CHUNK_INDEX) {
       if (nci >= f->nchunk)
         return "more chunk indexes than chunks";
-      const chunk_info *ch = &pv->chunks[nci++];
-      uint64_t s = get_u64(&r), e = get_u64(&r), o = get_u64(&r), l = get_u64(&r);
-      if (s != ch->start || e != ch->end || o != ch->offset || l != ch->length)
-        return "chunk index disagrees with its chunk";
-      uint64_t mlen = get_u32(&r);
-      if (r.bad || mlen % 10 || r.n - r.at < mlen)
-        return "malformed chunk index";
-      int n = (int)(mlen / 10);
-      if (n != ch->nidx)
-        return "chunk index lists a different number of message indexes";
-      for (int k = 0; k < n; k++) {
-        uint64_t id = get_u16(&r), io = get_u64(&r);
-        int j = 0;
-        while (j < ch->nidx && ch->idx_id[j] != id)
-          j++;
-        if (j == ch->nidx || ch->idx_at[j] != io)
-          return "chunk index points at no message index";
-      }
-      if (get_u64(&r) != ch->idx_end - (ch->offset + ch->length))
-        return "chunk index: wrong message index length";
-      free(get_str(&r));   // compression (checked in the chunk itself)
-      uint64_t csize = get_u64(&r), usize = get_u64(&r);
-      if (r.bad)
-        return "malformed chunk index";
-      if (csize != ch->rlen || usize != ch->rlen)
-        return "chunk index: sizes disagree with the chunk";
+      why = check_chunk_index(&pv->chunks[nci++], &r);
     } else if (op == MCAP_OP_SCHEMA || op == MCAP_OP_CHANNEL) {
       // copies of the data section's, or the only place of one no message used
       int rc = op == MCAP_OP_SCHEMA ? add_schema(f, &r, &pv->scap)
                                     : add_channel(f, &r, &pv->ccap);
       if (rc < 0)
-        return "malformed schema or channel in the summary";
+        why = "malformed schema or channel in the summary";
     } else if (op == MCAP_OP_ATTACHMENT_INDEX) {
       uint64_t o = get_u64(&r);
       if (nai >= f->nattachment || o != pv->att_off[nai])
-        return "attachment index points at no attachment";
+        why = "attachment index points at no attachment";
       nai++;
     } else if (op == MCAP_OP_METADATA_INDEX) {
       uint64_t o = get_u64(&r);
       if (nmi >= f->nmetadata || o != pv->meta_off[nmi])
-        return "metadata index points at no metadata record";
+        why = "metadata index points at no metadata record";
       nmi++;
     } else if (op == MCAP_OP_STATISTICS) {
-      uint64_t nmsg = get_u64(&r);
-      uint64_t nsch = get_u16(&r), nch = get_u32(&r), natt = get_u32(&r), nmeta = get_u32(&r);
-      uint64_t nchunk = get_u32(&r);
-      get_u64(&r);
-      get_u64(&r);
-      if (r.bad || nmsg != f->nmsg || nsch != (uint64_t)f->nschema ||
-          nch != (uint64_t)f->nchannel || natt != (uint64_t)f->nattachment ||
-          nmeta != (uint64_t)f->nmetadata || nchunk != (uint64_t)f->nchunk)
-        return "statistics disagree with the records found";
-      uint64_t mlen = get_u32(&r);
-      for (uint64_t k = 0; k + 10 <= mlen && !r.bad; k += 10) {
-        const mcap_channel *ch = mcap_find_channel(f, (uint16_t)get_u16(&r));
-        if (!ch || get_u64(&r) != ch->count)
-          return "statistics: a channel's message count disagrees";
-      }
+      why = check_statistics(f, &r);
     } else if (op == MCAP_OP_SUMMARY_OFFSET) {
       uint64_t gop = get_u8(&r), gs = get_u64(&r), gl = get_u64(&r);
       if (r.bad || gs < sum_start || gs >= footer_at || gl > footer_at - gs ||
           f->bytes[gs] != gop)
-        return "summary offset points at no group of its opcode";
+        why = "summary offset points at no group of its opcode";
     } else if (op == MCAP_OP_FOOTER) {
-      return "a footer inside the summary";
+      why = "a footer inside the summary";
     }
-    (void)at;
+    if (why)
+      return why;
   }
   if (nci != f->nchunk)
     return "a chunk without a chunk index";
@@ -406,6 +425,233 @@ static const char *check_summary(mcap_file *f, reader_priv *pv, uint64_t data_en
   return NULL;
 }
 
+// ---- the pass over the data section ----------------------------------------------------------
+
+// Where the pass is and what it has seen.
+typedef struct {
+  mcap_file *f;
+  reader_priv *pv;
+  cur c;                    // the file, from the next record on
+  uint64_t at;              // offset of the record being read
+  uint32_t crc;             // CRC of the data section up to that record
+  int have_header;
+  chunk_info *last_chunk;   // the chunk whose message indexes may follow
+  int acap, mcap, aocap, mocap;   // capacities of attachments, metadata and their offsets
+} pass;
+
+// What a record's handler returns to go on to the next record; otherwise the pass stops with
+// the status it returns (stop() has said why).
+#define GO_ON 2
+
+// The file ends at a record boundary before Data End.
+static mcap_read_status ended(const pass *ps) {
+  mcap_file *f = ps->f;
+  if (!ps->have_header)
+    return stop(f, MCAP_READ_BAD, "the file ends before its Header (%zu bytes)", f->size);
+  return stop(f, MCAP_READ_PARTIAL, "the file ends after byte %llu without Data End or "
+              "Footer (cut off while recording?): read %d complete chunks, %zu messages",
+              (unsigned long long)ps->at, f->nchunk, f->nmsg);
+}
+
+// The file ends inside the record of opcode op.
+static mcap_read_status cut_off(const pass *ps, int op) {
+  mcap_file *f = ps->f;
+  if (!ps->have_header)
+    return stop(f, MCAP_READ_BAD, "the file ends inside its Header (%zu bytes)", f->size);
+  return stop(f, MCAP_READ_PARTIAL, "the file ends inside a record (opcode 0x%02x) at byte "
+              "%llu of %zu (cut off while recording?): read %d complete chunks, %zu messages",
+              op, (unsigned long long)ps->at, f->size, f->nchunk, f->nmsg);
+}
+
+static int on_header(pass *ps, int op, cur *r) {
+  mcap_file *f = ps->f;
+  if (op != MCAP_OP_HEADER)
+    return stop(f, MCAP_READ_BAD, "the first record is not a Header");
+  f->profile = get_str(r);
+  f->library = get_str(r);
+  if (r->bad)
+    return stop(f, MCAP_READ_BAD, "malformed Header");
+  ps->have_header = 1;
+  return GO_ON;
+}
+
+// Data End: the data section's CRC, then the summary and footer (check_summary).
+static int on_data_end(pass *ps, cur *r) {
+  mcap_file *f = ps->f;
+  uint32_t want = (uint32_t)get_u32(r);
+  if (r->bad)
+    return stop(f, MCAP_READ_PARTIAL, "malformed Data End at byte %llu",
+                (unsigned long long)ps->at);
+  if (want && want != ps->crc)
+    return stop(f, MCAP_READ_PARTIAL, "data section CRC mismatch (Data End at byte %llu)",
+                (unsigned long long)ps->at);
+  f->valid_end = ps->c.at;
+  const char *why = check_summary(f, ps->pv, ps->c.at);
+  if (why)
+    return stop(f, MCAP_READ_PARTIAL, "data section complete, but its summary is not "
+                "usable: %s", why);
+  f->status = MCAP_READ_COMPLETE;
+  return MCAP_READ_COMPLETE;
+}
+
+static int on_schema_or_channel(pass *ps, int op, cur *r) {
+  mcap_file *f = ps->f;
+  int rc = op == MCAP_OP_SCHEMA ? add_schema(f, r, &ps->pv->scap)
+                               : add_channel(f, r, &ps->pv->ccap);
+  if (rc < 0)
+    return stop(f, MCAP_READ_PARTIAL, "malformed %s record at byte %llu",
+                op == MCAP_OP_SCHEMA ? "Schema" : "Channel", (unsigned long long)ps->at);
+  return GO_ON;
+}
+
+static int on_message(pass *ps, cur *r) {
+  if (add_message(ps->f, ps->pv, r, 0) < 0)
+    return stop(ps->f, MCAP_READ_PARTIAL, "bad Message record at byte %llu",
+                (unsigned long long)ps->at);
+  return GO_ON;
+}
+
+// A Chunk: uncompressed only, its CRC checked, its records parsed (all or nothing), and noted
+// for the message indexes after it and the summary's chunk index.
+static int on_chunk(pass *ps, cur *r) {
+  mcap_file *f = ps->f;
+  reader_priv *pv = ps->pv;
+  const unsigned long long at = ps->at;
+  uint64_t s = get_u64(r), e = get_u64(r), usize = get_u64(r);
+  uint32_t want = (uint32_t)get_u32(r);
+  char *comp = get_str(r);
+  uint64_t rlen = get_u64(r);
+  const uint8_t *recs = get_bytes(r, rlen);
+  int empty_comp = comp && comp[0] == '\0';
+  if (!recs || !comp) {
+    free(comp);
+    return stop(f, MCAP_READ_PARTIAL, "malformed Chunk at byte %llu", at);
+  }
+  if (!empty_comp) {
+    stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu is compressed with '%s', which this "
+         "reader does not support", at, comp);
+    free(comp);
+    return MCAP_READ_PARTIAL;
+  }
+  free(comp);
+  if (usize != rlen)
+    return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: wrong uncompressed size", at);
+  if (want && crc_of(recs, rlen) != want)
+    return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: CRC mismatch (corrupt)", at);
+  size_t first = f->nmsg;
+  const char *why = read_chunk_records(f, pv, recs, (size_t)rlen, &pv->scap, &pv->ccap);
+  if (why) {
+    f->nmsg = first;   // nothing of a chunk that does not parse
+    return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: %s", at, why);
+  }
+  if (grow((void **)&pv->chunks, &pv->cap_chunks, f->nchunk, sizeof(chunk_info)))
+    return stop(f, MCAP_READ_PARTIAL, "out of memory");
+  chunk_info *ch = &pv->chunks[f->nchunk++];
+  memset(ch, 0, sizeof(*ch));
+  ch->offset = ps->at;
+  ch->length = ps->c.at - ps->at;
+  ch->start = s;
+  ch->end = e;
+  ch->records_at = (uint64_t)(recs - f->bytes);
+  ch->rlen = rlen;
+  ch->first_msg = first;
+  ch->nmsg = f->nmsg - first;
+  ch->idx_end = ps->c.at;
+  ps->last_chunk = ch;
+  return GO_ON;
+}
+
+// A Message Index: right after its chunk (or another of its indexes), checked against it.
+static int on_message_index(pass *ps, cur *r) {
+  chunk_info *ch = ps->last_chunk;
+  const unsigned long long at = ps->at;
+  if (!ch || ch->idx_end != ps->at)
+    return stop(ps->f, MCAP_READ_PARTIAL, "message index at byte %llu does not follow a chunk",
+                at);
+  uint16_t id = (uint16_t)(r->n >= 2 ? r->p[0] | r->p[1] << 8 : 0);
+  const char *why = ch->nidx == MCAP_MAX_CHANNELS
+                        ? "more message indexes after one chunk than this reader takes"
+                        : check_message_index(ps->f, ps->pv, ch, r);
+  if (why)
+    return stop(ps->f, MCAP_READ_PARTIAL, "message index at byte %llu: %s", at, why);
+  ch->idx_id[ch->nidx] = id;
+  ch->idx_at[ch->nidx++] = ps->at;
+  ch->idx_end = ps->c.at;
+  return GO_ON;
+}
+
+static int on_attachment(pass *ps, cur *r) {
+  mcap_file *f = ps->f;
+  mcap_attachment a = {0};
+  a.log_time = get_u64(r);
+  a.create_time = get_u64(r);
+  a.name = get_str(r);
+  a.media_type = get_str(r);
+  uint64_t n = get_u64(r);
+  a.data = get_bytes(r, n);
+  a.len = (size_t)n;
+  size_t crc_len = r->at;
+  uint32_t want = (uint32_t)get_u32(r);
+  int bad = r->bad || !a.name || !a.media_type;
+  if (!bad && want && crc_of(r->p, crc_len) != want)
+    bad = 2;
+  if (bad || grow((void **)&f->attachments, &ps->acap, f->nattachment, sizeof(a)) ||
+      grow((void **)&ps->pv->att_off, &ps->aocap, f->nattachment, sizeof(uint64_t))) {
+    free(a.name);
+    free(a.media_type);
+    return stop(f, MCAP_READ_PARTIAL, "attachment at byte %llu: %s",
+                (unsigned long long)ps->at, bad == 2 ? "CRC mismatch (corrupt)" : "malformed");
+  }
+  ps->pv->att_off[f->nattachment] = ps->at;
+  f->attachments[f->nattachment++] = a;
+  return GO_ON;
+}
+
+static int on_metadata(pass *ps, cur *r) {
+  mcap_file *f = ps->f;
+  mcap_metadata m = {0};
+  m.name = get_str(r);
+  int bad = !m.name || get_map_str(r, &m.kv, &m.npairs) < 0;
+  if (bad || grow((void **)&f->metadata, &ps->mcap, f->nmetadata, sizeof(m)) ||
+      grow((void **)&ps->pv->meta_off, &ps->mocap, f->nmetadata, sizeof(uint64_t))) {
+    free(m.name);
+    free_strs(m.kv, 2 * m.npairs);
+    return stop(f, MCAP_READ_PARTIAL, "metadata at byte %llu: malformed",
+                (unsigned long long)ps->at);
+  }
+  ps->pv->meta_off[f->nmetadata] = ps->at;
+  f->metadata[f->nmetadata++] = m;
+  return GO_ON;
+}
+
+// One record of the data section after the Header, by its opcode.
+static int on_record(pass *ps, int op, cur *r) {
+  switch (op) {
+  case MCAP_OP_DATA_END:
+    return on_data_end(ps, r);
+  case MCAP_OP_SCHEMA:
+  case MCAP_OP_CHANNEL:
+    return on_schema_or_channel(ps, op, r);
+  case MCAP_OP_MESSAGE:
+    return on_message(ps, r);
+  case MCAP_OP_CHUNK:
+    return on_chunk(ps, r);
+  case MCAP_OP_MESSAGE_INDEX:
+    return on_message_index(ps, r);
+  case MCAP_OP_ATTACHMENT:
+    return on_attachment(ps, r);
+  case MCAP_OP_METADATA:
+    return on_metadata(ps, r);
+  case MCAP_OP_FOOTER:
+    return stop(ps->f, MCAP_READ_PARTIAL, "footer at byte %llu without Data End",
+                (unsigned long long)ps->at);
+  default:   // other opcodes (private, future) are skipped
+    return GO_ON;
+  }
+}
+
+// Every record from the magic on, bounds-checked before it is looked at, until Data End (and
+// the summary after it) or the first record that does not check.
 static mcap_read_status parse(mcap_file *f) {
   reader_priv *pv = calloc(1, sizeof(*pv));
   if (!pv)
@@ -413,165 +659,24 @@ static mcap_read_status parse(mcap_file *f) {
   f->priv = pv;
   if (f->size < MCAP_MAGIC_LEN || memcmp(f->bytes, MCAP_MAGIC, MCAP_MAGIC_LEN) != 0)
     return stop(f, MCAP_READ_BAD, "not an MCAP file (no magic)");
-  cur c = {f->bytes, f->size, MCAP_MAGIC_LEN, 0};
-  int acap = 0, mcap = 0, aocap = 0, mocap = 0;
-  int *scap = &pv->scap, *ccap = &pv->ccap;
-  uint32_t crc = crc_of(f->bytes, MCAP_MAGIC_LEN);
-  int have_header = 0;
+  pass ps = {.f = f, .pv = pv, .c = {f->bytes, f->size, MCAP_MAGIC_LEN, 0}};
+  ps.crc = crc_of(f->bytes, MCAP_MAGIC_LEN);
   f->valid_end = MCAP_MAGIC_LEN;
-  chunk_info *last_chunk = NULL;
   while (1) {
-    uint64_t at = c.at;
-    if (at == f->size) {
-      if (!have_header)
-        return stop(f, MCAP_READ_BAD, "the file ends before its Header (%zu bytes)", f->size);
-      return stop(f, MCAP_READ_PARTIAL, "the file ends after byte %llu without Data End or "
-                  "Footer (cut off while recording?): read %d complete chunks, %zu messages",
-                  (unsigned long long)at, f->nchunk, f->nmsg);
-    }
-    int op = (int)get_u8(&c);
-    uint64_t len = get_u64(&c);
-    const uint8_t *body = get_bytes(&c, len);
-    if (!body) {
-      if (!have_header)
-        return stop(f, MCAP_READ_BAD, "the file ends inside its Header (%zu bytes)", f->size);
-      return stop(f, MCAP_READ_PARTIAL, "the file ends inside a record (opcode 0x%02x) at byte "
-                  "%llu of %zu (cut off while recording?): read %d complete chunks, %zu messages",
-                  op, (unsigned long long)at, f->size, f->nchunk, f->nmsg);
-    }
+    ps.at = ps.c.at;
+    if (ps.at == f->size)
+      return ended(&ps);
+    int op = (int)get_u8(&ps.c);
+    uint64_t len = get_u64(&ps.c);
+    const uint8_t *body = get_bytes(&ps.c, len);
+    if (!body)
+      return cut_off(&ps, op);
     cur r = {body, (size_t)len, 0, 0};
-    if (!have_header) {
-      if (op != MCAP_OP_HEADER)
-        return stop(f, MCAP_READ_BAD, "the first record is not a Header");
-      f->profile = get_str(&r);
-      f->library = get_str(&r);
-      if (r.bad)
-        return stop(f, MCAP_READ_BAD, "malformed Header");
-      have_header = 1;
-    } else if (op == MCAP_OP_DATA_END) {
-      uint32_t want = (uint32_t)get_u32(&r);
-      if (r.bad)
-        return stop(f, MCAP_READ_PARTIAL, "malformed Data End at byte %llu",
-                    (unsigned long long)at);
-      if (want && want != crc)
-        return stop(f, MCAP_READ_PARTIAL, "data section CRC mismatch (Data End at byte %llu)",
-                    (unsigned long long)at);
-      f->valid_end = c.at;
-      const char *why = check_summary(f, pv, c.at);
-      if (why)
-        return stop(f, MCAP_READ_PARTIAL, "data section complete, but its summary is not "
-                    "usable: %s", why);
-      f->status = MCAP_READ_COMPLETE;
-      return MCAP_READ_COMPLETE;
-    } else if (op == MCAP_OP_SCHEMA || op == MCAP_OP_CHANNEL) {
-      if ((op == MCAP_OP_SCHEMA ? add_schema(f, &r, scap) : add_channel(f, &r, ccap)) < 0)
-        return stop(f, MCAP_READ_PARTIAL, "malformed %s record at byte %llu",
-                    op == MCAP_OP_SCHEMA ? "Schema" : "Channel", (unsigned long long)at);
-    } else if (op == MCAP_OP_MESSAGE) {
-      if (add_message(f, pv, &r, 0) < 0)
-        return stop(f, MCAP_READ_PARTIAL, "bad Message record at byte %llu",
-                    (unsigned long long)at);
-    } else if (op == MCAP_OP_CHUNK) {
-      uint64_t s = get_u64(&r), e = get_u64(&r), usize = get_u64(&r);
-      uint32_t want = (uint32_t)get_u32(&r);
-      char *comp = get_str(&r);
-      uint64_t rlen = get_u64(&r);
-      const uint8_t *recs = get_bytes(&r, rlen);
-      int empty_comp = comp && comp[0] == '\0';
-      if (!recs || !comp) {
-        free(comp);
-        return stop(f, MCAP_READ_PARTIAL, "malformed Chunk at byte %llu",
-                    (unsigned long long)at);
-      }
-      if (!empty_comp) {
-        stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu is compressed with '%s', which this "
-             "reader does not support", (unsigned long long)at, comp);
-        free(comp);
-        return MCAP_READ_PARTIAL;
-      }
-      free(comp);
-      if (usize != rlen)
-        return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: wrong uncompressed size",
-                    (unsigned long long)at);
-      if (want && crc_of(recs, rlen) != want)
-        return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: CRC mismatch (corrupt)",
-                    (unsigned long long)at);
-      size_t first = f->nmsg;
-      const char *why = read_chunk_records(f, pv, recs, (size_t)rlen, scap, ccap);
-      if (why) {
-        f->nmsg = first;   // nothing of a chunk that does not parse
-        return stop(f, MCAP_READ_PARTIAL, "chunk at byte %llu: %s", (unsigned long long)at,
-                    why);
-      }
-      if (grow((void **)&pv->chunks, &pv->cap_chunks, f->nchunk, sizeof(chunk_info)))
-        return stop(f, MCAP_READ_PARTIAL, "out of memory");
-      last_chunk = &pv->chunks[f->nchunk++];
-      memset(last_chunk, 0, sizeof(*last_chunk));
-      last_chunk->offset = at;
-      last_chunk->length = c.at - at;
-      last_chunk->start = s;
-      last_chunk->end = e;
-      last_chunk->records_at = (uint64_t)(recs - f->bytes);
-      last_chunk->rlen = rlen;
-      last_chunk->first_msg = first;
-      last_chunk->nmsg = f->nmsg - first;
-      last_chunk->idx_end = c.at;
-    } else if (op == MCAP_OP_MESSAGE_INDEX) {
-      if (!last_chunk || last_chunk->idx_end != at)
-        return stop(f, MCAP_READ_PARTIAL, "message index at byte %llu does not follow a chunk",
-                    (unsigned long long)at);
-      uint16_t id = (uint16_t)(r.n >= 2 ? body[0] | body[1] << 8 : 0);
-      const char *why = last_chunk->nidx == MCAP_MAX_CHANNELS
-                            ? "more message indexes after one chunk than this reader takes"
-                            : check_message_index(f, pv, last_chunk, &r);
-      if (why)
-        return stop(f, MCAP_READ_PARTIAL, "message index at byte %llu: %s",
-                    (unsigned long long)at, why);
-      last_chunk->idx_id[last_chunk->nidx] = id;
-      last_chunk->idx_at[last_chunk->nidx++] = at;
-      last_chunk->idx_end = c.at;
-    } else if (op == MCAP_OP_ATTACHMENT) {
-      mcap_attachment a = {0};
-      a.log_time = get_u64(&r);
-      a.create_time = get_u64(&r);
-      a.name = get_str(&r);
-      a.media_type = get_str(&r);
-      uint64_t n = get_u64(&r);
-      a.data = get_bytes(&r, n);
-      a.len = (size_t)n;
-      size_t crc_len = r.at;
-      uint32_t want = (uint32_t)get_u32(&r);
-      int bad = r.bad || !a.name || !a.media_type;
-      if (!bad && want && crc_of(body, crc_len) != want)
-        bad = 2;
-      if (bad || grow((void **)&f->attachments, &acap, f->nattachment, sizeof(a)) ||
-          grow((void **)&pv->att_off, &aocap, f->nattachment, sizeof(uint64_t))) {
-        free(a.name);
-        free(a.media_type);
-        return stop(f, MCAP_READ_PARTIAL, "attachment at byte %llu: %s",
-                    (unsigned long long)at, bad == 2 ? "CRC mismatch (corrupt)" : "malformed");
-      }
-      pv->att_off[f->nattachment] = at;
-      f->attachments[f->nattachment++] = a;
-    } else if (op == MCAP_OP_METADATA) {
-      mcap_metadata m = {0};
-      m.name = get_str(&r);
-      int bad = !m.name || get_map_str(&r, &m.kv, &m.npairs) < 0;
-      if (bad || grow((void **)&f->metadata, &mcap, f->nmetadata, sizeof(m)) ||
-          grow((void **)&pv->meta_off, &mocap, f->nmetadata, sizeof(uint64_t))) {
-        free(m.name);
-        free_strs(m.kv, 2 * m.npairs);
-        return stop(f, MCAP_READ_PARTIAL, "metadata at byte %llu: malformed",
-                    (unsigned long long)at);
-      }
-      pv->meta_off[f->nmetadata] = at;
-      f->metadata[f->nmetadata++] = m;
-    } else if (op == MCAP_OP_FOOTER) {
-      return stop(f, MCAP_READ_PARTIAL, "footer at byte %llu without Data End",
-                  (unsigned long long)at);
-    }   // other opcodes (private, future) are skipped
-    crc = mcap_crc32(crc, f->bytes + at, c.at - at);
-    f->valid_end = c.at;
+    int st = ps.have_header ? on_record(&ps, op, &r) : on_header(&ps, op, &r);
+    if (st != GO_ON)
+      return (mcap_read_status)st;
+    ps.crc = mcap_crc32(ps.crc, f->bytes + ps.at, ps.c.at - ps.at);
+    f->valid_end = ps.c.at;
   }
 }
 

@@ -16,7 +16,7 @@ ROOT = os.path.abspath(os.environ.get("PARTITA_SOURCE_ROOT", os.path.join(HERE, 
 SRC = os.path.join(ROOT, "src")
 # the engine's layer folders (src/meson.build's partita_inc)
 LAYERS = ["include", "include/partita", "util", "control", "core", "partition", "compile", "load",
-          "analysis"]
+          "analysis/inverse", "analysis/equilibrium", "analysis/linearize"]
 if not os.path.isfile(os.path.join(SRC, "include", "partita", "partita.h")):
     raise RuntimeError("the Partita source tree was not found at %s (src/include/partita/partita.h): build the "
                        "package from client/python of a source checkout, or set "
@@ -221,7 +221,7 @@ ffibuilder.set_source(
     "partita._engine",
     '#include "partita.h"\n'
     "_Static_assert(PT_LIN_NAME_MAX == 80, \"engine_build.py: names are char[80]\");\n",
-    sources=sorted(glob.glob(os.path.join(SRC, "*", "*.c"))),
+    sources=sorted(glob.glob(os.path.join(SRC, "**", "*.c"), recursive=True)),
     include_dirs=[os.path.join(SRC, d) for d in LAYERS] + ["/usr/include/suitesparse"],
     extra_compile_args=["-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE",
                         "-Wno-unused-parameter"] + _cflags,

@@ -1,44 +1,23 @@
 // compile_control.c: control elements in the model (issue 26): expression forces turned into
 // driven actuators, the signal graph built (src/control), measured quantities resolved to
 // coordinates and bodies, control inputs named, actuators' `source:` signals resolved.
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "compile_control.h"
 
-// `FILE:LINE: list[idx] "name": what`
-__attribute__((format(printf, 7, 8))) static int fail(pt_error *err, const pt_spec *s,
-                                                      int line, const char *list, int idx,
-                                                      const char *name, const char *fmt, ...) {
-  char what[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof(what), fmt, ap);
-  va_end(ap);
-  return pt_error_set(err, PT_EMODEL, "%s:%d: %s[%d] \"%s\": %s", s->source, line, list, idx,
-                      name, what);
-}
-
-static const pt_spec_joint *spec_joint(const pt_spec *s, const char *name) {
-  for (int i = 0; i < s->njoint; i++)
-    if (!strcmp(s->joints[i].name, name)) return &s->joints[i];
-  return NULL;
-}
-
-static int spec_body(const pt_spec *s, const char *name) {
-  for (int i = 0; i < s->nbody; i++)
-    if (!strcmp(s->bodies[i].name, name)) return i;
-  return -1;
-}
+// `FILE:LINE: list[idx] "name": what` (PT_EMODEL)
+#define FAIL(s, line, list, idx, name, ...) \
+  pt_spec_fail(err, PT_EMODEL, s, line, list, idx, name, __VA_ARGS__)
 
 // The actuator an expression_force compiles to (f: forces[i]).
 static int force_actuator(const pt_spec *s, int i, pt_spec_actuator *a, pt_error *err) {
   const pt_spec_force *f = &s->forces[i];
   for (int k = 0; k < s->nactuator; k++)
     if (!strcmp(s->actuators[k].name, f->name))
-      return fail(err, s, f->line, "forces", i, f->name, "actuators[%d] has this name: an "
+      return FAIL(s, f->line, "forces", i, f->name, "actuators[%d] has this name: an "
                   "expression_force is a driven actuator of its name", k);
   memset(a, 0, sizeof(*a));
   memcpy(a->name, f->name, PT_NAME_MAX);
@@ -46,8 +25,9 @@ static int force_actuator(const pt_spec *s, int i, pt_spec_actuator *a, pt_error
   a->from_force = i + 1;
   a->gear = 1;
   if (f->joint[0]) {
-    const pt_spec_joint *j = spec_joint(s, f->joint);
-    if (!j) return fail(err, s, f->line, "forces", i, f->name, "unknown joint \"%s\"", f->joint);
+    const int ji = pt_spec_find_joint(s, f->joint);
+    if (ji < 0) return FAIL(s, f->line, "forces", i, f->name, "unknown joint \"%s\"", f->joint);
+    const pt_spec_joint *j = &s->joints[ji];
     const char *c = f->coordinate;
     int torque;
     switch (j->type) {
@@ -56,22 +36,22 @@ static int force_actuator(const pt_spec *s, int i, pt_spec_actuator *a, pt_error
       case PT_JOINT_CYLINDRICAL:
       case PT_JOINT_PLANAR:
         if (!c[0])
-          return fail(err, s, f->line, "forces", i, f->name, "joint \"%s\" has several coordinates: "
+          return FAIL(s, f->line, "forces", i, f->name, "joint \"%s\" has several coordinates: "
                       "give coordinate: (%s)", f->joint, j->type == PT_JOINT_PLANAR
                       ? "x, y or angle" : "angle or slide");
         torque = !strcmp(c, "angle");
         break;
       default:
-        return fail(err, s, f->line, "forces", i, f->name, "an expression_force drives the coordinate "
+        return FAIL(s, f->line, "forces", i, f->name, "an expression_force drives the coordinate "
                     "of a revolute, prismatic, cylindrical or planar joint; \"%s\" is none",
                     f->joint);
     }
     if (c[0] && j->type != PT_JOINT_CYLINDRICAL && j->type != PT_JOINT_PLANAR)
-      return fail(err, s, f->line, "forces", i, f->name, "joint \"%s\" has one coordinate: no "
+      return FAIL(s, f->line, "forces", i, f->name, "joint \"%s\" has one coordinate: no "
                   "coordinate: to give", f->joint);
     if ((j->type == PT_JOINT_CYLINDRICAL && strcmp(c, "angle") && strcmp(c, "slide")) ||
         (j->type == PT_JOINT_PLANAR && strcmp(c, "angle") && strcmp(c, "x") && strcmp(c, "y")))
-      return fail(err, s, f->line, "forces", i, f->name, "joint \"%s\" has no coordinate \"%s\"",
+      return FAIL(s, f->line, "forces", i, f->name, "joint \"%s\" has no coordinate \"%s\"",
                   f->joint, c);
     a->type = torque ? PT_ACT_JOINT_TORQUE : PT_ACT_JOINT_FORCE;
     memcpy(a->joint, f->joint, PT_NAME_MAX);
@@ -81,8 +61,8 @@ static int force_actuator(const pt_spec *s, int i, pt_spec_actuator *a, pt_error
     a->source_scale[0] = 1;
     return 0;
   }
-  if (spec_body(s, f->body) < 0)
-    return fail(err, s, f->line, "forces", i, f->name, "unknown (or ground) body \"%s\"", f->body);
+  if (pt_spec_find_body(s, f->body) < 0)
+    return FAIL(s, f->line, "forces", i, f->name, "unknown (or ground) body \"%s\"", f->body);
   a->type = f->has_axis ? PT_ACT_BODY_TORQUE : PT_ACT_BODY_FORCE;
   memcpy(a->body, f->body, PT_NAME_MAX);
   memcpy(a->point, f->point, sizeof(a->point));
@@ -152,14 +132,14 @@ static int resolve_measures(pt_model *m, const pt_spec *s, pt_error *err) {
     if (e->measure == PT_MEASURE_COORDINATE || e->measure == PT_MEASURE_RATE) {
       const int co = pt_coord_index(m, e->target);
       if (co < 0)
-        return fail(err, s, e->line, "controls", i, e->name, "%s: no coordinate named \"%s\" (joint "
+        return FAIL(s, e->line, "controls", i, e->name, "%s: no coordinate named \"%s\" (joint "
                     "coordinates and coordinates:)", e->measure == PT_MEASURE_RATE ? "rate"
                     : "coordinate", e->target);
       m->ctl_meas_ref[k] = co;
     } else {
       const int b = pt_body_index(m, e->target);
       if (b < 0)
-        return fail(err, s, e->line, "controls", i, e->name, "body: no moving body named \"%s\"",
+        return FAIL(s, e->line, "controls", i, e->name, "body: no moving body named \"%s\"",
                     e->target);
       m->ctl_meas_ref[k] = b;
     }
@@ -173,11 +153,11 @@ static int names_apart(const pt_model *m, const pt_spec *s, pt_error *err) {
   for (int i = 0; i < c->nelem; i++) {
     if (pt_coord_index(m, c->elem_name[i]) < 0) continue;
     if (i < s->ncontrol)
-      return fail(err, s, c->elem_line[i], "controls", i, c->elem_name[i], "\"%s\" is a coordinate's name: a "
+      return FAIL(s, c->elem_line[i], "controls", i, c->elem_name[i], "\"%s\" is a coordinate's name: a "
                   "signal takes another (outputs and plots name both)", c->elem_name[i]);
     for (int j = 0; j < s->nforce; j++)
       if (!strcmp(s->forces[j].name, c->elem_name[i]))
-        return fail(err, s, s->forces[j].line, "forces", j, s->forces[j].name, "\"%s\" is a coordinate's name: an "
+        return FAIL(s, s->forces[j].line, "forces", j, s->forces[j].name, "\"%s\" is a coordinate's name: an "
                     "expression_force's value is a signal, which takes another", c->elem_name[i]);
   }
   return PT_OK;
@@ -192,7 +172,7 @@ static int resolve_sources(pt_model *m, const pt_spec *s, const pt_spec *view, p
     for (int k = 0; k < sa->nsource; k++) {
       const int sig = pt_ctl_signal(m->ctl, sa->source[k]);
       if (sig < 0)
-        return fail(err, s, sa->line, "actuators", a, sa->name, "source: no signal named \"%s\"%s",
+        return FAIL(s, sa->line, "actuators", a, sa->name, "source: no signal named \"%s\"%s",
                     sa->source[k], m->ctl ? "" : " (the model has no controls:)");
       const int in = m->actuator_input_adr[a] + k;
       m->input_source[in] = sig;

@@ -21,7 +21,4 @@ int pt_control_ninput(const pt_spec *s);
 // view's actuators. Errors `FILE:LINE: controls[i] "name": ...` (PT_EMODEL), PT_ENOMEM.
 int pt_control_compile(pt_model *m, const pt_spec *s, const pt_spec *view, pt_error *err);
 
-// compile.c's allocator: an array recorded in m and freed by pt_model_free.
-void *pt_model_alloc(pt_model *m, size_t n, size_t size);
-
 #endif

@@ -150,21 +150,6 @@ void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const d
   }
 }
 
-// The reactions of the couplers and of the held limits at this stage's state, added to qfrc.
-// Returns the number of limits that push, or -1 when the couplers' W is not positive
-// definite (the stage then fails: nothing is held silently wrong).
-int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate) {
-  if (!d->cpl_on) return d->lim_nactive ? pt_limits_hold(m, d, rate) : 0;
-  if (pt_couplers_prepare(m, d, rate)) return -1;
-  int npush = 0;
-  if (d->lim_nactive) {
-    npush = pt_limits_hold(m, d, rate);  // projected columns (limits.c)
-    if (npush) pt_tree_aba(m, d, rate, d->cpl_acc);  // with the limits' forces
-  }
-  pt_couplers_hold(m, d, rate, d->cpl_acc);
-  return npush;
-}
-
 // At the step's end, y = (theta, thetadot) of the state held now: followers put back on their
 // couplers if they drifted by more than CPL_DRIFT. Returns 1 if y changed.
 int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y) {
@@ -190,7 +175,8 @@ const char *pt_coupler_name(const pt_model *m, int k) {
   return k >= 0 && k < m->ncoupler ? m->coupler_name[k] : NULL;
 }
 
-// The coupler whose follower is joint j, or -1 (a joint follows at most one coupler: compile.c).
+// The coupler whose follower is joint j, or -1 (a joint follows one coupler at most:
+// compile/couplers.c).
 int pt_coupler_of_joint(const pt_model *m, int j) {
   for (int k = 0; j >= 0 && k < m->ncoupler; k++)
     if (m->coupler_joint[2 * k] == j) return k;

@@ -1,10 +1,10 @@
 // data.c: pt_data, one buffer sized at load and split into arrays by the tables of engine.h
 // (PT_DATA_ARRAYS, PT_DATA_DENSE), laid out twice (measure, then place), plus the state
-// accessors of partita.h.
+// accessors of partita.h. A data is evaluated (pt_data_new, pt_data_reset, pt_set_state) by
+// the partition layer (partition/state.c), which owns the step's evaluation.
 #include <stdlib.h>
 
 #include "engine.h"
-#include "qr_partition.h"
 #include "ptu.h"
 
 typedef struct {
@@ -84,7 +84,9 @@ int pt_data_dense(const pt_model *m, pt_data *d) {
   return PT_OK;
 }
 
-static void set_initial(const pt_model *m, pt_data *d) {
+// The model's initial state (not evaluated), inputs and counters zero, no limit held. The
+// cached partition is the partition layer's to forget (pt_data_reset).
+void pt_data_initial(const pt_model *m, pt_data *d) {
   d->time = 0;
   d->nstep = 0;
   ptu_copy(d->q, m->q0, m->nq);
@@ -94,12 +96,14 @@ static void set_initial(const pt_model *m, pt_data *d) {
   ptu_zero(d->coord_ref, m->ncoord);
   d->acc_valid = 0;
   d->abm_count = 0;
-  pt_partition_free(d);
   pt_limits_clear(d);
   memset(&d->counters, 0, sizeof(d->counters));
 }
 
-pt_data *pt_data_new(const pt_model *m) {
+// A data at the model's initial state, sized and set up but not evaluated: pt_data_new (the
+// partition layer, state.c) evaluates it. NULL when out of memory, or when the model's
+// couplers cannot be held on it.
+pt_data *pt_data_alloc(const pt_model *m) {
   pt_data *d = calloc(1, sizeof(*d));
   if (!d) return NULL;
   d->dense = !pt_tree_qualifies(m);
@@ -115,7 +119,7 @@ pt_data *pt_data_new(const pt_model *m) {
   d->integrator = m->integrator;
   if (m->ctl) ptu_copy(d->ctl_par, m->ctl->par0, m->nctlpar);
   pt_ldl_pattern(m, d);
-  set_initial(m, d);
+  pt_data_initial(m, d);
   // at the assembled initial state; a tree that fails its self-check takes the Cartesian
   // partitions after all
   if (!pt_tree_init(m, d) && pt_data_dense(m, d)) {
@@ -127,13 +131,6 @@ pt_data *pt_data_new(const pt_model *m) {
   if (m->ncoupler > 0 && !d->cpl_on) {  // couplers are held on the tree partition only
     pt_data_free(d);
     return NULL;
-  }
-  // outputs at the initial state (the model was assembled at compile time)
-  if (m->nbody > 0 && pt_forward(m, d) != PT_OK) {
-    pt_kin_bodies(m, d);
-    pt_joint_rows(m, d);
-    pt_motion_rows(m, d);
-    pt_outputs(m, d);
   }
   return d;
 }
@@ -147,7 +144,6 @@ size_t pt_data_bytes(const pt_model *m) {
 
 void pt_data_free(pt_data *d) {
   if (!d) return;
-  pt_partition_free(d);
   free(d->buffer);
   free(d);
 }
@@ -173,11 +169,6 @@ int pt_data_copy(const pt_model *m, pt_data *dst, const pt_data *src) {
   layout(m, dst, &a);  // dst's own arrays, at the same offsets as src's
   memcpy(a.base, buffer_base(src->buffer), layout_bytes(m, src));
   return PT_OK;
-}
-
-void pt_data_reset(const pt_model *m, pt_data *d) {
-  set_initial(m, d);
-  pt_forward(m, d);
 }
 
 void pt_set_dt(pt_data *d, double dt) {
@@ -207,37 +198,6 @@ int pt_set_input(const pt_model *m, pt_data *d, int i, double value) {
     d->acc_valid = 0;
   }
   return clipped;
-}
-
-int pt_set_state(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
-                 const pt_assign *vel, int nvel, pt_error *err) {
-  for (int i = 0; i < npos; i++)
-    if (pos[i].coord < 0 || pos[i].coord >= m->ncoord || !isfinite(pos[i].value))
-      return pt_error_set(err, PT_EINVAL, "bad coordinate value (index %d)", pos[i].coord);
-  for (int i = 0; i < nvel; i++)
-    if (vel[i].coord < 0 || vel[i].coord >= m->ncoord || !isfinite(vel[i].value))
-      return pt_error_set(err, PT_EINVAL, "bad coordinate rate (index %d)", vel[i].coord);
-  ptu_copy(d->q_save, d->q, m->nq);
-  ptu_copy(d->qd_save, d->qd, m->nq);
-  double *ref_save = d->coord_acc;  // scratch: restored by pt_forward below
-  ptu_copy(ref_save, d->coord_ref, m->ncoord);
-  double moved;
-  int rc = pt_assemble(m, d, pos, npos, vel, nvel, &moved, err);
-  if (rc) {
-    ptu_copy(d->q, d->q_save, m->nq);
-    ptu_copy(d->qd, d->qd_save, m->nq);
-    ptu_copy(d->coord_ref, ref_save, m->ncoord);
-    pt_kin_bodies(m, d);
-    return rc;
-  }
-  pt_partition_free(d);
-  pt_limits_clear(d);
-  d->acc_valid = 0;
-  d->abm_count = 0;
-  rc = pt_forward(m, d);
-  if (rc) return pt_error_set(err, rc, "state set, but evaluating it failed: %s",
-                              pt_strerror(rc));
-  return PT_OK;
 }
 
 // ---- accessors --------------------------------------------------------------------------

@@ -6,19 +6,19 @@
 //   W lambda = J M^-1 Q - gamma,   W = J M^-1 J^T,   xdd = M^-1 (Q - J^T lambda).
 // M is block diagonal (m I, I_global) per body, so W is a sparse matrix of small dense
 // blocks following the constraint graph: rows couple only through a shared body. Its pattern
-// and a fill-reducing (AMD) LDL^T symbolic factorisation are computed once at load (compile.c);
-// here only the numeric values change, so a step allocates nothing and the cost grows about
-// linearly with the number of bodies on chains and trees.
+// and a fill-reducing (AMD) LDL^T symbolic factorisation are computed once at load
+// (compile/sparsity.c); here only the numeric values change, so a step allocates nothing and
+// the cost grows about linearly with the number of bodies on chains and trees.
 // Euler-parameter accelerations follow from pdd = E^T wdot / 2 - |w|^2 p / 4 (seed gcp,
 // after eq. 21, in global angular velocity).
 // When W is singular (a singular configuration: rows of J lose rank) the accelerations are
-// still unique; they then come from a rank-revealing dense solve (pt_acc_dense, issue 7).
+// still unique; pt_accelerations_w then fails and its caller, pt_accelerations in the partition
+// layer, takes them from a rank-revealing dense solve (pt_acc_dense, qr_partition.c, issue 7).
 #include <ldl.h>
 
 #include "engine.h"
 #include "tolerances.h"
 #include "ptu.h"
-#include "qr_partition.h"
 
 // W is called near singular (the integrator then prefers the QR partition, issue 7) when its
 // smallest LDL pivot falls below PT_TOL_W_NEAR_SINGULAR of the largest; below PT_TOL_PIVOT_W
@@ -63,10 +63,10 @@ static void w_assemble(const pt_model *m, pt_data *d) {
   }
 }
 
-// The row patterns of L (up-looking LDL^T of W in the AMD order of compile.c): for each row k
-// the columns i < k with L(k, i) != 0, in topological order, found by walking the elimination
-// tree from the nonzeros of W's column k. They depend on the model only: computed once per
-// data instead of in every factorization (as ldl_numeric does).
+// The row patterns of L (up-looking LDL^T of W in the AMD order of compile/sparsity.c): for
+// each row k the columns i < k with L(k, i) != 0, in topological order, found by walking the
+// elimination tree from the nonzeros of W's column k. They depend on the model only: computed
+// once per data instead of in every factorization (as ldl_numeric does).
 void pt_ldl_pattern(const pt_model *m, pt_data *d) {
   const int n = m->ncon;
   int *flag = d->ldl_flag, *stack = d->iwork, *out = d->ldl_pattern, nz = 0;
@@ -192,14 +192,14 @@ void pt_qdd_from_xdd(const pt_model *m, pt_data *d) {
   }
 }
 
-int pt_accelerations(const pt_model *m, pt_data *d) {
+int pt_accelerations_w(const pt_model *m, pt_data *d) {
   // outputs: xdd, lambda, qdd
   double *xdd = d->xdd, *lam = d->lambda;
   // inputs: rows (row_jac, row_gamma) and forces (qfrc) at the current state
 
   int rc = pt_w_factor(m, d);
-  // at a singular configuration rows of J lose rank but the accelerations stay unique
-  if (rc) return pt_acc_dense(m, d);
+  // at a singular configuration rows of J lose rank: the caller's dense solve takes over
+  if (rc) return rc;
   // z = M^-1 Q, then Eq. (62): W lambda = J z - gamma
   for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, xdd + 6 * k);
   for (int a = 0; a < m->ncon; a++) {

@@ -29,7 +29,7 @@ typedef enum {
   PT_MEAS_DISTANCE    // |p2 - p1|: v0 = s1 (b1), v1 = s2 (b2)
 } pt_meas_type;
 
-// The body-fixed vectors of a joint (joint_geom, 3 numbers each; compile.c, build_joints): the
+// The body-fixed vectors of a joint (joint_geom, 3 numbers each; compile/joints.c): the
 // joint point on each body, the joint frame (h the axis, f, g across it) on each body, and the
 // other body's axis at t = 0 (a universal joint's angles need it).
 typedef enum {
@@ -82,7 +82,7 @@ extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 struct pt_model {
   char name[PT_NAME_MAX];
   char *warnings;              // '\n'-terminated lines
-  int nvisual;                 // visual shapes (src/load/visual.c), never read by the mechanics
+  int nvisual;                 // visual shapes (src/compile/visual.c), never read by the mechanics
   pt_visual *visual;           // (nvisual), strings inside visual_text
   char *visual_text;
   double gravity[3];
@@ -472,17 +472,15 @@ double pt_kinetic(const pt_model *m, const pt_data *d);
 void pt_apply_coord_force(const pt_data *d, int b1, int b2, const double jac[12], double f,
                           double *qfrc);
 // dynamics.c: accelerations and multipliers from W lambda = J M^-1 Q - gamma
-int pt_accelerations(const pt_model *m, pt_data *d);
+// Accelerations and multipliers through W's LDL^T; PT_ESINGULAR when W is singular (then
+// pt_accelerations, partition.h, takes the dense solve).
+int pt_accelerations_w(const pt_model *m, pt_data *d);
 int pt_w_factor(const pt_model *m, pt_data *d);
 void pt_ldl_pattern(const pt_model *m, pt_data *d);          // once per data
 void pt_w_solve(const pt_model *m, pt_data *d, double *b);
 void pt_minv_jt(const pt_model *m, const pt_data *d, const double *lam, double *out);
-// partition.c
-int pt_partition_build(const pt_model *m, pt_data *d);
-int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
-int pt_solve_velocities(const pt_model *m, pt_data *d);
-void pt_partition_free(pt_data *d);
-void pt_jq_rows(const pt_model *m, pt_data *d);
+// qdd (r, Euler parameters) from xdd (r, omega): pdd = E^T wdot / 2 - |w|^2 p / 4.
+void pt_qdd_from_xdd(const pt_model *m, pt_data *d);
 // tree.c: joint coordinates as independent coordinates of a tree (forward kinematics)
 int pt_tree_qualifies(const pt_model *m);
 // The tree partition is the LU method's partition on a tree in hybrid mode: theta integrated,
@@ -503,10 +501,19 @@ void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);
 int pt_tree_outputs(const pt_model *m, pt_data *d);
+// coupler.c (below limits.c: the limits see the coupled dynamics)
+void pt_couplers_init(const pt_model *m, pt_data *d);
+int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);
+void pt_couplers_project(const pt_model *m, const pt_data *d, double *v, int stride, int ncol);
+void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const double *acc);
+int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
+void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
+int pt_coupler_of_joint(const pt_model *m, int j);
 // limits.c
 void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
+int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);  // couplers, then limits
 // For the analyses (inverse.c): joint j's limit at coordinate value v and rate w in d. *side:
 // the bound v is on or beyond (-1 lower, +1 upper, 0 none). Returns -1 when d does not enforce
 // the limit, 1 when it holds it on *side (d's limit state holds it there, or the coordinate
@@ -515,20 +522,6 @@ int pt_limit_at(const pt_model *m, const pt_data *d, int j, double v, double w, 
 int pt_limits_after_step(const pt_model *m, pt_data *d, double *y);
 void pt_limits_lcp(pt_data *d, int ns, const double *b);
 void pt_limits_solve(pt_data *d, int ns, const double *b);
-// coupler.c
-void pt_couplers_init(const pt_model *m, pt_data *d);
-int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate);
-void pt_couplers_project(const pt_model *m, const pt_data *d, double *v, int stride, int ncol);
-void pt_couplers_hold(const pt_model *m, pt_data *d, const double *rate, const double *acc);
-int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);
-int pt_couplers_after_step(const pt_model *m, pt_data *d, double *y);
-void pt_couplers_fix(const pt_model *m, double *y, int n, const int *dof);
-int pt_coupler_of_joint(const pt_model *m, int j);
-// assemble.c
-int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
-                const pt_assign *vel, int nvel, double *moved, pt_error *err);
-// integrate.c
-int pt_eval(const pt_model *m, pt_data *d);                  // full evaluation at (q, qd, t)
 // output.c
 void pt_outputs(const pt_model *m, pt_data *d);
 // control_stage.c: the measured quantities, signals, driven inputs and control states'
@@ -543,16 +536,7 @@ void pt_qd_from_x(const pt_model *m, pt_data *d);
 // Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense
 // fallback) if it lacks it (a tree's data): one allocation and copy, never inside pt_step.
 int pt_data_dense(const pt_model *m, pt_data *d);
-
-// visual.c: shapes into body frames (pt_model_compile), mesh files through the search path
-// (the loaders), and which mesh files a viewer can draw.
-int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err);
-void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt);
-// load_urdf.c's hook: the <visual> elements of one <link> (src/load/visual_urdf.c). R, p: the
-// link frame at the zero configuration (x_global = R x_link + p); body: the body carrying it.
-struct _xmlNode;
-int pt_urdf_link_visuals(const struct _xmlNode *link, const struct _xmlNode *robot,
-                         const double R[9], const double p[3], const char *body,
-                         pt_spec *s, pt_error *err);
+pt_data *pt_data_alloc(const pt_model *m);  // not evaluated: pt_data_new (state.c) does
+void pt_data_initial(const pt_model *m, pt_data *d);  // the model's initial state, unevaluated
 
 #endif

@@ -7,7 +7,7 @@
 // v5 h2, v6 f2, v7 g2, then the other body's axis on each body (v8, v9).
 //
 // The class table below is the only place that says which basic constraints and which
-// coordinates a joint type is made of: compile.c copies the rows into the model (row_kind,
+// coordinates a joint type is made of: compile/joints.c copies the rows into the model (row_kind,
 // row_vec) and the coordinates into its measures; the rows here, the partitions, assembly,
 // inverse dynamics and linearization read those.
 #include "engine.h"

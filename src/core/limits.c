@@ -225,6 +225,23 @@ int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate) {
   return npush;
 }
 
+// The reactions of the couplers (coupler.c) and of the held limits at this stage's state, added
+// to qfrc: the tree partition's hold. The limits see the coupled dynamics, so they sit above the
+// couplers (limits.c calls coupler.c, never the other way). Returns the number of limits that
+// push, or -1 when the couplers' W is not positive definite (the stage then fails: nothing is
+// held silently wrong).
+int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate) {
+  if (!d->cpl_on) return d->lim_nactive ? pt_limits_hold(m, d, rate) : 0;
+  if (pt_couplers_prepare(m, d, rate)) return -1;
+  int npush = 0;
+  if (d->lim_nactive) {
+    npush = pt_limits_hold(m, d, rate);  // projected columns (minv_columns)
+    if (npush) pt_tree_aba(m, d, rate, d->cpl_acc);  // with the limits' forces
+  }
+  pt_couplers_hold(m, d, rate, d->cpl_acc);
+  return npush;
+}
+
 
 static double energy(const pt_model *m, const pt_data *d) {
   return pt_kinetic(m, d) + pt_potential(m, d);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "mesh.h"
 
 // Refuses a file beyond `max` bytes before reading it whole.
 static int read_file(const char *path, size_t max, char **text, size_t *len, pt_error *err) {

@@ -18,6 +18,7 @@
 #include "partita.h"
 #include "urdf_scan.h"
 #include "urdf_xml.h"
+#include "visual_urdf.h"
 
 typedef struct {
   double R[9];  // rotation, row-major: x_outer = R x_inner + p
@@ -203,7 +204,7 @@ static int repair_inertia(const urdf *u, const urdf_link *l, int line, double *I
 }
 
 // A link's own inertia must be that of a mass distribution: principal moments >= 0 and
-// A + B >= C (inertia.c). All zeros is a point mass (allowed: merged into a body it is fine).
+// A + B >= C (util/inertia.c). All zeros is a point mass (allowed: merged into a body it is fine).
 static int check_link_inertia(const urdf *u, urdf_link *l, int line) {
   double lam[3];
   int zero = 1;
@@ -361,7 +362,7 @@ static int parse_joint(urdf *u, const xmlNode *e) {
     }
   }
   xmlNode *mim = uxml_child(e, "mimic", NULL);
-  if (mim) {  // follower = multiplier x leader + offset (a coupler, compile.c and coupler.c)
+  if (mim) {  // follower = multiplier x leader + offset (a coupler: compile/couplers.c)
     j->mimic_line = uxml_line(mim);
     j->mimic_mult = 1;
     const int got = attr_name(mim, "joint", j->mimic);
@@ -590,7 +591,7 @@ static int add_joint(const urdf *u, pt_spec *s, const urdf_joint *uj, int ground
 }
 
 // A planar joint: the plane normal to <axis>, its x direction the joint frame's first axis
-// perpendicular to it (as compile.c's frame for a normal along z: x, y), and three actuators
+// perpendicular to it (as compile/joints.c's frame for a normal along z: x, y), and three actuators
 // NAME.x, NAME.y (forces) and NAME.angle (torque), each with the joint's effort limit.
 static int add_planar(const urdf *u, pt_spec *s, const urdf_joint *uj, int ground_group) {
   const urdf_link *c = &u->links[uj->child];
@@ -633,7 +634,7 @@ static int add_planar(const urdf *u, pt_spec *s, const urdf_joint *uj, int groun
   return PT_OK;
 }
 
-// <mimic> joints become couplers named after their follower (compile.c checks leader and
+// <mimic> joints become couplers named after their follower (compile/couplers.c checks leader and
 // follower). A fixed follower has no coordinate to couple (urdfdom keeps the element, ROS's
 // robot_state_publisher moves nothing): said in one warning.
 static int add_mimics(const urdf *u, pt_spec *s) {

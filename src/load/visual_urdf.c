@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "ptu.h"
 #include "urdf_xml.h"
+#include "visual_urdf.h"
 
 // Attribute `attr` of e as n numbers; absent keeps out. 0 ok, -1 malformed (message in err).
 static int attr_num(const xmlNode *e, const char *attr, double *out, int n, const char *link,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "tolerances.h"
 #include "ptu.h"
 
@@ -47,8 +48,6 @@ static void eval_rows(const pt_model *m, pt_data *d) {
   pt_motion_rows(m, d);
 }
 
-int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
-                          int use_all, double *moved, pt_error *err);
 int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                           int use_all, double *moved, pt_error *err) {
   const int nq = m->nq, ncr = use_all ? m->nrow : m->ncon;
@@ -154,8 +153,6 @@ int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, i
   return PT_OK;
 }
 
-int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, int nvel,
-                           pt_error *err);
 int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, int nvel,
                            pt_error *err) {
   const int nv = m->nv, n = m->ncon + nvel;

@@ -14,7 +14,6 @@
 #include "partition.h"
 #include "partition_policy.h"
 #include "ptu.h"
-#include "qr_partition.h"  // pt_qdd_from_xdd
 #include "tolerances.h"
 
 #define NEWTON_MAXIT 12    // Newton iterations for u (LU) or q (QR) before a stage fails

@@ -46,4 +46,23 @@ int pt_loop_limits_hold(const pt_model *m, pt_data *d, const pt_partition_class 
 int pt_loop_limits_after_step(const pt_model *m, pt_data *d, const pt_partition_class *p,
                               double *y);
 
+// ---- the partition layer's entries for state.c and the layers above (compile, analysis) ------
+// partition.c: the LU partition built and used directly (equilibrium, model compilation)
+int pt_partition_build(const pt_model *m, pt_data *d);
+int pt_solve_positions(const pt_model *m, pt_data *d, int maxit);
+int pt_solve_velocities(const pt_model *m, pt_data *d);
+void pt_partition_free(pt_data *d);  // forgets the cached partition (and the tree's held state)
+void pt_jq_rows(const pt_model *m, pt_data *d);
+// qr_partition.c: accelerations through W (dynamics.c), or the dense solve at a singular W
+int pt_accelerations(const pt_model *m, pt_data *d);
+// integrate.c: full evaluation at a consistent (q, qd, t)
+int pt_eval(const pt_model *m, pt_data *d);
+// assemble.c: a consistent state around given coordinate values and rates
+int pt_assemble(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
+                const pt_assign *vel, int nvel, double *moved, pt_error *err);
+int pt_assemble_positions(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
+                          int use_all, double *moved, pt_error *err);
+int pt_assemble_velocities(const pt_model *m, pt_data *d, const pt_assign *vel, int nvel,
+                           pt_error *err);
+
 #endif

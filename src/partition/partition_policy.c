@@ -10,6 +10,7 @@
 // A tree in hybrid mode is integrated in its joint coordinates (tree.c): nothing to decide.
 #include "partition_policy.h"
 
+#include "partition.h"
 #include "ptu.h"
 #include "qr_partition.h"
 

@@ -399,6 +399,14 @@ int pt_acc_dense(const pt_model *m, pt_data *d) {
   return PT_OK;
 }
 
+// The accelerations of the LU partition and of a tree's full evaluation: through W's LDL^T
+// (dynamics.c), or, at a singular configuration where rows of J lose rank but the
+// accelerations stay unique, by the rank-revealing dense solve above.
+int pt_accelerations(const pt_model *m, pt_data *d) {
+  const int rc = pt_accelerations_w(m, d);
+  return rc ? pt_acc_dense(m, d) : PT_OK;
+}
+
 // ---- the QR partition behind the interface of partition.h -----------------------------------
 
 // q with the tangent coordinates z fixed, then eq. (6) for qd.

@@ -23,7 +23,5 @@ double pt_qr_alpha(const pt_model *m, const pt_data *d);
 // Accelerations when W = J M^-1 J^T is singular: rank-revealing QR of J^T (dgeqp3), the null
 // space form of eq. (8) for xdd and least squares for lambda. Allocates nothing.
 int pt_acc_dense(const pt_model *m, pt_data *d);
-// qdd (r, Euler parameters) from xdd (r, omega): pdd = E^T wdot / 2 - |w|^2 p / 4 (dynamics.c).
-void pt_qdd_from_xdd(const pt_model *m, pt_data *d);
 
 #endif

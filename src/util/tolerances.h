@@ -36,7 +36,7 @@
 // Squared velocity norm (|qd|^2) below which a state counts as at rest (QR tangent share).
 #define PT_TOL_AT_REST_QD2 1e-20
 
-// Model compilation (compile.c): an axis, a direction or an orientation quaternion shorter
+// Model compilation (compile/): an axis, a direction or an orientation quaternion shorter
 // than PT_TOL_LENGTH has none; two axes meant perpendicular are when |a . b| (unit vectors)
 // is below PT_TOL_PERPENDICULAR; a joint row is redundant when its pivot in the rank-revealing
 // QR of J^T falls below PT_TOL_RANK_ROWS of the first (below PT_TOL_BLOCK_PIVOT of the largest
@@ -101,7 +101,7 @@
 #define PT_SPIN_SUBSTEPS_MAX 8
 
 // Joint limits (limits.c): a coordinate within PT_TOL_LIMIT_POS of a bound is on it (rad or
-// m); compile.c's "starts outside its limits" warning uses the same test.
+// m); compile/initial_state.c's "starts outside its limits" warning uses the same test.
 #define PT_TOL_LIMIT_POS 1e-9
 
 #endif

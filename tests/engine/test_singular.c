@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "qr_partition.h"
 
 #define G 9.81

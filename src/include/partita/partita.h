@@ -151,7 +151,7 @@ double pt_input_limit(const pt_model *m, int i);            // 0 = unlimited
 double pt_input_gear(const pt_model *m, int i);             // joint effort per unit input
                                                             // (1 but for geared joint actuators)
 
-// Visual shapes, for viewers (src/load/visual.c). Every body has at least one: a body given none
+// Visual shapes, for viewers (src/compile/visual.c). Every body has at least one: a body given none
 // gets its equivalent inertia box (`generated`), and so does a mesh whose file was not found.
 typedef struct {
   int body;                // moving body index, -1 for ground (scenery)

@@ -285,7 +285,7 @@ typedef struct pt_spec {
   int ncontrol, control_cap;
   pt_spec_control *controls;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
-  int nvisual, visual_cap;  // visual shapes of all bodies (src/load/visual.c)
+  int nvisual, visual_cap;  // visual shapes of all bodies (mesh files: src/load/mesh.c)
   pt_spec_visual *visuals;
   char *warnings;           // loader warnings, '\n'-terminated lines; NULL when none
 } pt_spec;

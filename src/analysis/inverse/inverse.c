@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "tolerances.h"
 #include "inverse_internal.h"
 #include "ptu.h"

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "tolerances.h"
 #include "ptu.h"
 

@@ -9,6 +9,7 @@
 #define PT_LINEARIZE_INTERNAL_H
 
 #include "engine.h"
+#include "partition.h"
 
 // D of active constraint row a (joint row or motion row), analytic.
 void ptd_row_jac_deriv(const pt_model *m, const pt_data *d, int a, double D[144]);

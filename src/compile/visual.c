@@ -1,16 +1,14 @@
-// visual.c: the visual shapes of a model (docs/model-format.md, "Visuals"): mesh files found
-// through the package search path, shapes moved from the global t=0 frame into their bodies'
-// frames, and an equivalent inertia box for each body drawn without a shape. The mechanics
-// never read any of this; viewers get it through pt_model_visual() and GetModelInfo.
-#include <ctype.h>
-#include <limits.h>
+// visual.c: the visual shapes of a model (docs/model-format.md, "Visuals"): shapes moved from
+// the global t=0 frame into their bodies' frames at compile time, and an equivalent inertia
+// box for each body drawn without a shape (the loaders found the mesh files before: mesh.c).
+// The mechanics never read any of this; viewers get it through pt_model_visual() and
+// GetModelInfo.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "engine.h"
+#include "compile.h"
 #include "inertia.h"
 #include "ptu.h"
 
@@ -29,7 +27,7 @@ const pt_visual *pt_model_visual(const pt_model *m, int i) {
 
 // Joint j on its body2 (the moving side, as the joint frame follows it), or on body1 when body2
 // is the ground: joint_geom holds the point in body1 (0..2) and body2 (3..5), the axis h in
-// body1 (6..8) and body2 (15..17) frames (compile.c, build_joints).
+// body1 (6..8) and body2 (15..17) frames (compile/joints.c, joint_vectors).
 const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3],
                             double axis[3]) {
   if (j < 0 || j >= m->njoint) return NULL;
@@ -43,109 +41,6 @@ const char *pt_joint_marker(const pt_model *m, int j, int *body, double point[3]
 }
 
 // ---------------------------------------------------------------------------------------------
-// Mesh files.
-
-int pt_mesh_kind_ok(const char *path) {
-  const char *dot = strrchr(path, '.');
-  if (!dot) return 0;
-  char ext[8] = "";
-  for (int i = 0; i < 7 && dot[1 + i]; i++) ext[i] = (char)tolower((unsigned char)dot[1 + i]);
-  return !strcmp(ext, "stl") || !strcmp(ext, "dae") || !strcmp(ext, "obj");
-}
-
-// A readable regular file at dir/rel: its absolute path into out.
-static int try_path(char out[PT_PATH_MAX], const char *dir, const char *rel) {
-  char p[2 * PT_PATH_MAX + 2];
-  if (dir && dir[0])
-    snprintf(p, sizeof(p), "%s/%s", dir, rel);
-  else
-    snprintf(p, sizeof(p), "%s", rel);
-  if (access(p, R_OK) != 0) return 0;
-  char real[PATH_MAX];
-  if (!realpath(p, real) || strlen(real) >= PT_PATH_MAX) return 0;
-  memcpy(out, real, strlen(real) + 1);
-  return 1;
-}
-
-// Each directory of a ':'-separated list: dir/pkg/rest, then dir/rest.
-static int try_search_path(char out[PT_PATH_MAX], const char *list, const char *pkg,
-                           const char *rest) {
-  if (!list) return 0;
-  const char *c = list;
-  while (*c) {
-    const char *e = strchr(c, ':');
-    size_t n = e ? (size_t)(e - c) : strlen(c);
-    if (n > 0 && n < PT_PATH_MAX) {
-      char dir[PT_PATH_MAX], sub[2 * PT_PATH_MAX + 2];
-      memcpy(dir, c, n);
-      dir[n] = '\0';
-      if (pkg && pkg[0]) {
-        snprintf(sub, sizeof(sub), "%s/%s", pkg, rest);
-        if (try_path(out, dir, sub)) return 1;
-      }
-      if (try_path(out, dir, rest)) return 1;
-    }
-    if (!e) break;
-    c = e + 1;
-  }
-  return 0;
-}
-
-// Resolves `uri` (package://PKG/PATH, file://PATH, an absolute or a relative file name) to a
-// readable file: relative names against the model file's directory, packages through the
-// option's search path, then $PARTITA_PACKAGE_PATH, then the model's directory and its parent
-// (the usual PKG/urdf/robot.urdf beside PKG/meshes/). 1 found, 0 not.
-static int resolve(char out[PT_PATH_MAX], const char *uri, const char *source,
-                   const char *search) {
-  char dir[PT_PATH_MAX] = "", parent[PT_PATH_MAX + 4] = "";
-  if (source && source[0] && source[0] != '<') {
-    snprintf(dir, sizeof(dir), "%s", source);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-      *slash = '\0';
-    else
-      snprintf(dir, sizeof(dir), ".");
-    snprintf(parent, sizeof(parent), "%s/..", dir);
-  }
-  const char *env = getenv("PARTITA_PACKAGE_PATH");
-  if (!strncmp(uri, "package://", 10)) {
-    const char *p = uri + 10;
-    const char *slash = strchr(p, '/');
-    if (!slash) return 0;
-    char pkg[PT_PATH_MAX];
-    size_t n = (size_t)(slash - p);
-    if (n >= sizeof(pkg)) return 0;
-    memcpy(pkg, p, n);
-    pkg[n] = '\0';
-    const char *rest = slash + 1;
-    return try_search_path(out, search, pkg, rest) || try_search_path(out, env, pkg, rest) ||
-           (dir[0] && (try_path(out, dir, rest) || try_path(out, parent, rest)));
-  }
-  if (!strncmp(uri, "file://", 7)) return try_path(out, NULL, uri + 7);
-  if (uri[0] == '/') return try_path(out, NULL, uri);
-  return (dir[0] && try_path(out, dir, uri)) || try_search_path(out, search, NULL, uri) ||
-         try_search_path(out, env, NULL, uri);
-}
-
-void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt) {
-  const char *search = opt ? opt->package_path : NULL;
-  for (int i = 0; i < s->nvisual; i++) {
-    pt_spec_visual *v = &s->visuals[i];
-    if (v->type != PT_VISUAL_MESH) continue;
-    v->mesh[0] = '\0';
-    if (!pt_mesh_kind_ok(v->uri)) {
-      pt_spec_warn(s, "%s:%d: visual of body \"%s\": mesh \"%.200s\" is not an STL, DAE or OBJ "
-                   "file; drawn as the body's inertia box", s->source, v->line, v->body, v->uri);
-    } else if (!resolve(v->mesh, v->uri, s->source, search)) {
-      v->mesh[0] = '\0';
-      pt_spec_warn(s, "%s:%d: visual of body \"%s\": mesh \"%.200s\" not found (search path: "
-                   "the load option, PARTITA_PACKAGE_PATH, the model's directory); drawn as "
-                   "the body's inertia box", s->source, v->line, v->body, v->uri);
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Shapes into body frames.
 
 // The uniform box with the body's mass and inertia, along its principal axes (quat, in the
@@ -156,7 +51,7 @@ static void inertia_box(const pt_model *m, int b, double size[3], double quat[4]
     size[0] = size[1] = size[2] = 0.05;
     return;
   }
-  double d[3], V[9];   // principal moments and axes (src/load/inertia.c)
+  double d[3], V[9];   // principal moments and axes (src/util/inertia.c)
   if (pt_inertia_axes(m->body_inertia + 9 * b, d, V)) {
     size[0] = size[1] = size[2] = 0.05;
     return;

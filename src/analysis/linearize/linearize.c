@@ -275,7 +275,8 @@ static void work_free(work *k) {
   free(k->held), free(k->held_side);
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas), free(k->tdof);
   free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
-  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd), free(k->g), free(k->piv);
+  free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd);
+  free(k->g), free(k->piv);
   free(k->nt.buf);
 }
 
@@ -660,6 +661,228 @@ int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options
   return rc;
 }
 
+// ---- pt_linearize_with, step by step ----------------------------------------------------------
+
+// The operating point: d's state (consistent after pt_step, pt_forward or pt_set_state) on
+// the linearizer's work data. The state alone is copied (no partition is needed here); it is
+// evaluated once the method is chosen (choose_states).
+static int operating_point(pt_linearizer *lz, const pt_data *d, work *k, int z, pt_error *err) {
+  const pt_model *m = lz->m;
+  k->w = lz->w;
+  k->states = calloc((size_t)z + 1, sizeof(ptd_coord));
+  if (!k->states) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  ptu_copy(k->w->q, d->q, m->nq);
+  ptu_copy(k->w->qd, d->qd, m->nq);
+  ptu_copy(k->w->input, d->input, m->ninput);
+  ptu_copy(k->w->ctl_x, d->ctl_x, m->nctlx);      // the control elements' state and gains:
+  ptu_copy(k->w->ctl_par, d->ctl_par, m->nctlpar);  // the signals driving inputs follow them
+  ptu_copy(k->w->coord_ref, d->coord_ref, m->ncoord);
+  k->w->time = d->time;
+  return PT_OK;
+}
+
+// Joint limits on a bound whose reaction pushes are held: constraints of the linearization,
+// their coordinates eliminated like couplers' followers (linearize_tree.c) and taken out of
+// the candidate states (a state the caller asked for that is held is refused). *nheld: how
+// many.
+static int hold_limits(const pt_model *m, pt_linearizer *lz, const pt_linearize_options *opt,
+                       work *k, int *ncand, int *nheld, pt_error *err) {
+  k->held = calloc(2 * (size_t)m->njoint + 1, sizeof(double));
+  k->held_side = calloc((size_t)m->njoint + 1, sizeof(int));
+  if (!k->held || !k->held_side) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  *nheld = ptd_tree_hold_limits(m, k->w, lz->tree, k->held_side, k->held);
+  int o = 0;
+  for (int i = 0; i < *ncand; i++) {
+    const int c = k->cand[i].meas, j = c >= 0 ? m->meas_joint[c] : -1;
+    if (j >= 0 && k->held_side[j] && m->joint_coord_adr[j] == c) {
+      if (opt->nstates > 0 && opt->states)
+        return pt_error_set(err, PT_EINVAL, "state \"%s\" is held on its %s limit at the "
+                            "operating point (a constraint of the linearization): not a state",
+                            m->coord_name[c], k->held_side[j] < 0 ? "lower" : "upper");
+      continue;
+    }
+    k->cand[o++] = k->cand[i];
+  }
+  *ncand = o;
+  return PT_OK;
+}
+
+// The method: the tree's (*tree: differentiated Newton-Euler passes, with the held limits) or
+// the augmented system (every limit free, said in the notes). *z: the degrees of freedom less
+// the limits held.
+static int choose_method(const pt_model *m, pt_linearizer *lz, const pt_linearize_options *opt,
+                         work *k, int *ncand, int *z, int *tree, pt_error *err) {
+  int nheld = 0;
+  if (opt->solver == PT_LIN_SPARSE && lz->tree && m->limits_on) {
+    const int rc = hold_limits(m, lz, opt, k, ncand, &nheld, err);
+    if (rc) return rc;
+    *z -= nheld;
+  }
+  *tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, k, *ncand);
+  if (!*tree && k->held_side) {  // the general path keeps every limit free (and says so)
+    free(k->held_side), free(k->held);
+    k->held_side = NULL, k->held = NULL;
+    pt_limits_clear(k->w);
+    *z += nheld;
+  }
+  if (m->ncoupler > 0 && !*tree)
+    return pt_error_set(err, PT_EPRECOND,
+                        "model \"%s\" has couplers: it is linearized by the tree method only, "
+                        "with its independent joint coordinates as the states (the followers "
+                        "excluded, every other joint coordinate once) and the default solver",
+                        m->name);
+  return PT_OK;
+}
+
+// The operating point evaluated by the chosen method, and the states: a tree's joint
+// coordinates are always independent (tree.c); otherwise the candidates are checked
+// (linearize_select.c).
+static int choose_states(const pt_model *m, pt_linearizer *lz, work *k, int ncand, int tree,
+                         pt_error *err) {
+  const int rc = tree ? ptd_tree_eval(m, k->w, lz->tree) : pt_eval(m, k->w);
+  if (rc) {
+    pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));
+    return rc;
+  }
+  if (tree) {
+    for (int i = 0; i < ncand; i++) k->states[i] = k->cand[i], k->kept[i] = 1;
+    return PT_OK;
+  }
+  return ptd_select_states(m, k->w, k->cand, ncand, k->states, k->kept, err);
+}
+
+// Without outputs asked for: the states and their rates (*ny = 2 z).
+static int default_outputs(work *k, int z, int *ny, pt_error *err) {
+  if (*ny) return PT_OK;
+  *ny = 2 * z;
+  free(k->outs);
+  k->outs = calloc((size_t)*ny + 1, sizeof(output));
+  if (!k->outs) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  for (int i = 0; i < *ny; i++) k->outs[i].c = k->states[i % (z ? z : 1)], k->outs[i].kind = i >= z;
+  return PT_OK;
+}
+
+// The result (with its eigenvalues when asked, and the notes) taken by *out, or freed.
+static int finish(work *k, pt_linearization *r, int flags, pt_linearization **out,
+                  pt_error *err) {
+  const int rc = flags & PT_LIN_EIGEN ? eigenvalues(r) : PT_OK;
+  if (rc) {
+    pt_linearization_free(r);
+    return pt_error_set(err, rc, "the eigenvalue computation failed");
+  }
+  r->notes = k->nt.buf ? k->nt.buf : calloc(1, 1);
+  k->nt.buf = NULL;
+  *out = r;
+  return PT_OK;
+}
+
+// The tree method (linearize_tree.c, tree_results).
+static int linearize_by_tree(const pt_model *m, pt_linearizer *lz, work *k, int nu, int ny,
+                             int flags, pt_linearization **out, pt_error *err) {
+  pt_linearization *r = NULL;
+  const int rc = tree_results(m, lz, k, nu, ny, &r, err);
+  if (rc) return rc;
+  return finish(k, r, flags, out, err);
+}
+
+// The augmented system's work: the coordinates whose quadratic terms need local differences
+// (the states' and outputs', *nmeas), the partials and the right-hand sides.
+static int augmented_alloc(const pt_model *m, work *k, int z, int nu, int ny,
+                           const ptd_layout *L, int *nmeas, pt_error *err) {
+  const int nv = m->nv;
+  k->meas = calloc((size_t)(z + ny) + 1, sizeof(int));
+  *nmeas = 0;
+  for (int i = 0; k->meas && i < z + ny; i++) {
+    const int c = i < z ? k->states[i].meas : k->outs[i - z].c.meas;
+    int seen = c < 0;
+    for (int j = 0; j < *nmeas && !seen; j++) seen = k->meas[j] == c;
+    if (!seen) k->meas[(*nmeas)++] = c;
+  }
+  const size_t nn = (size_t)nv * nv;
+  k->Qq = calloc(nn, sizeof(double));
+  k->Qu = calloc(nn, sizeof(double));
+  k->Qin = calloc((size_t)nv * nu + 1, sizeof(double));
+  k->gq = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k->gu = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
+  k->jq = calloc(12 * (size_t)*nmeas + 1, sizeof(double));
+  k->ju = calloc(12 * (size_t)*nmeas + 1, sizeof(double));
+  k->g = calloc((size_t)(z + ny) + 1, sizeof(ptd_grads));
+  k->gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)(z + ny) + 1));  // filled later
+  k->R = malloc(sizeof(double) * (size_t)L->N * (size_t)(2 * z + nu) + 8);
+  k->mu = malloc(sizeof(double) * ((size_t)nv * (size_t)z + 1));
+  k->wd = malloc(sizeof(double) * ((size_t)z * (size_t)(2 * z + nu) + 1));
+  if (!k->meas || !k->Qq || !k->Qu || !k->Qin || !k->gq || !k->gu || !k->jq || !k->ju ||
+      !k->g || !k->gbuf || !k->R || !k->mu || !k->wd)
+    return pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L->N);
+  return PT_OK;
+}
+
+// Eq. 25b's matrix and right-hand sides: the partials of the forces and of the quadratic
+// terms, each state's and output's gradients, assembled (linearize_system.c).
+static int augmented_system(const pt_model *m, pt_linearizer *lz, work *k, int z, int nu,
+                            int ny, int nmeas, const ptd_layout *L, pt_error *err) {
+  const int nv = m->nv;
+  // (the work data doubles as the scratch data of the local differences)
+  int rc = ptd_force_partials(m, k->w, k->w, k->Qq, k->Qu, k->Qin, k->inputs, nu);
+  if (!rc) rc = ptd_fd_quadratic(m, k->w, k->gq, k->gu, k->meas, nmeas, k->jq, k->ju);
+  if (rc) {
+    pt_error_set(err, rc, "partials failed: %s", pt_strerror(rc));
+    return rc;
+  }
+  for (int i = 0; i < z + ny; i++) {
+    double *b = k->gbuf + 4 * (size_t)nv * i;
+    k->g[i].sq = b, k->g[i].sdq = b + nv, k->g[i].sddq = b + 2 * nv, k->g[i].sddu = b + 3 * nv;
+    grads_of(m, k, i < z ? k->states + i : &k->outs[i - z].c, nmeas, k->g + i);
+  }
+  rc = ptd_fill_system(m, k->w, L, &lz->T, k->R, k->Qq, k->Qu, k->Qin, nu, k->gq, k->gu, k->g);
+  if (!rc) rc = ptd_csc_build(&lz->A, &lz->T, L->N);
+  if (rc)
+    return pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L->N);
+  return PT_OK;
+}
+
+// Eq. 25b: one LU factorisation, 2z + nu right-hand sides (k->R), by KLU or LAPACK's dgesv.
+static int augmented_solve(pt_linearizer *lz, const pt_linearize_options *opt, work *k, int z,
+                           int nu, const ptd_layout *L, pt_error *err) {
+  int info = 0;
+  if (opt->solver == PT_LIN_DENSE) {
+    k->dense = calloc((size_t)L->N * (size_t)L->N, sizeof(double));
+    k->piv = malloc(sizeof(lapack_int) * (size_t)L->N);
+    if (!k->dense || !k->piv)
+      return pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L->N);
+    const ptd_csc *A = &lz->A;
+    for (int j = 0; j < L->N; j++)
+      for (int p = A->Ap[j]; p < A->Ap[j + 1]; p++)
+        k->dense[(size_t)j * L->N + A->Ai[p]] = A->Ax[p];
+    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L->N, 2 * z + nu, k->dense, L->N, k->piv, k->R, L->N);
+  } else {
+    info = ptd_solve_sparse(&lz->A, k->R, 2 * z + nu);
+  }
+  if (info == PT_ENOMEM)
+    return pt_error_set(err, PT_ENOMEM, "out of memory (sparse LU of order %d)", L->N);
+  if (info != 0)
+    return pt_error_set(err, PT_ESINGULAR,
+                        "the augmented sensitivity system is singular: a lock-up, or the states "
+                        "cannot describe the motion here");
+  return PT_OK;
+}
+
+// The augmented sensitivity method (this file's header): work, system, solve, result.
+static int linearize_by_augmented(const pt_model *m, pt_linearizer *lz,
+                                  const pt_linearize_options *opt, work *k, int z, int nu,
+                                  int ny, const ptd_layout *L, int flags,
+                                  pt_linearization **out, pt_error *err) {
+  int nmeas = 0;
+  int rc = augmented_alloc(m, k, z, nu, ny, L, &nmeas, err);
+  if (!rc) rc = augmented_system(m, lz, k, z, nu, ny, nmeas, L, err);
+  if (!rc) rc = augmented_solve(lz, opt, k, z, nu, L, err);
+  if (rc) return rc;
+  pt_linearization *r = result_new(z, nu, ny);
+  if (!r) return pt_error_set(err, PT_ENOMEM, "out of memory");
+  read_results(m, k, L, r);
+  return finish(k, r, flags, out, err);
+}
+
 const pt_model *ptd_linearizer_model(const pt_linearizer *lz) { return lz->m; }
 pt_data *ptd_linearizer_work(pt_linearizer *lz) { return lz->w; }
 
@@ -674,8 +897,6 @@ int ptd_linearize_mechanism(pt_linearizer *lz, const pt_data *d, const pt_linear
                             const ptd_request *req, int flags, pt_linearization **out,
                             pt_error *err) {
   static const pt_linearize_options none;
-  work k;
-  memset(&k, 0, sizeof(k));
   if (!out) return pt_error_set(err, PT_EINVAL, "no result pointer");
   *out = NULL;
   if (!opt) opt = &none;
@@ -683,199 +904,25 @@ int ptd_linearize_mechanism(pt_linearizer *lz, const pt_data *d, const pt_linear
   const pt_model *m = lz->m;
   if (!d || d->model != m) return pt_error_set(err, PT_EINVAL, "bad data");
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "no moving body");
-  int ncand, nu, ny, rc;
-  const int nv = m->nv;
   int z = m->nv - m->ncon - m->ncoupler;  // degrees of freedom (less the limits held)
   const ptd_layout L = ptd_layout_of(m, z);
   if (L.N > MAX_ORDER)
     return pt_error_set(err, PT_EINVAL, "the augmented system would have order %d "
                         "(at most %d)", L.N, MAX_ORDER);
-  rc = resolve(m, opt, req, &k, &ncand, &nu, &ny, err);
-  if (rc) goto done;
-  // the operating point: d's state (consistent after pt_step, pt_forward or pt_set_state),
-  // evaluated on a work data
-  k.w = lz->w;
-  k.states = calloc((size_t)z + 1, sizeof(ptd_coord));
-  if (!k.states) {
-    rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-    goto done;
+  work k;
+  memset(&k, 0, sizeof(k));
+  int ncand = 0, nu = 0, ny = 0, tree = 0;
+  int rc = resolve(m, opt, req, &k, &ncand, &nu, &ny, err);
+  if (!rc) rc = operating_point(lz, d, &k, z, err);
+  if (!rc) rc = choose_method(m, lz, opt, &k, &ncand, &z, &tree, err);
+  if (!rc) rc = choose_states(m, lz, &k, ncand, tree, err);
+  if (!rc) {
+    make_notes(m, opt, &k, ncand, z);
+    rc = default_outputs(&k, z, &ny, err);
   }
-  // the state alone is copied (no partition is needed here), then evaluated
-  ptu_copy(k.w->q, d->q, m->nq);
-  ptu_copy(k.w->qd, d->qd, m->nq);
-  ptu_copy(k.w->input, d->input, m->ninput);
-  ptu_copy(k.w->ctl_x, d->ctl_x, m->nctlx);      // the control elements' state and gains:
-  ptu_copy(k.w->ctl_par, d->ctl_par, m->nctlpar);  // the signals driving inputs follow them
-  ptu_copy(k.w->coord_ref, d->coord_ref, m->ncoord);
-  k.w->time = d->time;
-  // joint limits on a bound whose reaction pushes are held: constraints of the
-  // linearization, their coordinates eliminated like couplers' followers (linearize_tree.c)
-  int nheld = 0;
-  if (opt->solver == PT_LIN_SPARSE && lz->tree && m->limits_on) {
-    k.held = calloc(2 * (size_t)m->njoint + 1, sizeof(double));
-    k.held_side = calloc((size_t)m->njoint + 1, sizeof(int));
-    if (!k.held || !k.held_side) {
-      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-      goto done;
-    }
-    nheld = ptd_tree_hold_limits(m, k.w, lz->tree, k.held_side, k.held);
-    int o = 0;
-    for (int i = 0; i < ncand; i++) {
-      const int c = k.cand[i].meas, j = c >= 0 ? m->meas_joint[c] : -1;
-      if (j >= 0 && k.held_side[j] && m->joint_coord_adr[j] == c) {
-        if (opt->nstates > 0 && opt->states) {
-          rc = pt_error_set(err, PT_EINVAL, "state \"%s\" is held on its %s limit at the "
-                            "operating point (a constraint of the linearization): not a state",
-                            m->coord_name[c], k.held_side[j] < 0 ? "lower" : "upper");
-          goto done;
-        }
-        continue;
-      }
-      k.cand[o++] = k.cand[i];
-    }
-    ncand = o;
-    z -= nheld;
-  }
-  const int tree = opt->solver == PT_LIN_SPARSE && tree_applies(lz->tree, &k, ncand);
-  if (!tree && k.held_side) {  // the general path keeps every limit free (and says so)
-    free(k.held_side), free(k.held);
-    k.held_side = NULL, k.held = NULL;
-    pt_limits_clear(k.w);
-    z += nheld;
-  }
-  if (m->ncoupler > 0 && !tree) {
-    rc = pt_error_set(err, PT_EPRECOND,
-                      "model \"%s\" has couplers: it is linearized by the tree method only, "
-                      "with its independent joint coordinates as the states (the followers "
-                      "excluded, every other joint coordinate once) and the default solver",
-                      m->name);
-    goto done;
-  }
-  rc = tree ? ptd_tree_eval(m, k.w, lz->tree) : pt_eval(m, k.w);
-  if (rc) {
-    pt_error_set(err, rc, "evaluating the operating point failed: %s", pt_strerror(rc));
-    goto done;
-  }
-  if (tree) {  // the joint coordinates of a tree are always independent (tree.c)
-    for (int i = 0; i < ncand; i++) k.states[i] = k.cand[i], k.kept[i] = 1;
-  } else {
-    rc = ptd_select_states(m, k.w, k.cand, ncand, k.states, k.kept, err);
-    if (rc) goto done;
-  }
-  make_notes(m, opt, &k, ncand, z);
-  if (ny == 0) {  // default outputs: the states and their rates
-    ny = 2 * z;
-    free(k.outs);
-    k.outs = calloc((size_t)ny + 1, sizeof(output));
-    if (!k.outs) {
-      rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-      goto done;
-    }
-    for (int i = 0; i < ny; i++) k.outs[i].c = k.states[i % (z ? z : 1)], k.outs[i].kind = i >= z;
-  }
-  if (tree) {
-    rc = tree_results(m, lz, &k, nu, ny, out, err);
-    if (!rc && (flags & PT_LIN_EIGEN)) {
-      rc = eigenvalues(*out);
-      if (rc) pt_error_set(err, rc, "the eigenvalue computation failed");
-    }
-    if (!rc) {
-      (*out)->notes = k.nt.buf ? k.nt.buf : calloc(1, 1);
-      k.nt.buf = NULL;
-    } else if (*out) {
-      pt_linearization_free(*out);
-      *out = NULL;
-    }
-    goto done;
-  }
-  // coordinates whose quadratic terms need local differences: the states' and outputs'
-  k.meas = calloc((size_t)(z + ny) + 1, sizeof(int));
-  int nmeas = 0;
-  for (int i = 0; k.meas && i < z + ny; i++) {
-    const int c = i < z ? k.states[i].meas : k.outs[i - z].c.meas;
-    int seen = c < 0;
-    for (int j = 0; j < nmeas && !seen; j++) seen = k.meas[j] == c;
-    if (!seen) k.meas[nmeas++] = c;
-  }
-  const size_t nn = (size_t)nv * nv;
-  k.Qq = calloc(nn, sizeof(double));
-  k.Qu = calloc(nn, sizeof(double));
-  k.Qin = calloc((size_t)nv * nu + 1, sizeof(double));
-  k.gq = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
-  k.gu = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
-  k.jq = calloc(12 * (size_t)nmeas + 1, sizeof(double));
-  k.ju = calloc(12 * (size_t)nmeas + 1, sizeof(double));
-  k.g = calloc((size_t)(z + ny) + 1, sizeof(ptd_grads));
-  k.gbuf = malloc(sizeof(double) * (4 * (size_t)nv * (size_t)(z + ny) + 1));   // filled below
-  k.R = malloc(sizeof(double) * (size_t)L.N * (size_t)(2 * z + nu) + 8);
-  k.mu = malloc(sizeof(double) * ((size_t)nv * (size_t)z + 1));
-  k.wd = malloc(sizeof(double) * ((size_t)z * (size_t)(2 * z + nu) + 1));
-  if (!k.meas || !k.Qq || !k.Qu || !k.Qin || !k.gq || !k.gu || !k.jq || !k.ju || !k.g ||
-      !k.gbuf || !k.R || !k.mu || !k.wd) {
-    rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)",
-                      L.N);
-    goto done;
-  }
-  // (the work data doubles as the scratch data of the local differences)
-  rc = ptd_force_partials(m, k.w, k.w, k.Qq, k.Qu, k.Qin, k.inputs, nu);
-  if (!rc) rc = ptd_fd_quadratic(m, k.w, k.gq, k.gu, k.meas, nmeas, k.jq, k.ju);
-  if (rc) {
-    pt_error_set(err, rc, "partials failed: %s", pt_strerror(rc));
-    goto done;
-  }
-  for (int i = 0; i < z + ny; i++) {
-    double *b = k.gbuf + 4 * (size_t)nv * i;
-    k.g[i].sq = b, k.g[i].sdq = b + nv, k.g[i].sddq = b + 2 * nv, k.g[i].sddu = b + 3 * nv;
-    grads_of(m, &k, i < z ? k.states + i : &k.outs[i - z].c, nmeas, k.g + i);
-  }
-  rc = ptd_fill_system(m, k.w, &L, &lz->T, k.R, k.Qq, k.Qu, k.Qin, nu, k.gq, k.gu, k.g);
-  if (!rc) rc = ptd_csc_build(&lz->A, &lz->T, L.N);
-  if (rc) {
-    rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L.N);
-    goto done;
-  }
-  // eq. 25b: one LU factorisation, 2z + nu right-hand sides
-  int info = 0;
-  if (opt->solver == PT_LIN_DENSE) {
-    k.dense = calloc((size_t)L.N * (size_t)L.N, sizeof(double));
-    k.piv = malloc(sizeof(lapack_int) * (size_t)L.N);
-    if (!k.dense || !k.piv) {
-      rc = pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L.N);
-      goto done;
-    }
-    const ptd_csc *A = &lz->A;
-    for (int j = 0; j < L.N; j++)
-      for (int p = A->Ap[j]; p < A->Ap[j + 1]; p++) k.dense[(size_t)j * L.N + A->Ai[p]] = A->Ax[p];
-    info = LAPACKE_dgesv(LAPACK_COL_MAJOR, L.N, 2 * z + nu, k.dense, L.N, k.piv, k.R, L.N);
-  } else {
-    info = ptd_solve_sparse(&lz->A, k.R, 2 * z + nu);
-  }
-  if (info == PT_ENOMEM) {
-    rc = pt_error_set(err, PT_ENOMEM, "out of memory (sparse LU of order %d)", L.N);
-    goto done;
-  }
-  if (info != 0) {
-    rc = pt_error_set(err, PT_ESINGULAR,
-                      "the augmented sensitivity system is singular: a lock-up, or the states "
-                      "cannot describe the motion here");
-    goto done;
-  }
-  pt_linearization *r = result_new(z, nu, ny);
-  if (!r) {
-    rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-    goto done;
-  }
-  read_results(m, &k, &L, r);
-  rc = flags & PT_LIN_EIGEN ? eigenvalues(r) : PT_OK;
-  if (rc) {
-    pt_linearization_free(r);
-    pt_error_set(err, rc, "the eigenvalue computation failed");
-    goto done;
-  }
-  r->notes = k.nt.buf ? k.nt.buf : calloc(1, 1);
-  k.nt.buf = NULL;
-  *out = r;
-done:
+  if (!rc)
+    rc = tree ? linearize_by_tree(m, lz, &k, nu, ny, flags, out, err)
+              : linearize_by_augmented(m, lz, opt, &k, z, nu, ny, &L, flags, out, err);
   work_free(&k);
   return rc;
 }
