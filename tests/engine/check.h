@@ -39,10 +39,10 @@ static inline pt_model *load_yaml(const char *text) {
   return m;
 }
 
-// dir/file loaded (a model of configs/models); exits on failure.
-static inline pt_model *load_model_file(const char *dir, const char *file) {
+// ROOT/configs/models/NAME loaded (ROOT: the project root); exits on failure.
+static inline pt_model *load_config(const char *root, const char *name) {
   char path[2048];
-  snprintf(path, sizeof(path), "%.1000s/%.1000s", dir, file);
+  snprintf(path, sizeof(path), "%.1000s/configs/models/%.900s", root, name);
   pt_model *m = NULL;
   pt_error err = {0};
   if (pt_model_load_file(path, NULL, &m, &err)) {

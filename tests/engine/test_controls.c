@@ -91,9 +91,9 @@ static void test_lags(pt_integrator integ, double tol) {
 // J = 0.02 (about the shaft), b = 0.001 (joint damping), k = 0.05, R = 1, L = 0.01,
 // kp = 0.5, ki = 5 (the pid's integral state is its term's value: x' = ki e)
 // configs/models/dc_motor_flywheel.yaml (its header has the numbers)
-static const char *models_dir = "configs/models";
+static const char *root = ".";  // the project root (argv[1])
 
-static pt_model *load_example(const char *file) { return load_model_file(models_dir, file); }
+static pt_model *load_example(const char *file) { return load_config(root, file); }
 
 // e^{A t} of a 3 x 3 matrix by scaling and squaring of its Taylor series.
 static void expm3(double E[9], const double A[9], double t) {
@@ -354,9 +354,7 @@ static void test_equilibrium(void) {
 }
 
 int main(int argc, char **argv) {
-  char dir[1024];
-  snprintf(dir, sizeof(dir), "%s/configs/models", argc > 1 ? argv[1] : ".");
-  models_dir = dir;
+  if (argc > 1) root = argv[1];
   test_lags(PT_INT_RK4, 1e-9);
   test_lags(PT_INT_ABM4, 1e-8);
   test_lags(PT_INT_EULER, 5e-3);

@@ -14,19 +14,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "check.h"
+#include "test_linearize_util.h"
 
 static pt_linearization *lin(const pt_model *m, const pt_data *d, pt_lin_solver solver,
                              const char *const *inputs, int nu, const char *const *outputs,
                              int ny) {
-  pt_linearize_options o = {NULL, 0, inputs, nu, outputs, ny, solver};
-  pt_linearization *r = NULL;
-  pt_error err = {0};
-  if (pt_linearize(m, d, &o, &r, &err)) {
-    printf("FAIL linearize: %s\n", err.msg);
-    exit(1);
-  }
-  return r;
+  const pt_linearize_options o = {NULL, 0, inputs, nu, outputs, ny, solver};
+  return linearize_with(m, d, &o);
 }
 
 static int state_of(const pt_linearization *r, const char *name) {
@@ -78,9 +72,9 @@ static void eig_vs_roots(const pt_linearization *r, double (*want)[2], int n, in
 // ---- the DC motor on a flywheel ------------------------------------------------------------------
 
 // configs/models/dc_motor_flywheel.yaml (its header has the numbers)
-static const char *models_dir = "configs/models";
+static const char *root = ".";  // the project root (argv[1])
 
-static pt_model *load_example(const char *file) { return load_model_file(models_dir, file); }
+static pt_model *load_example(const char *file) { return load_config(root, file); }
 
 static void test_motor(pt_lin_solver solver) {
   const double J = 0.02, b = 0.001, k = 0.05, R = 1, L = 0.01, kp = 0.5, ki = 5;
@@ -164,15 +158,8 @@ static void test_pid_pendulum(pt_lin_solver solver) {
 
 // ---- the cart-pole and its LQR ------------------------------------------------------------------
 
-static void test_cartpole(const char *root, pt_lin_solver solver) {
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/configs/models/cartpole_lqr.yaml", root);
-  pt_model *m = NULL;
-  pt_error err = {0};
-  if (pt_model_load_file(path, NULL, &m, &err)) {
-    CHECK(0, "%s", err.msg);
-    return;
-  }
+static void test_cartpole(pt_lin_solver solver) {
+  pt_model *m = load_example("cartpole_lqr.yaml");
   // the open loop: the same mechanism with the push a client's input
   static const char open[] =
       "model: cartpole\n"
@@ -347,15 +334,12 @@ static void test_limits(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *root = argc > 1 ? argv[1] : ".";
-  char dir[1024];
-  snprintf(dir, sizeof(dir), "%s/configs/models", root);
-  models_dir = dir;
+  if (argc > 1) root = argv[1];
   for (int s = 0; s < 2; s++) {
     const pt_lin_solver solver = s ? PT_LIN_AUGMENTED : PT_LIN_SPARSE;
     test_motor(solver);
     test_pid_pendulum(solver);
-    test_cartpole(root, solver);
+    test_cartpole(solver);
     test_every_element(solver);
   }
   test_limits();
