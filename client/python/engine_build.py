@@ -14,9 +14,10 @@ from cffi import FFI
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.environ.get("PARTITA_SOURCE_ROOT", os.path.join(HERE, "..", "..")))
 SRC = os.path.join(ROOT, "src")
-# the engine's layer folders (src/meson.build's partita_inc)
-LAYERS = ["include", "include/partita", "util", "control", "core", "partition", "compile", "load",
-          "analysis/inverse", "analysis/equilibrium", "analysis/linearize"]
+# the engine's layer folders (src/meson.build's partita_inc): every folder of src/ that holds
+# sources or headers, so a new layer folder needs no change here
+LAYERS = sorted(os.path.relpath(d, SRC) for d, _, files in os.walk(SRC)
+                if any(f.endswith((".c", ".h")) for f in files))
 if not os.path.isfile(os.path.join(SRC, "include", "partita", "partita.h")):
     raise RuntimeError("the Partita source tree was not found at %s (src/include/partita/partita.h): build the "
                        "package from client/python of a source checkout, or set "
