@@ -153,12 +153,14 @@ static int names_apart(const pt_model *m, const pt_spec *s, pt_error *err) {
   for (int i = 0; i < c->nelem; i++) {
     if (pt_coord_index(m, c->elem_name[i]) < 0) continue;
     if (i < s->ncontrol)
-      return FAIL(s, c->elem_line[i], "controls", i, c->elem_name[i], "\"%s\" is a coordinate's name: a "
-                  "signal takes another (outputs and plots name both)", c->elem_name[i]);
+      return FAIL(s, c->elem_line[i], "controls", i, c->elem_name[i],
+                  "\"%s\" is a coordinate's name: a signal takes another (outputs and plots name "
+                  "both)", c->elem_name[i]);
     for (int j = 0; j < s->nforce; j++)
       if (!strcmp(s->forces[j].name, c->elem_name[i]))
-        return FAIL(s, s->forces[j].line, "forces", j, s->forces[j].name, "\"%s\" is a coordinate's name: an "
-                    "expression_force's value is a signal, which takes another", c->elem_name[i]);
+        return FAIL(s, s->forces[j].line, "forces", j, s->forces[j].name,
+                    "\"%s\" is a coordinate's name: an expression_force's value is a signal, "
+                    "which takes another", c->elem_name[i]);
   }
   return PT_OK;
 }

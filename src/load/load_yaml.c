@@ -1157,8 +1157,9 @@ static int check_control(loader *L, void *e, const seen *sn) {
     if (!bo && (qu || ax))
       return fail(L, qu ? qu : ax, "quantity: and axis: go with body:");
     int quantity = (int)c->measure;  // the enum's index, read into measure
-    c->measure = co ? PT_MEASURE_COORDINATE : ra ? PT_MEASURE_RATE
-                                                 : (pt_measure_kind)(PT_MEASURE_POSITION + quantity);
+    c->measure = co   ? PT_MEASURE_COORDINATE
+                 : ra ? PT_MEASURE_RATE
+                      : (pt_measure_kind)(PT_MEASURE_POSITION + quantity);
   }
   if (c->type == PT_CONTROL_SUM) {
     int si = key_index(control_keys, NKEYS(control_keys), "signs");

@@ -85,8 +85,8 @@ static void test_values(void) {
   };
   for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
     double v = value_of(cases[k].text, t);
-    CHECK(fabs(v - cases[k].want) <= 1e-14 * fmax(1, fabs(cases[k].want)), "\"%s\" = %.17g, want %.17g",
-          cases[k].text, v, cases[k].want);
+    CHECK(fabs(v - cases[k].want) <= 1e-14 * fmax(1, fabs(cases[k].want)),
+          "\"%s\" = %.17g, want %.17g", cases[k].text, v, cases[k].want);
   }
 }
 
@@ -133,7 +133,8 @@ static void test_derivatives(void) {
     "a * a * a - 3 * a * b + b / c", "(x - y) ^ 2 / (x * y)", "a ^ c ^ 0.5",
     "pi * a * t", "max(a, a)", "min(a ^ 2, b ^ 2) * 2", "sqrt(abs(b))", "-a ^ 2 + -b",
   };
-  for (size_t k = 0; k < sizeof(formulas) / sizeof(formulas[0]); k++) grad_vs_fd(formulas[k], sig, 0);
+  for (size_t k = 0; k < sizeof(formulas) / sizeof(formulas[0]); k++)
+    grad_vs_fd(formulas[k], sig, 0);
   // and at a second point, every signal positive
   double other[NSIG] = {1.9, 0.6, 0.8, 1.2, 0.45, 2.5, 0.9};
   for (size_t k = 0; k < sizeof(formulas) / sizeof(formulas[0]); k++)

@@ -4,9 +4,9 @@
 // count instead. The counted runs must show rebuilds and switches happening (a swinging Panda
 // released from a bent pose and a chain in LU mode, the parallelogram four-bar through its
 // singular positions; the same arm and chain in hybrid mode never rebuild: their joint
-// coordinates are the independent set); control elements of every type too (issue 26). A snapshot (pt_data_copy, issue 10, item 5) allocates
-// nothing either, and the copy taken mid-run continues bit-identically to the original, in LU,
-// QR and hybrid mode.
+// coordinates are the independent set); control elements of every type too (issue 26). A
+// snapshot (pt_data_copy, issue 10, item 5) allocates nothing either, and the copy taken mid-run
+// continues bit-identically to the original, in LU, QR and hybrid mode.
 #include <math.h>
 #include <stddef.h>
 #include <string.h>

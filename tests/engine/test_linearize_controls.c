@@ -69,7 +69,7 @@ static void eig_vs_roots(const pt_linearization *r, double (*want)[2], int n, in
   CHECK(zeros == skip, "%s: %d zero eigenvalues, want %d", what, zeros, skip);
 }
 
-// ---- the DC motor on a flywheel ------------------------------------------------------------------
+// ---- the DC motor on a flywheel -----------------------------------------------------------------
 
 // configs/models/dc_motor_flywheel.yaml (its header has the numbers)
 static const char *root = ".";  // the project root (argv[1])
@@ -121,7 +121,7 @@ static void test_motor(pt_lin_solver solver) {
   pt_model_free(m);
 }
 
-// ---- a pendulum held by a PID --------------------------------------------------------------------
+// ---- a pendulum held by a PID -------------------------------------------------------------------
 
 static void test_pid_pendulum(pt_lin_solver solver) {
   // a 1 kg, 1 m rod hanging from its end: J = 1/3, m g l = 4.905
@@ -203,7 +203,7 @@ static void test_cartpole(pt_lin_solver solver) {
   pt_model_free(m);
 }
 
-// ---- every element type, against central differences of the closed loop ----------------------
+// ---- every element type, against central differences of the closed loop -------------------------
 
 static const char every_model[] =
     "model: every_element\n"
@@ -312,7 +312,7 @@ static void test_every_element(pt_lin_solver solver) {
   pt_model_free(m);
 }
 
-// ---- limits on their side --------------------------------------------------------------------
+// ---- limits on their side -----------------------------------------------------------------------
 
 static void test_limits(void) {
   pt_model *m = load_yaml(every_model);
