@@ -77,7 +77,9 @@ static int preload(server *srv) {
     pt_load_options opt = {.floating_base = cm->floating_base,
                            .balance_inertia = cm->balance_inertia,
                            .package_path = srv->cfg.viewer.package_path,
-                           .no_joint_limits = cm->no_joint_limits};
+                           .no_joint_limits = cm->no_joint_limits,
+                           .ground_plane = cm->ground_plane,
+                           .ground_z = cm->ground_z};
     pt_model *m;
     pt_error err = {0};
     char *text;   // the file as loaded, for recordings: read once, within the load's bound
@@ -102,7 +104,9 @@ static int preload(server *srv) {
                                .format = format,
                                .floating_base = cm->floating_base,
                                .balance_inertia = cm->balance_inertia,
-                               .no_joint_limits = cm->no_joint_limits}};
+                               .no_joint_limits = cm->no_joint_limits,
+                               .ground_plane = cm->ground_plane,
+                               .ground_z = cm->ground_z}};
     int added = models_add(srv, name, m, &o, NULL, msg, sizeof(msg));
     free(text);
     if (added != 0) {

@@ -58,11 +58,12 @@ rec_writer *rec_writer_open(const char *path, const rec_info *in, char *err, siz
   char *coords = join(in->coord_names, in->nc), *inputs = join(in->input_names, in->ni);
   char *bodies = join(in->body_names, in->nb);
   char *ctls = join(in->ctl_names, in->nx), *sigs = join(in->signal_names, in->nsig);
-  char every[32], fields[32], dt[40], start[32];
+  char every[32], fields[32], dt[40], start[32], gz[40] = "";
   snprintf(every, sizeof(every), "%u", in->every_k);
   snprintf(fields, sizeof(fields), "%u", in->fields);
   snprintf(dt, sizeof(dt), "%.17g", in->dt);
   snprintf(start, sizeof(start), "%lld", (long long)in->start_step);
+  if (in->ground_plane) snprintf(gz, sizeof(gz), "%.17g", in->ground_z);
   const char *fmt = in->format == 2 ? "urdf" : "yaml";
   const char *kv[] = {"model", in->model,
                       "source_name", in->source_name ? in->source_name : "",
@@ -70,6 +71,7 @@ rec_writer *rec_writer_open(const char *path, const rec_info *in, char *err, siz
                       "floating_base", in->floating_base ? "true" : "false",
                       "balance_inertia", in->balance_inertia ? "true" : "false",
                       "no_joint_limits", in->no_joint_limits ? "true" : "false",
+                      "ground_plane", gz,
                       "dt", dt,
                       "integrator", in->integrator ? in->integrator : "",
                       "every_k", every,
@@ -258,6 +260,8 @@ mcap_read_status rec_file_read(const char *path, rec_file *r, char *err, size_t 
   r->floating_base = (v = GET("floating_base")) && strcmp(v, "true") == 0;
   r->balance_inertia = (v = GET("balance_inertia")) && strcmp(v, "true") == 0;
   r->no_joint_limits = (v = GET("no_joint_limits")) && strcmp(v, "true") == 0;
+  r->ground_plane = (v = GET("ground_plane")) && v[0];   // "": none; else its z
+  r->ground_z = r->ground_plane ? strtod(v, NULL) : 0;
   r->dt = (v = GET("dt")) ? strtod(v, NULL) : 0;
   r->every_k = (v = GET("every_k")) ? (uint32_t)strtoul(v, NULL, 10) : 1;
   r->fields = (v = GET("fields")) ? (uint32_t)strtoul(v, NULL, 10) : 0;

@@ -32,6 +32,8 @@ typedef struct {
   int floating_base;
   int balance_inertia;                // URDF inertias repaired at load
   int no_joint_limits;                // joint limits not enforced
+  int ground_plane;                   // the ground plane z = ground_z added at load
+  double ground_z;
   double dt;
   const char *integrator;             // "rk4" | "abm4" | "euler"
   uint32_t every_k;                   // state decimation
@@ -100,8 +102,8 @@ typedef struct rec_file {
   mcap_read_status status;
   // from "partita.model" (strings owned by f)
   const char *model, *source_name, *integrator, *time_base, *init, *init_rate, *version;
-  int format, floating_base, balance_inertia, no_joint_limits;
-  double dt;
+  int format, floating_base, balance_inertia, no_joint_limits, ground_plane;
+  double dt, ground_z;
   uint32_t every_k, fields;
   int64_t start_step;
   const uint8_t *text;                // the model text (attachment), not NUL-terminated

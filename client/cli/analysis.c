@@ -151,7 +151,10 @@ static int valued(options *o, int argc, char **argv, int *i, unsigned bit, const
 static int common_arg(options *o, int argc, char **argv, int *i) {
   const char *a = argv[*i], *v = NULL;
   int r;
-  if (cli_is_flag(a, "--json")) {
+  if ((r = cli_ground_plane(o->cmd, argc, argv, i, &o->lopt.ground_plane,
+                            &o->lopt.ground_z))) {
+    return r;
+  } else if (cli_is_flag(a, "--json")) {
     o->json = 1;
   } else if (cli_is_flag(a, "--floating-base")) {
     o->lopt.floating_base = 1;
@@ -235,10 +238,11 @@ static int where_check(const options *o) {
     cli_error(cmd, "a MODEL file ('%s') and --model %s: give one of them", o->path, o->model);
     return -1;
   }
-  static const char *const file_only[3] = {"--balance-inertia", "--no-joint-limits",
-                                           "--floating-base"};
-  const int given[3] = {o->lopt.balance_inertia, o->no_joint_limits, o->lopt.floating_base};
-  for (int k = 0; k < 3; k++)
+  static const char *const file_only[4] = {"--balance-inertia", "--no-joint-limits",
+                                           "--floating-base", "--ground-plane"};
+  const int given[4] = {o->lopt.balance_inertia, o->no_joint_limits, o->lopt.floating_base,
+                        o->lopt.ground_plane};
+  for (int k = 0; k < 4; k++)
     if (given[k]) {
       cli_error(cmd, "%s is for a MODEL file: model '%s' is already loaded in the daemon (give "
                 "%s to partita load)", file_only[k], o->model, file_only[k]);

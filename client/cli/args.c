@@ -75,6 +75,15 @@ int cli_parse_double(const char *cmd, const char *what, const char *s, double *o
   return 0;
 }
 
+int cli_ground_plane(const char *cmd, int argc, char **argv, int *i, int *on, double *z) {
+  const char *v = NULL;
+  int r = cli_opt_value(cmd, argc, argv, i, "--ground-plane", &v);
+  if (r <= 0) return r;
+  if (cli_parse_double(cmd, "--ground-plane", v, z) < 0) return -1;
+  *on = 1;
+  return 1;
+}
+
 int cli_parse_long(const char *cmd, const char *what, const char *s, long min, long max,
                    long *out) {
   char *end = NULL;

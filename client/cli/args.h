@@ -45,4 +45,9 @@ int cli_parse_long(const char *cmd, const char *what, const char *s, long min, l
 int cli_parse_assign(const char *cmd, const char *what, const char *s, char *name,
                      size_t cap, double *value);
 
+// If argv[*i] is `--ground-plane Z` (a ground plane z = Z added to the model, the load option
+// ground_plane): sets *on and *z and returns 1; another argument: 0; a bad value: -1 after a
+// message.
+int cli_ground_plane(const char *cmd, int argc, char **argv, int *i, int *on, double *z);
+
 #endif

@@ -16,7 +16,8 @@
 static const cli_command commands[] = {
   // ---- a MODEL file, here
   {"check", CLI_FILE, cli_check_main,
-   "check MODEL [--json] [--floating-base] [--balance-inertia] [--no-joint-limits]",
+   "check MODEL [--json] [--floating-base] [--balance-inertia] [--no-joint-limits]\n"
+   "            [--ground-plane Z]",
    "Load MODEL (YAML or URDF), assemble its initial state and print a summary: bodies,\n"
    "constraints, degrees of freedom, coordinates, actuator inputs, motions, the independent\n"
    "coordinates of the partition, integrator and step size. Warnings go to stderr.\n"
@@ -24,23 +25,29 @@ static const cli_command commands[] = {
    "  --floating-base   URDF: the root link moves freely instead of being welded to ground\n"
    "  --balance-inertia URDF: repair non-physical inertias to the nearest physical ones\n"
    "                    (each link changed is listed in the warnings) instead of refusing\n"
-   "  --no-joint-limits joint limits kept but not enforced (simulation: {joint_limits: off})\n"},
+   "  --no-joint-limits joint limits kept but not enforced (simulation: {joint_limits: off})\n"
+   "  --ground-plane Z  add the ground plane z = Z, normal +z, to the ground's collision\n"
+   "                    shapes (a URDF has no floor)\n"},
   {"simulate", CLI_FILE, cli_simulate_main,
    "simulate MODEL [--duration T] [--dt H] [--integrator rk4|abm4|euler] [--every K]\n"
-   "         [--set ACTUATOR=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
-   "         [--json] [--floating-base] [--balance-inertia] [--no-joint-limits] [--record FILE]",
+   "         [--set INPUT=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
+   "         [--signals NAME,NAME|all] [--json] [--floating-base] [--balance-inertia]\n"
+   "         [--no-joint-limits] [--record FILE] [--ground-plane Z]",
    "Simulate MODEL with the embedded engine and print CSV on stdout: t, each coordinate,\n"
-   "each coordinate rate (NAME.rate), energy, residual_pos, residual_vel; one row at t=0\n"
-   "and one every K steps. Steps = round(T / H).\n"
+   "each coordinate rate (NAME.rate), each control state, the signals of --signals, energy,\n"
+   "residual_pos, residual_vel; one row at t=0 and one every K steps. Steps = round(T / H).\n"
    "  --duration T      simulated time in seconds (default 1)\n"
    "  --dt H            step size (default: the model's simulation.dt)\n"
    "  --integrator I    rk4, abm4 or euler (default: the model's simulation.integrator)\n"
    "  --every K         print every K-th step (default 1)\n"
-   "  --set A=V         hold actuator input A at V (repeatable)\n"
-   "  --init C=V        start coordinate C at V; the rest is assembled around it\n"
+   "  --set A=V         hold input A (an actuator's or a control input signal) at V\n"
+   "  --init C=V        start coordinate C at V; the rest is assembled around it (or\n"
+   "                    control state C at V)\n"
    "  --init-rate C=V   start coordinate C with rate V\n"
+   "  --signals L       also print these signals (NAME,NAME or all; docs/controls.md)\n"
    "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"
    "  --no-joint-limits joint limits kept but not enforced\n"
+   "  --ground-plane Z  add the ground plane z = Z (as for `partita check`)\n"
    "  --record FILE     also write an MCAP recording (states every K steps, the inputs,\n"
    "                    the model text and options): see replay, info, export\n"},
   // ---- recordings (docs/recording.md)
@@ -115,11 +122,12 @@ static const cli_command commands[] = {
   {"models", CLI_DAEMON, cli_models_main, "models",
    "List the models loaded in the daemon.\n"
    "  --json            machine-readable output\n"},
-  {"load", CLI_DAEMON, cli_load_main, "load FILE [--name N]",
+  {"load", CLI_DAEMON, cli_load_main, "load FILE [--name N] [--ground-plane Z]",
    "Load a model file into the daemon.\n"
    "  --name N          the name the daemon knows it by (default: the model's own)\n"
    "  --mode M          paused, realtime, free or lockstep; --rate R the real-time rate\n"
-   "  --floating-base, --balance-inertia, --no-joint-limits   as for `partita check`\n"
+   "  --floating-base, --balance-inertia, --no-joint-limits, --ground-plane Z   as for\n"
+   "                    `partita check`\n"
    "  --dt H            step size over the file's simulation.dt\n"
    "  --integrator I    rk4, abm4 or euler over the file's simulation.integrator\n"
    "  --json            machine-readable output\n"},

@@ -22,6 +22,8 @@ typedef struct {
   cli_link link;
   const char *name, *mode, *mode_rate, *count, *every, *dt, *integrator;
   int json, floating_base, balance_inertia, no_joint_limits;
+  int ground_plane;   // --ground-plane Z
+  double ground_z;
   const char *pos[MAXPOS];
   int npos;
   ptc_client *c;
@@ -160,6 +162,8 @@ static int cmd_load(ctx *x) {
   lm.floating_base = x->floating_base;
   lm.balance_inertia = x->balance_inertia;
   lm.no_joint_limits = x->no_joint_limits;
+  lm.ground_plane = x->ground_plane;
+  lm.ground_z = x->ground_z;
   lm.integrator = (char *)(x->integrator ? x->integrator : "");
   if (x->dt && cli_parse_double(x->cmd, "--dt", x->dt, &lm.dt)) {
     free(text);
@@ -437,6 +441,10 @@ static int parse_args(ctx *x, int argc, char **argv) {
     for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]) && r == 0; k++)
       if ((r = cli_opt_value(x->cmd, argc, argv, &i, opts[k].opt, &v)) > 0)
         *opts[k].dst = v;
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      r = cli_ground_plane(x->cmd, argc, argv, &i, &x->ground_plane, &x->ground_z);
     if (r < 0)
       return -1;
     if (r > 0)

@@ -108,6 +108,28 @@ static void check_json(const pt_model *m, const char *path, const char **indep, 
     cli_json_string(&j, pt_input_source(m, i));
   }
   cli_json_end_object(&j);
+  if (pt_model_nshape(m) > 0) {   // {"shapes": [{body, type}], "pairs", "max_contacts"}
+    cli_json_key(&j, "collision");
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "shapes");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < pt_model_nshape(m); i++) {
+      int b = -1;
+      const char *type = pt_shape_info(m, i, &b);
+      cli_json_begin_object(&j);
+      cli_json_key(&j, "body");
+      cli_json_string(&j, b >= 0 ? pt_body_name(m, b) : "ground");
+      cli_json_key(&j, "type");
+      cli_json_string(&j, type);
+      cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_key(&j, "pairs");
+    cli_json_int(&j, pt_model_npair(m));
+    cli_json_key(&j, "max_contacts");
+    cli_json_int(&j, pt_model_max_contacts(m));
+    cli_json_end_object(&j);
+  }
   cli_json_key(&j, "independent");
   cli_json_begin_array(&j);
   for (int i = 0; i < nindep; i++) {
@@ -210,6 +232,25 @@ static void text_controls(const pt_model *m, const pt_data *d) {
   if (n) putchar('\n');
 }
 
+// Collision shapes, when the model has some: `collision    7 shapes (1 plane, 2 box, ...),
+// 14 candidate pairs, up to 56 contacts` (the broad phase's pairs, docs/collision.md).
+static void text_collision(const pt_model *m) {
+  int n = pt_model_nshape(m);
+  if (n == 0) return;
+  static const char *const types[] = {"plane", "sphere", "capsule", "box", "cylinder", "hull"};
+  printf("%-13s%d shape%s (", "collision", n, n == 1 ? "" : "s");
+  int first = 1;
+  for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += !strcmp(pt_shape_info(m, i, NULL), types[t]);
+    if (k) printf("%s%d %s", first ? "" : ", ", k, types[t]);
+    if (k) first = 0;
+  }
+  int np = pt_model_npair(m);
+  printf("), %d candidate pair%s, up to %d contacts\n", np, np == 1 ? "" : "s",
+         pt_model_max_contacts(m));
+}
+
 static void check_text(const pt_model *m, const pt_data *d, const char *path, const char **indep,
                        int nindep) {
   printf("%-13s%s\n", "model", pt_model_name(m));
@@ -225,6 +266,7 @@ static void check_text(const pt_model *m, const pt_data *d, const char *path, co
   text_couplers(m);
   text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
   text_controls(m, d);
+  text_collision(m);
   printf("%-13s%d", "independent", nindep);
   for (int i = 0; i < nindep; i++) {
     printf("%s%s", i ? ", " : ": ", indep[i]);
@@ -269,6 +311,9 @@ int cli_check_main(const cli_command *self, int argc, char **argv) {
   pt_load_options lopt = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    int r = cli_ground_plane(cmd, argc, argv, &i, &lopt.ground_plane, &lopt.ground_z);
+    if (r < 0) return CLI_EXIT_USAGE;
+    if (r > 0) continue;
     if (cli_is_flag(a, "--json")) {
       json = 1;
     } else if (cli_is_flag(a, "--floating-base")) {

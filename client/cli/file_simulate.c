@@ -52,7 +52,10 @@ static int sim_parse(const char *cmd, int argc, char **argv, sim_options *o) {
     const char *a = argv[i];
     const char *v = NULL;
     int r;
-    if (cli_is_flag(a, "--json")) {
+    if ((r = cli_ground_plane(cmd, argc, argv, &i, &o->lopt.ground_plane, &o->lopt.ground_z))) {
+      if (r < 0)
+        return -1;
+    } else if (cli_is_flag(a, "--json")) {
       o->json = 1;
     } else if (cli_is_flag(a, "--floating-base")) {
       o->lopt.floating_base = 1;

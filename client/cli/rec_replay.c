@@ -117,6 +117,8 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   lo.floating_base = r->floating_base;
   lo.balance_inertia = r->balance_inertia;
   lo.no_joint_limits = r->no_joint_limits;
+  lo.ground_plane = r->ground_plane;
+  lo.ground_z = r->ground_z;
   lo.dt = r->dt;
   pt_integrator it;
   if (r->integrator && pt_integrator_parse(r->integrator, &it) == 0) {

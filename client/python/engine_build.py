@@ -2,7 +2,7 @@
 tree's src/*.c into the extension itself, so `import partita` needs no installed libpartita.
 
 Used by setup.py (cffi_modules). The engine's own libraries are Debian's: libyaml, libxml2,
-OpenBLAS/LAPACKE, SuiteSparse (KLU, LDL, AMD)."""
+OpenBLAS/LAPACKE, SuiteSparse (KLU, LDL, AMD), qhull (collision hulls)."""
 
 import glob
 import os
@@ -216,8 +216,8 @@ void pt_linearization_free(pt_linearization *lin);
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 
-_cflags = pkg_config("--cflags", "yaml-0.1", "libxml-2.0", "openblas", "lapacke")
-_libs = pkg_config("--libs", "yaml-0.1", "libxml-2.0", "openblas", "lapacke")
+_cflags = pkg_config("--cflags", "yaml-0.1", "libxml-2.0", "openblas", "lapacke", "qhull_r")
+_libs = pkg_config("--libs", "yaml-0.1", "libxml-2.0", "openblas", "lapacke", "qhull_r")
 ffibuilder.set_source(
     "partita._engine",
     '#include "partita.h"\n'

@@ -116,10 +116,14 @@ int load_request(conn *c, uint64_t id, const Partita__V1__LoadModel *rq) {
   j->opts.origin.floating_base = rq->floating_base;
   j->opts.origin.balance_inertia = rq->balance_inertia;
   j->opts.origin.no_joint_limits = rq->no_joint_limits;
+  j->opts.origin.ground_plane = rq->ground_plane;
+  j->opts.origin.ground_z = rq->ground_z;
   j->opts.origin.format = (int)rq->format;   // 0: by content, as the loader decides
   j->load.floating_base = rq->floating_base;
   j->load.balance_inertia = rq->balance_inertia;
   j->load.no_joint_limits = rq->no_joint_limits;
+  j->load.ground_plane = rq->ground_plane;
+  j->load.ground_z = rq->ground_z;
   j->load.max_text_bytes = (size_t)srv->cfg.limits.model_bytes;   // 0: the engine's defaults
   j->load.max_bodies = srv->cfg.limits.model_bodies;
   j->load.max_joints = srv->cfg.limits.model_joints;

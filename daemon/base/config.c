@@ -215,6 +215,8 @@ static const cfg_key keys[] = {
     {"model", "floating_base", K_BOOL, M(floating_base), 0, 0, NULL, 0},
     {"model", "balance_inertia", K_BOOL, M(balance_inertia), 0, 0, NULL, 0},
     {"model", "no_joint_limits", K_BOOL, M(no_joint_limits), 0, 0, NULL, 0},
+    {"model", "ground_plane", K_BOOL, M(ground_plane), 0, 0, NULL, 0},
+    {"model", "ground_z", K_DOUBLE, M(ground_z), -1e6, 1e6, NULL, 0},
     {"model", "input_timeout_ms", K_UINT, M(input_timeout_ms), 0, 3600000, NULL, 0},
     {"model", "input_safe", K_INPUT_SAFE, M(input_hold), 0, 0, NULL, 0},
 };

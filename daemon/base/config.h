@@ -19,6 +19,8 @@ typedef struct {
   int floating_base;
   int balance_inertia;         // URDF: repair non-physical inertias
   int no_joint_limits;         // joint limits kept but not enforced
+  int ground_plane;            // add the ground plane z = ground_z
+  double ground_z;
   unsigned input_timeout_ms;   // real-time input watchdog (0: off)
   int input_hold;              // on timeout hold the inputs instead of zeroing them
 } cfg_model;

@@ -201,7 +201,9 @@ static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint3
                  .source_name = src->source, .format = src->format,
                  .floating_base = src->floating_base,
                  .balance_inertia = src->balance_inertia,
-                 .no_joint_limits = src->no_joint_limits, .dt = pt_model_dt(m),
+                 .no_joint_limits = src->no_joint_limits,
+                 .ground_plane = src->ground_plane, .ground_z = src->ground_z,
+                 .dt = pt_model_dt(m),
                  .integrator = pt_integrator_name(pt_model_integrator(m)),
                  .every_k = r->every_k, .fields = r->fields, .time_base = "wall",
                  .start_step = atomic_load(&s->pub_step), .coord_names = s->coord_names,
@@ -270,6 +272,8 @@ void record_on_load(rec_model *rm, sim *s, const rec_origin *o, uv_loop_t *loop)
   src->floating_base = o->floating_base;
   src->balance_inertia = o->balance_inertia;
   src->no_joint_limits = o->no_joint_limits;
+  src->ground_plane = o->ground_plane;
+  src->ground_z = o->ground_z;
   rm->src = src;
   if (s->cfg->record.all) {
     char file[600], full[PATH_MAX], err[400];

@@ -41,6 +41,8 @@ typedef struct {
   int floating_base;
   int balance_inertia;    // URDF inertias repaired at load (kept for recordings)
   int no_joint_limits;    // joint limits not enforced (kept for recordings)
+  int ground_plane;       // the ground plane z = ground_z added at load (kept for recordings)
+  double ground_z;
 } rec_origin;
 
 // The recordings of one model, kept by the model's owner (api/models.c) for the model's life

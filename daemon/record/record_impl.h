@@ -42,6 +42,8 @@ struct rec_source {
   int floating_base;
   int balance_inertia;
   int no_joint_limits;
+  int ground_plane;
+  double ground_z;
 };
 
 struct recorder {

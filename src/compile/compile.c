@@ -125,6 +125,7 @@ static int build(pt_model *m, const pt_spec *orig, const pt_spec *s, pt_error *e
   if (!rc) rc = pt_compile_couplers(m, s, err);
   if (!rc) rc = pt_compile_initial_state(m, s, err);  // and checks that it partitions
   if (!rc) rc = pt_visuals_build(m, s, err);
+  if (!rc) rc = pt_compile_collision(m, s, err);
   if (!rc) pt_compile_limits_check(m, s);
   if (!rc) rc = pt_compile_couplers_initial(m, s, s->ncoupler, err);
   return rc;

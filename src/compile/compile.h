@@ -8,6 +8,9 @@
 // ---- shared.c: the model's memory and messages, the spec's names --------------------------
 // An array of n elements of `size` bytes, zeroed, freed with the model (pt_model_free).
 void *pt_model_alloc(pt_model *m, size_t n, size_t size);
+// p (malloc'd) freed with the model from now on; when that cannot be recorded (out of memory)
+// it is freed at once and -1 returned.
+int pt_model_own(pt_model *m, void *p);
 // One line added to the model's warnings (pt_model_warnings).
 void pt_model_warn(pt_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // Sets err to `FILE:LINE: joints[2] "knee": what` and returns code.
@@ -46,5 +49,12 @@ int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err);
 // visual.c: the spec's shapes into their bodies' frames, an inertia box for each body drawn
 // without one.
 int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err);
+// A shape's pose (a visual or a collision shape of s, given globally at t=0, by default the
+// body's) in its body's frame: position and unit Euler parameters.
+void pt_spec_shape_local(const pt_spec *s, const pt_spec_visual *v, double pos[3],
+                         double quat[4]);
+// collision.c: the collision shapes in their bodies' frames (meshes as hulls), the candidate
+// pairs with their friction and restitution, the contact buffer's size.
+int pt_compile_collision(pt_model *m, const pt_spec *s, pt_error *err);
 
 #endif

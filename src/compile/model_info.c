@@ -62,6 +62,26 @@ int pt_joint_limits(const pt_model *m, int j, double lim[2]) {
 int pt_model_limits_enforced(const pt_model *m) { return m->limits_on; }
 double pt_model_restitution(const pt_model *m) { return m->restitution; }
 
+int pt_model_nshape(const pt_model *m) { return m->nshape; }
+int pt_model_npair(const pt_model *m) { return m->npair; }
+int pt_model_max_contacts(const pt_model *m) { return m->max_contacts; }
+
+const char *pt_shape_info(const pt_model *m, int i, int *body) {
+  if (i < 0 || i >= m->nshape) return NULL;
+  if (body) *body = m->shape_body[i];
+  return pt_shape_type_name(m->shape[i].type);
+}
+
+int pt_pair_info(const pt_model *m, int p, int *shape1, int *shape2, double *friction,
+                 double *restitution) {
+  if (p < 0 || p >= m->npair) return -1;
+  if (shape1) *shape1 = m->pair[2 * p];
+  if (shape2) *shape2 = m->pair[2 * p + 1];
+  if (friction) *friction = m->pair_friction[p];
+  if (restitution) *restitution = m->pair_restitution[p];
+  return 0;
+}
+
 double pt_input_limit(const pt_model *m, int i) {
   return (i >= 0 && i < m->ninput) ? m->input_limit[i] : 0;
 }

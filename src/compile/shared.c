@@ -9,17 +9,24 @@
 #include "compile.h"
 #include "control.h"
 
-void *pt_model_alloc(pt_model *m, size_t n, size_t size) {
+int pt_model_own(pt_model *m, void *p) {
   if (m->nalloc == m->maxalloc) {
     int cap = m->maxalloc ? 2 * m->maxalloc : 64;
     void **a = realloc(m->allocs, sizeof(void *) * (size_t)cap);
-    if (!a) return NULL;
+    if (!a) {
+      free(p);
+      return -1;
+    }
     m->allocs = a;
     m->maxalloc = cap;
   }
+  m->allocs[m->nalloc++] = p;
+  return 0;
+}
+
+void *pt_model_alloc(pt_model *m, size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
-  if (p) m->allocs[m->nalloc++] = p;
-  return p;
+  return p && pt_model_own(m, p) == 0 ? p : NULL;
 }
 
 void pt_model_free(pt_model *m) {

@@ -11,6 +11,7 @@ pt_spec *pt_spec_new(void) {
   if (!s) return NULL;
   strcpy(s->source, "<string>");
   s->gravity[2] = -9.81;
+  s->contact_friction = 0.5;
   return s;
 }
 
@@ -44,6 +45,10 @@ void pt_spec_free(pt_spec *s) {
   }
   free(s->controls);
   free(s->visuals);
+  for (int i = 0; i < s->ncollision; i++) free(s->collisions[i].vert);
+  free(s->collisions);
+  free(s->excludes);
+  free(s->contact_pairs);
   free(s->warnings);
   free(s);
 }
@@ -102,13 +107,32 @@ pt_spec_coupler *pt_spec_add_coupler(pt_spec *s) {
   return c;
 }
 
-pt_spec_visual *pt_spec_add_visual(pt_spec *s) {
-  pt_spec_visual *v = grow((void **)&s->visuals, &s->nvisual, &s->visual_cap, sizeof(*v));
+static pt_spec_visual *shape_defaults(pt_spec_visual *v) {
   if (v) {
     v->quat[0] = 1.0;
     v->scale[0] = v->scale[1] = v->scale[2] = 1.0;
   }
   return v;
+}
+
+pt_spec_visual *pt_spec_add_visual(pt_spec *s) {
+  return shape_defaults(grow((void **)&s->visuals, &s->nvisual, &s->visual_cap,
+                             sizeof(pt_spec_visual)));
+}
+
+pt_spec_visual *pt_spec_add_collision(pt_spec *s) {
+  return shape_defaults(grow((void **)&s->collisions, &s->ncollision, &s->collision_cap,
+                             sizeof(pt_spec_visual)));
+}
+
+pt_spec_contact_pair *pt_spec_add_exclude(pt_spec *s) {
+  return grow((void **)&s->excludes, &s->nexclude, &s->exclude_cap,
+              sizeof(pt_spec_contact_pair));
+}
+
+pt_spec_contact_pair *pt_spec_add_contact_pair(pt_spec *s) {
+  return grow((void **)&s->contact_pairs, &s->ncontact_pair, &s->contact_pair_cap,
+              sizeof(pt_spec_contact_pair));
 }
 
 int pt_spec_warn(pt_spec *s, const char *fmt, ...) {

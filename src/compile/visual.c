@@ -13,7 +13,7 @@
 #include "ptu.h"
 
 static const char *const type_names[PT_VISUAL_NTYPES] = {"box", "sphere", "cylinder",
-                                                         "capsule", "mesh"};
+                                                         "capsule", "mesh", "plane"};
 
 const char *pt_visual_type_name(int type) {
   return type >= 0 && type < PT_VISUAL_NTYPES ? type_names[type] : "unknown";
@@ -82,6 +82,32 @@ static int body_of(const pt_model *m, const char *name) {
   return -2;
 }
 
+void pt_spec_shape_local(const pt_spec *s, const pt_spec_visual *sv, double pos[3],
+                         double quat[4]) {
+  // Body frame at t=0 (as given: joints are placed from the same poses); the ground's is the
+  // global frame.
+  double r0[3] = {0, 0, 0}, p0[4] = {1, 0, 0, 0};
+  const pt_spec_body *sb = NULL;
+  for (int j = 0; j < s->nbody; j++)
+    if (!strcmp(s->bodies[j].name, sv->body)) sb = &s->bodies[j];
+  if (sb) {
+    double nq = sqrt(ptu_dot3(sb->quat + 1, sb->quat + 1) + sb->quat[0] * sb->quat[0]);
+    ptu_copy(r0, sb->position, 3);
+    for (int c = 0; c < 4; c++) p0[c] = sb->quat[c] / nq;
+  }
+  double g[3], q[4];
+  ptu_copy(g, sv->has_position ? sv->position : r0, 3);
+  ptu_copy(q, sv->has_quat ? sv->quat : p0, 4);
+  double qn = sqrt(q[0] * q[0] + ptu_dot3(q + 1, q + 1));
+  for (int c = 0; c < 4; c++) q[c] /= qn;
+  // pos_local = A0^T (pos - r0), q_local = conj(p0) q
+  double A0[9], d[3], conj[4] = {p0[0], -p0[1], -p0[2], -p0[3]};
+  ptu_quat2mat(A0, p0);
+  ptu_sub3(d, g, r0);
+  ptu_mul_matT_vec3(pos, A0, d);
+  ptu_quat_mul(quat, conj, q);
+}
+
 int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err) {
   int *count = calloc((size_t)m->nbody + 1, sizeof(int));
   if (!count) return pt_error_set(err, PT_ENOMEM, "out of memory");
@@ -118,27 +144,7 @@ int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err) {
       ptu_copy(v->rgba, sv->rgba, 4);
     else
       default_rgba(v->rgba, v->body);
-    // Body frame at t=0 (as given: joints are placed from the same poses).
-    double r0[3] = {0, 0, 0}, p0[4] = {1, 0, 0, 0};
-    if (v->body >= 0) {
-      const pt_spec_body *sb = NULL;
-      for (int j = 0; j < s->nbody; j++)
-        if (!strcmp(s->bodies[j].name, sv->body)) sb = &s->bodies[j];
-      double nq = sqrt(ptu_dot3(sb->quat + 1, sb->quat + 1) + sb->quat[0] * sb->quat[0]);
-      ptu_copy(r0, sb->position, 3);
-      for (int c = 0; c < 4; c++) p0[c] = sb->quat[c] / nq;
-    }
-    double pos[3], q[4];
-    ptu_copy(pos, sv->has_position ? sv->position : r0, 3);
-    ptu_copy(q, sv->has_quat ? sv->quat : p0, 4);
-    double qn = sqrt(q[0] * q[0] + ptu_dot3(q + 1, q + 1));
-    for (int c = 0; c < 4; c++) q[c] /= qn;
-    // pos_local = A0^T (pos - r0), q_local = conj(p0) q
-    double A0[9], d[3], conj[4] = {p0[0], -p0[1], -p0[2], -p0[3]};
-    ptu_quat2mat(A0, p0);
-    ptu_sub3(d, pos, r0);
-    ptu_mul_matT_vec3(v->pos, A0, d);
-    ptu_quat_mul(v->quat, conj, q);
+    pt_spec_shape_local(s, sv, v->pos, v->quat);
     v->uri = t;
     t += sprintf(t, "%s", sv->uri) + 1;
     v->mesh = t;

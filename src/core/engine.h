@@ -10,6 +10,7 @@
 
 #include <klu.h>  // for the linearization's sparse solves (linearize_system.c)
 
+#include "collide.h"
 #include "control.h"
 #include "partita.h"
 
@@ -79,12 +80,27 @@ typedef struct {
 } pt_joint_class;
 extern const pt_joint_class pt_joint_classes[PT_JOINT_NTYPES];
 
+// Contact points a model's buffer holds when its file does not say (contact: max_contacts).
+#define PT_MAX_CONTACTS_DEFAULT 1024
+
 struct pt_model {
   char name[PT_NAME_MAX];
   char *warnings;              // '\n'-terminated lines
   int nvisual;                 // visual shapes (src/compile/visual.c), never read by the mechanics
   pt_visual *visual;           // (nvisual), strings inside visual_text
   char *visual_text;
+
+  // contact geometry (src/compile/collision.c, docs/collision.md): shapes on bodies (the
+  // ground: PT_GROUND), the candidate pairs fixed at load and their coefficients
+  int nshape;
+  pt_shape *shape;             // (nshape) type, half sizes, pose in its body's frame, hull
+  int *shape_body;             // (nshape) body index, PT_GROUND for the ground's
+  int npair;
+  int *pair;                   // (npair x 2) shape indices, the lower first
+  double *pair_friction;       // (npair) Coulomb coefficient
+  double *pair_restitution;    // (npair) Newton's coefficient at impacts
+  int max_contacts;            // contact buffer size (contact: max_contacts, or 4 npair up to
+                               // PT_MAX_CONTACTS_DEFAULT)
   double gravity[3];
   double dt;
   pt_integrator integrator;

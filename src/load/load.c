@@ -1,11 +1,13 @@
 // load.c: model files to specs and models, the format chosen by extension or content.
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 #include "mesh.h"
+#include "mesh_read.h"
 
 // Refuses a file beyond `max` bytes before reading it whole.
 static int read_file(const char *path, size_t max, char **text, size_t *len, pt_error *err) {
@@ -67,6 +69,10 @@ static int spec_from_text(const char *text, size_t len, int format, const char *
   int rc = format == 2 ? pt_spec_from_urdf(text, len, source, opt, out, err)
                        : pt_spec_from_yaml_opt(text, len, source, opt, out, err);
   if (rc == PT_OK) pt_spec_resolve_meshes(*out, opt);
+  if (rc == PT_OK && (rc = pt_spec_read_collision_meshes(*out, err)) != PT_OK) {
+    pt_spec_free(*out);
+    *out = NULL;
+  }
   return rc;
 }
 
@@ -109,6 +115,18 @@ static int apply_options(pt_spec *s, const pt_load_options *opt, pt_error *err) 
     s->has_integrator = 1;
   }
   if (opt->no_joint_limits) s->limits_off = 1;
+  if (opt->ground_plane) {
+    if (!isfinite(opt->ground_z))
+      return pt_error_set(err, PT_EINVAL, "load option ground plane: z = %g is not finite",
+                          opt->ground_z);
+    pt_spec_visual *g = pt_spec_add_collision(s);
+    if (!g) return pt_error_set(err, PT_ENOMEM, "out of memory");
+    snprintf(g->body, sizeof(g->body), "ground");
+    g->type = PT_VISUAL_PLANE;
+    g->point[2] = opt->ground_z;
+    g->normal[2] = 1;
+    g->index = -1;   // not from the file
+  }
   return PT_OK;
 }
 

@@ -723,14 +723,16 @@ static int build_spec(const urdf *u, const pt_load_options *opt, pt_spec *s) {
   return rc;
 }
 
-// The <visual> elements of every link, on the body that carries it (src/load/visual_urdf.c).
+// The <visual> and <collision> elements of every link, on the body that carries it
+// (src/load/visual_urdf.c).
 static int add_visuals(const urdf *u, const xmlNode *robot, pt_spec *s) {
   for (xmlNode *c = robot->children; c; c = c->next) {
     char name[PT_NAME_MAX];
     if (!uxml_is(c, "link") || attr_name(c, "name", name) <= 0) continue;
     const urdf_link *l = &u->links[find_link(u, name)];
-    int rc = pt_urdf_link_visuals(c, robot, l->world.R, l->world.p, u->links[l->group].name, s,
-                                  u->err);
+    const char *body = u->links[l->group].name;
+    int rc = pt_urdf_link_visuals(c, robot, l->world.R, l->world.p, body, s, u->err);
+    if (!rc) rc = pt_urdf_link_collisions(c, robot, l->world.R, l->world.p, body, s, u->err);
     if (rc) return rc;
   }
   return PT_OK;

@@ -55,6 +55,7 @@ typedef enum {
   V_RGBA,     // [r, g, b, a] each in [0, 1]
   V_PATH,     // a file name, 1..PT_PATH_MAX-1 bytes -> char[PT_PATH_MAX]
   V_VISUALS,  // a body's list of visual shapes (pt_spec_visual)
+  V_COLLISION,  // a body's list of collision shapes (pt_spec_visual, in spec->collisions)
   V_LIMITS,   // [lower, upper], finite, lower < upper (pt_spec_joint)
   V_CNAME,    // a coordinate's or body's name -> char[PT_COORD_NAME_MAX]
   V_SIGNAL,   // one signal's name -> pt_spec_control inputs (ninput 1)
@@ -107,6 +108,7 @@ struct loader {
   size_t len;
   char entry[256];       // ENTRY of messages: `joints[2] "knee"`, `model`, `simulation`
   long npoints;          // table points so far
+  int shapes;            // the shape list being read: SHAPES_VISUAL, _COLLISION or _GROUND
   pt_load_options lim;   // limits in effect (pt_load_options_resolve)
   int code;              // the error code once something failed
 };
@@ -482,7 +484,8 @@ static int points_here(loader *L, const char *key, pt_spec_motion *mo) {
   return 0;
 }
 
-static int visuals_here(loader *L, const char *key);
+enum { SHAPES_VISUAL, SHAPES_COLLISION, SHAPES_GROUND };
+static int shapes_here(loader *L, const char *key, int list);
 
 static int path_here(loader *L, const char *key, char out[PT_PATH_MAX]) {
   char q[72];
@@ -717,7 +720,9 @@ static int value_here(loader *L, const keydef *k, void *entry, int *as_list) {
     case V_PATH:
       return path_here(L, k->key, f);
     case V_VISUALS:
-      return visuals_here(L, k->key);
+      return shapes_here(L, k->key, SHAPES_VISUAL);
+    case V_COLLISION:
+      return shapes_here(L, k->key, SHAPES_COLLISION);
     case V_CNAME:
       return cname_here(L, k->key, f);
     case V_SIGNAL: {
@@ -853,13 +858,17 @@ static const keydef body_keys[] = {
     {"velocity", V_VEC3, FIELD(pt_spec_body, velocity), ALL, 0, NULL, 0},
     {"angular_velocity", V_VEC3, FIELD(pt_spec_body, angvel), ALL, 0, NULL, 0},
     {"visuals", V_VISUALS, 0, ALL, 0, NULL, 0},
+    {"collision", V_COLLISION, 0, ALL, 0, NULL, 0},
 };
 
 static int check_body(loader *L, void *e, const seen *sn) {
   const pt_spec_body *b = e;
-  // this body's visuals were parsed before its name may have been: they are the unnamed ones
+  // this body's shapes were parsed before its name may have been: they are the unnamed ones
   for (int i = 0; i < L->spec->nvisual; i++)
     if (!L->spec->visuals[i].body[0]) memcpy(L->spec->visuals[i].body, b->name, PT_NAME_MAX);
+  for (int i = 0; i < L->spec->ncollision; i++)
+    if (!L->spec->collisions[i].body[0])
+      memcpy(L->spec->collisions[i].body, b->name, PT_NAME_MAX);
   if (!strcmp(b->name, "ground"))
     return fail(L, LINE(body_keys, "name"),
                 "name: \"ground\" is reserved for the fixed global frame");
@@ -1058,9 +1067,12 @@ static const keydef coord_keys[] = {
     {"point2", V_VEC3, FIELD(pt_spec_coord, point2), C_DI, C_DI, NULL, 0},
 };
 
-// visuals (a body's `visuals:` list; pose in the global frame at t=0 like the rest)
-enum { V_BOXB = 1, V_SPHB = 2, V_CYLB = 4, V_CAPB = 8, V_MESHB = 16 };
+// visuals (a body's `visuals:` list; pose in the global frame at t=0 like the rest), and
+// collision shapes: the same keys, and for the ground's a plane (point, normal) besides
+enum { V_BOXB = 1, V_SPHB = 2, V_CYLB = 4, V_CAPB = 8, V_MESHB = 16, V_PLANEB = 32 };
 static const char *const visual_types[] = {"box", "sphere", "cylinder", "capsule", "mesh", NULL};
+static const char *const collision_types[] = {"box",  "sphere", "cylinder", "capsule",
+                                              "mesh", "plane",  NULL};
 
 static const keydef visual_keys[] = {
     {"name", V_NAME, FIELD(pt_spec_visual, uri), 0, 0, NULL, 0},   // never taken: see below
@@ -1076,12 +1088,32 @@ static const keydef visual_keys[] = {
     {"rgba", V_RGBA, FIELD(pt_spec_visual, rgba), ALL, 0, NULL, 0},
 };
 
+static const keydef plane_keys[] = {
+    {"point", V_VEC3, FIELD(pt_spec_visual, point), V_PLANEB, V_PLANEB, NULL, 0},
+    {"normal", V_DIR, FIELD(pt_spec_visual, normal), V_PLANEB, V_PLANEB, NULL, 0},
+};
+#define NSHAPE_KEYS (NKEYS(visual_keys) + NKEYS(plane_keys))
+_Static_assert(NSHAPE_KEYS <= MAX_KEYS, "MAX_KEYS");
+
+// The collision shapes' keys: the visuals', with plane among the types (taking point and
+// normal, and none of the others but type).
+static void collision_keys(keydef keys[NSHAPE_KEYS]) {
+  memcpy(keys, visual_keys, sizeof(visual_keys));
+  for (int i = 2; i < NKEYS(visual_keys); i++) keys[i].takes &= ~(unsigned)V_PLANEB;
+  keys[1].names = collision_types;
+  memcpy(keys + NKEYS(visual_keys), plane_keys, sizeof(plane_keys));
+}
+
 static int check_visual(loader *L, void *e, const seen *sn) {
   pt_spec_visual *v = e;
   v->has_position = LINE(visual_keys, "position") != 0;
   v->has_quat = LINE(visual_keys, "orientation") != 0;
   v->has_rgba = LINE(visual_keys, "rgba") != 0;
-  if (v->type == PT_VISUAL_BOX) {
+  if (v->type == PT_VISUAL_PLANE) {
+    if (L->shapes != SHAPES_GROUND)
+      return fail(L, LINE(visual_keys, "type"), "type: a plane is a collision shape of the "
+                  "ground only (ground: {collision: [...]})");
+  } else if (v->type == PT_VISUAL_BOX) {
     for (int k = 0; k < 3; k++)
       if (!(v->size[k] > 0))
         return fail(L, LINE(visual_keys, "size"), "size: edge lengths must be > 0, got %g",
@@ -1194,6 +1226,7 @@ static int check_coupler(loader *L, void *e, const seen *sn) {
 }
 
 static void *add_visual(pt_spec *s) { return pt_spec_add_visual(s); }
+static void *add_collision(pt_spec *s) { return pt_spec_add_collision(s); }
 
 static void *add_body(pt_spec *s) { return pt_spec_add_body(s); }
 static void *add_joint(pt_spec *s) { return pt_spec_add_joint(s); }
@@ -1251,30 +1284,185 @@ static int parse_list(loader *L, const kinddef *k) {
   return 0;
 }
 
-// A body's `visuals:` list (the current event is its value). Entries are named in messages
-// `bodies[2] "arm" visuals[1]`.
-static int visuals_here(loader *L, const char *key) {
+// A list of shapes (the current event is its value): a body's `visuals:` or `collision:`, or
+// the ground's. Entries are named in messages `bodies[2] "arm" visuals[1]`, `ground
+// collision[0]`.
+static int shapes_here(loader *L, const char *key, int list) {
   char q[72], prefix[100];
   if (is_null(L)) return 0;
   if (L->ev.type != YAML_SEQUENCE_START_EVENT)
     return fail(L, line_of(L), "%s: list expected, got %s", key, describe(L, q));
   snprintf(prefix, sizeof(prefix), "%.80s %.10s", L->entry, key);
-  kinddef k = {prefix, visual_keys, NKEYS(visual_keys), 1, FIELD(pt_spec_visual, line),
-               add_visual, check_visual};
+  keydef ckeys[NSHAPE_KEYS];
+  collision_keys(ckeys);
+  int visual = list == SHAPES_VISUAL;
+  kinddef k = {prefix, visual ? visual_keys : ckeys, visual ? NKEYS(visual_keys) : NSHAPE_KEYS,
+               1, FIELD(pt_spec_visual, line), visual ? add_visual : add_collision,
+               check_visual};
+  L->shapes = list;
   for (int i = 0;; i++) {
     if (next(L)) return -1;
     if (L->ev.type == YAML_SEQUENCE_END_EVENT) break;
-    if (L->spec->nvisual >= MAX_VISUALS)
-      return fail(L, line_of(L), "more than %d visual shapes in the file", MAX_VISUALS);
+    if ((visual ? L->spec->nvisual : L->spec->ncollision) >= MAX_VISUALS)
+      return fail(L, line_of(L), "more than %d %s shapes in the file", MAX_VISUALS,
+                  visual ? "visual" : "collision");
     char saved[sizeof(L->entry)];
     memcpy(saved, L->entry, sizeof(saved));
     name_entry(L, prefix, i, NULL);
     if (L->ev.type != YAML_MAPPING_START_EVENT)
       return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
     if (parse_entry(L, &k, i)) return -1;
-    L->spec->visuals[L->spec->nvisual - 1].index = i;
+    pt_spec_visual *v = visual ? &L->spec->visuals[L->spec->nvisual - 1]
+                               : &L->spec->collisions[L->spec->ncollision - 1];
+    v->index = i;
+    if (list == SHAPES_GROUND) snprintf(v->body, sizeof(v->body), "ground");
     memcpy(L->entry, saved, sizeof(saved));
   }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mappings of fixed keys: simulation, ground, contact.
+
+// The next key of such a mapping, one of keys (n): its index, the event moved on to its value;
+// -2 at the mapping's end; -1 on an error (a key not a string, unknown, or given twice).
+// given (n): the line of each key given so far.
+static int next_key(loader *L, const char *const *keys, int n, int *given) {
+  char q[72];
+  if (next(L)) return -1;
+  if (L->ev.type == YAML_MAPPING_END_EVENT) return -2;
+  if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
+  int at = line_of(L), key = -1;
+  for (int k = 0; k < n; k++)
+    if (!strcmp(scalar(L), keys[k])) key = k;
+  if (key < 0) return fail(L, at, "unknown key %s", describe(L, q));
+  if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
+  given[key] = at;
+  return next(L) ? -1 : key;
+}
+
+// The start of such a mapping (the current event): 1 when it is one, 0 when the value is empty
+// (null), -1 with the message when it is something else.
+static int mapping_here(loader *L) {
+  char q[72];
+  if (is_null(L)) return 0;
+  if (L->ev.type != YAML_MAPPING_START_EVENT)
+    return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ground and contact.
+
+// `ground:` {collision: [...], visuals: [...]}: fixed shapes (the current event is its value).
+static int parse_ground(loader *L) {
+  static const char *const keys[] = {"collision", "visuals"};
+  int given[2] = {0}, key, m;
+  snprintf(L->entry, sizeof(L->entry), "ground");
+  if ((m = mapping_here(L)) <= 0) return m;
+  while ((key = next_key(L, keys, 2, given)) >= 0) {
+    int list = key ? SHAPES_VISUAL : SHAPES_GROUND;
+    if (shapes_here(L, key ? "visuals" : "collision", list)) return -1;
+    if (key)   // the ground's visuals: fixed scenery
+      for (int i = 0; i < L->spec->nvisual; i++)
+        if (!L->spec->visuals[i].body[0]) snprintf(L->spec->visuals[i].body, PT_NAME_MAX, "ground");
+  }
+  if (key == -1) return -1;
+  snprintf(L->entry, sizeof(L->entry), "model");
+  return 0;
+}
+
+// contact pairs: {body1, body2, friction, restitution}
+static const keydef pair_keys[] = {
+    {"name", V_NAME, FIELD(pt_spec_contact_pair, body1), 0, 0, NULL, 0},   // never taken
+    {"body1", V_NAME, FIELD(pt_spec_contact_pair, body1), ALL, ALL, NULL, 0},
+    {"body2", V_NAME, FIELD(pt_spec_contact_pair, body2), ALL, ALL, NULL, 0},
+    {"friction", V_NONNEG, FIELD(pt_spec_contact_pair, friction), ALL, 0, NULL, 0},
+    {"restitution", V_NONNEG, FIELD(pt_spec_contact_pair, restitution), ALL, 0, NULL, 0},
+};
+
+static int check_pair(loader *L, void *e, const seen *sn) {
+  pt_spec_contact_pair *p = e;
+  if (LINE(pair_keys, "name")) return fail(L, LINE(pair_keys, "name"), "unknown key \"name\"");
+  p->has_friction = LINE(pair_keys, "friction") != 0;
+  p->has_restitution = LINE(pair_keys, "restitution") != 0;
+  if (p->has_restitution && !(p->restitution <= 1))
+    return fail(L, LINE(pair_keys, "restitution"), "restitution: must be in [0, 1], got %g",
+                p->restitution);
+  if (!p->has_friction && !p->has_restitution)
+    return fail(L, sn->line[1], "a pair sets friction, restitution or both");
+  return 0;
+}
+
+static void *add_pair(pt_spec *s) { return pt_spec_add_contact_pair(s); }
+
+// `exclude: [[A, B], ...]` (the current event is its value).
+static int exclude_here(loader *L) {
+  char q[72];
+  if (is_null(L)) return 0;
+  if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+    return fail(L, line_of(L), "exclude: list of [body1, body2] pairs expected, got %s",
+                describe(L, q));
+  for (int i = 0;; i++) {
+    if (next(L)) return -1;
+    if (L->ev.type == YAML_SEQUENCE_END_EVENT) break;
+    if (i == MAX_ENTRIES)
+      return fail(L, line_of(L), "exclude: more than %d pairs", MAX_ENTRIES);
+    int at = line_of(L);
+    if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+      return fail(L, at, "exclude[%d]: [body1, body2] expected, got %s", i, describe(L, q));
+    pt_spec_contact_pair *p = pt_spec_add_exclude(L->spec);
+    if (!p) return out_of_memory(L);
+    p->line = at;
+    char key[32];
+    snprintf(key, sizeof(key), "exclude[%d]", i);
+    if (next(L) || string_here(L, key, p->body1) || next(L) || string_here(L, key, p->body2) ||
+        next(L))
+      return -1;
+    if (L->ev.type != YAML_SEQUENCE_END_EVENT)
+      return fail(L, at, "%s: two body names expected, got more", key);
+    if (!strcmp(p->body1, p->body2))
+      return fail(L, at, "%s: a body and itself (\"%s\")", key, p->body1);
+  }
+  return 0;
+}
+
+// `contact:` {friction, restitution, max_contacts, exclude, pairs} (the current event is its
+// value).
+static int parse_contact(loader *L) {
+  static const char *const keys[] = {"friction", "restitution", "max_contacts", "exclude",
+                                     "pairs"};
+  int given[5] = {0}, key, m;
+  snprintf(L->entry, sizeof(L->entry), "contact");
+  L->spec->contact_line = line_of(L);
+  if ((m = mapping_here(L)) <= 0) return m;
+  while ((key = next_key(L, keys, 5, given)) >= 0) {
+    double v = 0;
+    if (key == 0) {
+      if (number_here(L, "friction", &v)) return -1;
+      if (!(v >= 0)) return fail(L, line_of(L), "friction: must not be negative, got %g", v);
+      L->spec->contact_friction = v;
+    } else if (key == 1) {
+      if (number_here(L, "restitution", &v)) return -1;
+      if (!(v >= 0 && v <= 1))
+        return fail(L, line_of(L), "restitution: must be in [0, 1], got %g", v);
+      L->spec->contact_restitution = v;
+    } else if (key == 2) {
+      if (number_here(L, "max_contacts", &v)) return -1;
+      if (!(v >= 1 && v <= 100000 && v == floor(v)))
+        return fail(L, line_of(L), "max_contacts: a whole number from 1 to 100000, got %g", v);
+      L->spec->max_contacts = (int)v;
+    } else if (key == 3) {
+      if (exclude_here(L)) return -1;
+    } else {
+      kinddef k = {"contact pairs", pair_keys, NKEYS(pair_keys), -1,
+                   FIELD(pt_spec_contact_pair, line), add_pair, check_pair};
+      if (parse_list(L, &k)) return -1;
+      snprintf(L->entry, sizeof(L->entry), "contact");
+    }
+  }
+  if (key == -1) return -1;
+  snprintf(L->entry, sizeof(L->entry), "model");
   return 0;
 }
 
@@ -1283,26 +1471,13 @@ static const char *const integrators[] = {"rk4", "abm4", "euler", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 
 static int parse_simulation(loader *L) {
-  char q[72];
   // dt, integrator, switch_back_steps, joint_limits, restitution: each at most once
   static const char *const keys[] = {"dt", "integrator", "switch_back_steps", "joint_limits",
                                      "restitution"};
-  int given[5] = {0};
+  int given[5] = {0}, key, m;
   snprintf(L->entry, sizeof(L->entry), "simulation");
-  if (is_null(L)) return 0;
-  if (L->ev.type != YAML_MAPPING_START_EVENT)
-    return fail(L, line_of(L), "mapping expected, got %s", describe(L, q));
-  for (;;) {
-    if (next(L)) return -1;
-    if (L->ev.type == YAML_MAPPING_END_EVENT) break;
-    if (!is_scalar(L)) return fail(L, line_of(L), "keys must be strings, got %s", describe(L, q));
-    int at = line_of(L), key = -1;
-    for (int k = 0; k < 5; k++)
-      if (!strcmp(scalar(L), keys[k])) key = k;
-    if (key < 0) return fail(L, at, "unknown key %s", describe(L, q));
-    if (given[key]) return fail(L, at, "duplicate key %s", describe(L, q));
-    given[key] = 1;
-    if (next(L)) return -1;
+  if ((m = mapping_here(L)) <= 0) return m;
+  while ((key = next_key(L, keys, 5, given)) >= 0) {
     if (key == 2) {  // hybrid LU/QR partitioning: stable QR steps before LU is tried again
       double v = 0;
       if (number_here(L, "switch_back_steps", &v)) return -1;
@@ -1329,6 +1504,7 @@ static int parse_simulation(loader *L) {
       L->spec->restitution = e;
     }
   }
+  if (key == -1) return -1;
   snprintf(L->entry, sizeof(L->entry), "model");
   return 0;
 }
@@ -1348,14 +1524,17 @@ static int model_name_here(loader *L) {
   return 0;
 }
 
-// Top-level keys: model, gravity, simulation, then the lists in the order of kinds[].
-static const char *const top_keys[] = {"model", "gravity", "simulation", "bodies", "joints",
-                                       "motions", "forces", "actuators", "coordinates",
-                                       "couplers", "controls", NULL};
+// Top-level keys: model, gravity, simulation, then the lists in the order of kinds[], then the
+// ground and contact mappings.
+static const char *const top_keys[] = {"model",     "gravity",    "simulation", "bodies",
+                                       "joints",    "motions",    "forces",     "actuators",
+                                       "coordinates", "couplers", "controls",   "ground",
+                                       "contact",   NULL};
+#define TOP_GROUND 11
 
 static int parse_document(loader *L) {
   char q[72];
-  int seen_key[11] = {0};
+  int seen_key[13] = {0};
   if (next(L) || next(L)) return -1;  // stream start, then a document or the end
   if (L->ev.type == YAML_STREAM_END_EVENT)
     return fail(L, line_of(L), "empty file (expected a mapping with model: and bodies:)");
@@ -1381,6 +1560,10 @@ static int parse_document(loader *L) {
       rc = vec_here(L, "gravity", L->spec->gravity, 3, "list of 3 numbers");
     } else if (i == 2) {
       rc = parse_simulation(L);
+    } else if (i == TOP_GROUND) {
+      rc = parse_ground(L);
+    } else if (i == TOP_GROUND + 1) {
+      rc = parse_contact(L);
     } else {
       rc = parse_list(L, &kinds[i - 3]);
       if (!rc && i == 3 && L->spec->nbody == 0)

@@ -95,6 +95,11 @@ static int resolve(char out[PT_PATH_MAX], const char *uri, const char *source,
 
 void pt_spec_resolve_meshes(pt_spec *s, const pt_load_options *opt) {
   const char *search = opt ? opt->package_path : NULL;
+  for (int i = 0; i < s->ncollision; i++) {   // not found: "" (an error when they are read)
+    pt_spec_visual *v = &s->collisions[i];
+    if (v->type != PT_VISUAL_MESH) continue;
+    if (!resolve(v->mesh, v->uri, s->source, search)) v->mesh[0] = '\0';
+  }
   for (int i = 0; i < s->nvisual; i++) {
     pt_spec_visual *v = &s->visuals[i];
     if (v->type != PT_VISUAL_MESH) continue;

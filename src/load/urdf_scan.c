@@ -60,7 +60,7 @@ typedef struct {
 static const known_elem known[] = {
     {"robot", "name version", "link joint transmission", "material"},
     {"transmission", "name type", "type joint actuator mechanicalReduction", ""},
-    {"link", "name", "inertial", "visual"},
+    {"link", "name", "inertial collision", "visual"},
     {"inertial", "", "origin mass inertia", ""},
     {"origin", "xyz rpy", "", ""},
     {"mass", "value", "", ""},
@@ -80,7 +80,6 @@ static const struct {
   const char *why;
 } reasons[] = {
     {"<gazebo>", "Gazebo simulator settings"},
-    {"<link><collision>", "Partita has no contacts"},
     {"<joint><calibration>", "calibration is for the real robot's encoders"},
     {"<joint><safety_controller>", "controller settings, not mechanics"},
     {"<limit velocity>", "velocity limits are not enforced"},

@@ -1,9 +1,11 @@
-// visual_urdf.c: URDF <visual> elements to pt_spec visuals (docs/urdf.md, "Visuals").
+// visual_urdf.c: URDF <visual> and <collision> elements to pt_spec visuals and collision
+// shapes (docs/urdf.md, "Visuals" and "Collision").
 //
-// Each <visual> of a link: <origin> in the link frame, <geometry> one of box, sphere, cylinder
-// (URDF's cylinders lie along z, as Partita's do) or mesh (filename, scale), and an optional
-// <material> with a <color rgba>, or naming a material defined under <robot>. The pose is
-// stored in the global frame at the zero configuration, like every pose of a spec.
+// Each <visual> or <collision> of a link: <origin> in the link frame, <geometry> one of box,
+// sphere, cylinder (URDF's cylinders lie along z, as Partita's do) or mesh (filename, scale),
+// and for a visual an optional <material> with a <color rgba>, or naming a material defined
+// under <robot>. The pose is stored in the global frame at the zero configuration, like every
+// pose of a spec.
 #include <libxml/tree.h>
 #include <math.h>
 #include <stdlib.h>
@@ -51,8 +53,12 @@ static int material_rgba(const xmlNode *mat, const xmlNode *robot, double rgba[4
   return found;
 }
 
-int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double R[9],
-                         const double p[3], const char *body, pt_spec *s, pt_error *err) {
+// The <visual> (collision 0) or <collision> (1) elements of a link.
+static int link_shapes(const xmlNode *link, const xmlNode *robot, const double R[9],
+                       const double p[3], const char *body, int collision, pt_spec *s,
+                       pt_error *err) {
+  const char *elem = collision ? "collision" : "visual";
+  int *count = collision ? &s->ncollision : &s->nvisual;
   xmlChar *lname = xmlGetProp(link, (const xmlChar *)"name");
   char name[PT_NAME_MAX];
   snprintf(name, sizeof(name), "%s", lname ? (const char *)lname : "");
@@ -61,17 +67,17 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
   for (int i = 0; i < s->nbody; i++) on_body |= !strcmp(s->bodies[i].name, body);
   int index = 0;
   for (xmlNode *vis = link->children; vis; vis = vis->next) {
-    if (!uxml_is(vis, "visual")) continue;
+    if (!uxml_is(vis, elem)) continue;
     int line = uxml_line(vis);
     xmlNode *geo = uxml_child(vis, "geometry", NULL), *shape = NULL;
     for (xmlNode *c = geo ? geo->children : NULL; c && !shape; c = c->next)
       if (c->type == XML_ELEMENT_NODE) shape = c;
     if (!shape) {
-      pt_spec_warn(s, "%s:%d: link \"%s\": <visual> without a geometry ignored", s->source, line,
-                   name);
+      pt_spec_warn(s, "%s:%d: link \"%s\": <%s> without a geometry ignored", s->source, line,
+                   name, elem);
       continue;
     }
-    pt_spec_visual *v = pt_spec_add_visual(s);
+    pt_spec_visual *v = collision ? pt_spec_add_collision(s) : pt_spec_add_visual(s);
     if (!v) return pt_error_set(err, PT_ENOMEM, "%s: out of memory", s->source);
     snprintf(v->body, sizeof(v->body), "%s", on_body ? body : "ground");
     v->line = line;
@@ -95,9 +101,9 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
       if (fn) xmlFree(fn);
       rc = attr_num(shape, "scale", v->scale, 3, name, s, err);
     } else {
-      pt_spec_warn(s, "%s:%d: link \"%s\": <visual> geometry <%s> unknown; ignored", s->source,
-                   line, name, what);
-      s->nvisual--;
+      pt_spec_warn(s, "%s:%d: link \"%s\": <%s> geometry <%s> unknown; ignored", s->source,
+                   line, name, elem, what);
+      (*count)--;
       continue;
     }
     if (rc) return PT_EPARSE;
@@ -111,8 +117,8 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
     else
       bad = !v->uri[0];
     if (bad)
-      return pt_error_set(err, PT_EPARSE, "%s:%d: link \"%s\": <visual> <%s> needs %s", s->source,
-                          line, name, what,
+      return pt_error_set(err, PT_EPARSE, "%s:%d: link \"%s\": <%s> <%s> needs %s", s->source,
+                          line, name, elem, what,
                           v->type == PT_VISUAL_MESH ? "a filename"
                                                     : "positive dimensions (size, radius, length)");
     // pose: link frame (R, p) times the visual's origin
@@ -131,7 +137,7 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
     ptu_add3(v->position, d, p);
     ptu_mat2quat(v->quat, Rg);
     v->has_position = v->has_quat = 1;
-    xmlNode *mat = uxml_child(vis, "material", NULL);
+    xmlNode *mat = collision ? NULL : uxml_child(vis, "material", NULL);
     if (mat) {
       int got = material_rgba(mat, robot, v->rgba, name, s, err);
       if (got < 0) return PT_EPARSE;
@@ -140,4 +146,14 @@ int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double
     }
   }
   return PT_OK;
+}
+
+int pt_urdf_link_visuals(const xmlNode *link, const xmlNode *robot, const double R[9],
+                         const double p[3], const char *body, pt_spec *s, pt_error *err) {
+  return link_shapes(link, robot, R, p, body, 0, s, err);
+}
+
+int pt_urdf_link_collisions(const xmlNode *link, const xmlNode *robot, const double R[9],
+                            const double p[3], const char *body, pt_spec *s, pt_error *err) {
+  return link_shapes(link, robot, R, p, body, 1, s, err);
 }

@@ -104,4 +104,19 @@
 // m); compile/initial_state.c's "starts outside its limits" warning uses the same test.
 #define PT_TOL_LIMIT_POS 1e-9
 
+// Collision detection (src/collide): a face or an edge of a shape faces a direction when the
+// sine of the angle between them is below PT_TOL_COLLIDE_FEATURE (then its points join the
+// contact manifold, each with its own exact gap); a cylinder whose axis is within
+// PT_TOL_COLLIDE_TILT (sine) of a plane's normal stands on its cap and takes its rim points at
+// fixed angles of its own frame; GJK stops when its lower and upper distance bounds agree to
+// PT_TOL_GJK of the shapes' size (m/m), EPA when its upper and lower bounds on the depth agree to
+// PT_TOL_EPA of it (polytopes get there exactly; curved surfaces converge linearly and may stop
+// at a cap or at rounding first, counted as capped only with bounds further apart than
+// PT_TOL_EPA_ROUND of the size); two points closer than PT_TOL_COINCIDENT define no normal.
+#define PT_TOL_COLLIDE_FEATURE 1e-2
+#define PT_TOL_COLLIDE_TILT 1e-6
+#define PT_TOL_GJK 1e-12
+#define PT_TOL_EPA 1e-9
+#define PT_TOL_EPA_ROUND 1e-6
+
 #endif

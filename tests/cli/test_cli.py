@@ -146,6 +146,31 @@ BAD_INERTIA_URDF = """<robot name="bad_inertia"><link name="world"/>
 """
 
 
+
+BOX_ON_FLOOR = """\
+model: box_on_floor
+ground:
+  collision:
+    - {type: plane, point: [0, 0, 0], normal: [0, 0, 1]}
+bodies:
+  - name: box
+    mass: 1.0
+    inertia: [0.0067, 0.0067, 0.0067]
+    position: [0, 0, 0.1]
+    collision:
+      - {type: box, size: [0.2, 0.2, 0.2]}
+"""
+
+BLOCK_URDF = """\
+<robot name="block">
+  <link name="block">
+    <inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+    <collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
+  </link>
+</robot>
+"""
+
 class Base(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="partita-cli-")
@@ -285,6 +310,28 @@ class CheckTest(Base):
                                                                            "[2, 1]")))
         self.assertIn("bad.yaml:7: joints[0] \"hinge\": limits: lower must be less than upper "
                       "(lower = 2, upper = 1)", err)
+
+    def test_collision_and_ground_plane(self):
+        """check lists the collision shapes and candidate pairs (issue 22); --ground-plane Z
+        adds the plane z = Z to a model, a URDF as well; a bad Z is a usage error."""
+        box = self.model("box.yaml", BOX_ON_FLOOR)
+        out, _ = self.ok("check", box)
+        self.assertIn("collision    2 shapes (1 plane, 1 box), 1 candidate pair, up to 4 "
+                      "contacts\n", out)
+        info = json.loads(self.ok("check", box, "--json")[0])
+        self.assertEqual(info["collision"], {"shapes": [{"body": "ground", "type": "plane"},
+                                                        {"body": "box", "type": "box"}],
+                                             "pairs": 1, "max_contacts": 4})
+        self.assertNotIn("collision", json.loads(self.ok("check", self.pendulum(),
+                                                         "--json")[0]))
+        urdf = self.model("block.urdf", BLOCK_URDF)
+        out, _ = self.ok("check", urdf, "--floating-base", "--ground-plane", "-0.25")
+        self.assertIn("collision    2 shapes (1 plane, 1 box), 1 candidate pair", out)
+        out, _ = self.ok("check", urdf, "--ground-plane=-0.25")   # welded: never touches
+        self.assertIn("collision    2 shapes (1 plane, 1 box), 0 candidate pairs", out)
+        _, err = self.fails(2, "check", urdf, "--ground-plane", "low")
+        self.assertIn("--ground-plane: 'low' is not a finite number", err)
+        self.fails(2, "check", urdf, "--ground-plane")
 
     def test_usage_errors(self):
         self.fails(2, "check")

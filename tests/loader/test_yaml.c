@@ -441,6 +441,77 @@ static const char *const MINIMAL = "model: m\n"
                                    "  - {name: b, mass: 2, inertia: [1, 2, 2.5], position: "
                                    "[1, 2, 3]}\n";
 
+// Collision shapes, the ground and the contact settings (issue 22): parsed into the spec with
+// the visuals' conventions; defaults when absent.
+static void test_contact_keys(void) {
+  pt_error err;
+  pt_spec *s = load_string(MINIMAL, &err);
+  CHECK(s && s->ncollision == 0 && s->contact_friction == 0.5 && s->contact_restitution == 0 &&
+            s->max_contacts == 0 && s->nexclude == 0 && s->ncontact_pair == 0,
+        "contact defaults");
+  pt_spec_free(s);
+  s = load_string("model: m\n"
+                  "ground:\n"
+                  "  collision:\n"
+                  "    - {type: plane, point: [0, 0, -1], normal: [0, 0, 2]}\n"
+                  "    - {type: box, size: [4, 4, 0.2], position: [0, 0, -1.1]}\n"
+                  "bodies:\n"
+                  "  - name: a\n    mass: 1\n    inertia: [1, 1, 1]\n    position: [1, 2, 3]\n"
+                  "    collision:\n"
+                  "      - {type: sphere, radius: 0.1}\n"
+                  "      - {type: capsule, radius: 0.05, length: 0.4, position: [1, 2, 3.5]}\n"
+                  "  - name: b\n    mass: 1\n    inertia: [1, 1, 1]\n    position: [0, 0, 0]\n"
+                  "    collision:\n"
+                  "      - {type: mesh, file: part.stl, scale: [0.001, 0.001, 0.001]}\n"
+                  "contact:\n"
+                  "  friction: 0.8\n"
+                  "  restitution: 0.25\n"
+                  "  max_contacts: 64\n"
+                  "  exclude: [[a, b]]\n"
+                  "  pairs:\n"
+                  "    - {body1: a, body2: ground, friction: 1.2}\n"
+                  "    - {body1: b, body2: a, restitution: 0.5}\n",
+                  &err);
+  CHECK(s, "%s", err.msg);
+  if (!s) return;
+  CHECK(s->ncollision == 5, "collision shapes: %d", s->ncollision);
+  if (s->ncollision == 5) {
+    const pt_spec_visual *c = s->collisions;
+    CHECK(c[0].type == PT_VISUAL_PLANE && !strcmp(c[0].body, "ground") && c[0].line == 4,
+          "ground plane: type %d, body %s, line %d", c[0].type, c[0].body, c[0].line);
+    NEAR(c[0].normal[2], 1, 1e-15);
+    NEAR(c[0].point[2], -1, 0);
+    CHECK(c[1].type == PT_VISUAL_BOX && !strcmp(c[1].body, "ground") && c[1].has_position,
+          "ground box");
+    CHECK(c[2].type == PT_VISUAL_SPHERE && !strcmp(c[2].body, "a") && c[2].size[0] == 0.1 &&
+              !c[2].has_position && c[2].index == 0,
+          "sphere on a");
+    CHECK(c[3].type == PT_VISUAL_CAPSULE && !strcmp(c[3].body, "a") && c[3].size[1] == 0.4 &&
+              c[3].index == 1,
+          "capsule on a");
+    CHECK(c[4].type == PT_VISUAL_MESH && !strcmp(c[4].body, "b") && !strcmp(c[4].uri, "part.stl")
+              && c[4].scale[0] == 0.001,
+          "mesh on b");
+  }
+  CHECK(s->nvisual == 0, "collision shapes are not visuals: %d", s->nvisual);
+  CHECK(s->contact_friction == 0.8 && s->contact_restitution == 0.25 && s->max_contacts == 64,
+        "contact settings");
+  CHECK(s->nexclude == 1 && !strcmp(s->excludes[0].body1, "a") &&
+            !strcmp(s->excludes[0].body2, "b") && s->excludes[0].line == 24,
+        "exclude");
+  CHECK(s->ncontact_pair == 2, "pairs: %d", s->ncontact_pair);
+  if (s->ncontact_pair == 2) {
+    const pt_spec_contact_pair *p = s->contact_pairs;
+    CHECK(!strcmp(p[0].body2, "ground") && p[0].has_friction && p[0].friction == 1.2 &&
+              !p[0].has_restitution && p[0].line == 26,
+          "pair 0");
+    CHECK(!strcmp(p[1].body1, "b") && !p[1].has_friction && p[1].has_restitution &&
+              p[1].restitution == 0.5,
+          "pair 1");
+  }
+  pt_spec_free(s);
+}
+
 static void test_conventions(void) {
   pt_error err;
   pt_spec *s = load_string(MINIMAL, &err);
@@ -539,6 +610,7 @@ static void test_conventions(void) {
   int rc = pt_spec_from_yaml(text, strlen(text), NULL, &t, &err);
   CHECK(rc == PT_OK && t && !strcmp(t->source, "<string>") && t->njoint == 0, "%s", err.msg);
   pt_spec_free(t);
+  test_contact_keys();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // test_urdf_import.c: what a URDF from ROS carries beyond the mechanics (issue 11, item 1).
 // Fixed and floating joints load whatever their <axis> says (ROS ignores it); every element
 // or attribute the importer does not use is named in exactly one warning per kind, with its
-// count and the line of the first; <visual> and <material> are never reported.
+// count and the line of the first; <visual> and <material> are never reported, and <collision>
+// is imported (a <collision> without a geometry is said to be ignored).
 #include "partita.h"
 #include "urdf_test.h"
 
@@ -38,7 +39,6 @@ static const char robot_xml[] =
 static const char *const expected[] = {
     "test.urdf:6: ignored <axis> of a fixed or floating joint (2 times, the first here): "
     "such a joint has no axis (URDF ignores it too)",
-    "test.urdf:9: ignored <link><collision> (2 times, the first here): Partita has no contacts",
     "test.urdf:11: ignored <limit velocity> (2 times, the first here): velocity limits are not "
     "enforced",
     "test.urdf:12: ignored <joint><safety_controller>: controller settings, not mechanics",
@@ -47,6 +47,7 @@ static const char *const expected[] = {
     "it would need a velocity scale; YAML joints take friction and friction_velocity)",
     "test.urdf:17: ignored <link type>: not used by Partita",
     "test.urdf:21: ignored <gazebo> (2 times, the first here): Gazebo simulator settings",
+    "test.urdf:14: link \"l1\": <collision> without a geometry ignored",
 };
 
 static void check_warnings(void) {
@@ -163,11 +164,64 @@ static void check_planar(void) {
   pt_model_free(m);
 }
 
+// <collision> is imported as the spec's collision shapes (issue 22): the pose through the link
+// frame and the origin, the sizes as URDF gives them, on the body carrying the link (base,
+// welded to the massless world link, is carried by the body "world" that the weld makes).
+static void check_collisions(void) {
+  static const char xml[] =
+      "<robot name=\"r\">\n"
+      "  <link name=\"world\"/>\n"
+      "  <joint name=\"weld\" type=\"fixed\"><parent link=\"world\"/><child link=\"base\"/>"
+      "<origin xyz=\"0 0 1\"/></joint>\n"
+      "  <link name=\"base\">" INERTIAL
+      "<collision><geometry><box size=\"1 2 3\"/></geometry></collision></link>\n"
+      "  <joint name=\"j\" type=\"revolute\"><parent link=\"base\"/><child link=\"arm\"/>"
+      "<origin xyz=\"1 0 0\"/><axis xyz=\"0 0 1\"/>"
+      "<limit effort=\"1\" lower=\"-1\" upper=\"1\" velocity=\"1\"/></joint>\n"
+      "  <link name=\"arm\">" INERTIAL "\n"
+      "    <collision name=\"c\"><origin xyz=\"0 0 0.5\" rpy=\"0 1.5707963267948966 0\"/>"
+      "<geometry><cylinder radius=\"0.1\" length=\"0.4\"/></geometry></collision>\n"
+      "    <collision><geometry><sphere radius=\"0.2\"/></geometry></collision>\n"
+      "    <collision><geometry><mesh filename=\"package://r/arm.stl\" scale=\"2 2 2\"/>"
+      "</geometry></collision>\n"
+      "    <collision><geometry><cone radius=\"1\"/></geometry></collision></link>\n"
+      "</robot>\n";
+  pt_spec *s = NULL;
+  pt_error err = {0};
+  int rc = pt_spec_from_urdf(xml, strlen(xml), "c.urdf", NULL, &s, &err);
+  CHECK(rc == PT_OK, "collision URDF: %s", err.msg);
+  if (rc) return;
+  CHECK(s->ncollision == 4 && s->nvisual == 0, "%d collision shapes, %d visuals", s->ncollision,
+        s->nvisual);
+  if (s->ncollision == 4) {
+    const pt_spec_visual *c = s->collisions;
+    CHECK(c[0].type == PT_VISUAL_BOX && !strcmp(c[0].body, "world") && c[0].size[1] == 2 &&
+              c[0].position[2] == 1,
+          "box on the welded base: body %s", c[0].body);
+    CHECK(c[1].type == PT_VISUAL_CYLINDER && !strcmp(c[1].body, "arm") && c[1].size[0] == 0.1 &&
+              c[1].size[1] == 0.4,
+          "cylinder on the arm");
+    CHECK_NEAR(c[1].position[0], 1, 1e-15, "cylinder x");
+    CHECK_NEAR(c[1].position[2], 1.5, 1e-15, "cylinder z");
+    // its axis (z) turned by pitch 90 degrees onto x: Euler parameters (cos 45, 0, sin 45, 0)
+    CHECK_NEAR(c[1].quat[2], sqrt(0.5), 1e-12, "cylinder orientation");
+    CHECK(c[2].type == PT_VISUAL_SPHERE && c[2].size[0] == 0.2, "sphere");
+    CHECK(c[3].type == PT_VISUAL_MESH && !strcmp(c[3].uri, "package://r/arm.stl") &&
+              c[3].scale[2] == 2,
+          "mesh");
+  }
+  CHECK(s->warnings && strstr(s->warnings, "c.urdf:10: link \"arm\": <collision> geometry "
+                                           "<cone> unknown; ignored"),
+        "unknown geometry: %s", s->warnings ? s->warnings : "");
+  pt_spec_free(s);
+}
+
 int main(void) {
   check_warnings();
   check_clean();
   check_fixed_axis_ignored();
   check_planar();
+  check_collisions();
   if (nfail) fprintf(stderr, "%d failures\n", nfail);
   else printf("urdf_import: all checks passed\n");
   return nfail ? 1 : 0;

@@ -315,18 +315,23 @@ class Client:
 
     def load_model(self, source, name="", format=pb.FORMAT_AUTO, mode=None, rate=0.0,
                    floating_base=False, source_name="", input_timeout_ms=0, input_hold=False,
-                   dt=0.0, integrator="", balance_inertia=False, no_joint_limits=False):
+                   dt=0.0, integrator="", balance_inertia=False, no_joint_limits=False,
+                   ground_plane=None):
         """Load a model from its text (YAML or URDF); answers its ModelInfo.
         input_timeout_ms: in real time, inputs silent that long go to zero (or are held, with
         input_hold) and an INPUT_TIMEOUT event goes out. dt and integrator ("rk4", "abm4",
         "euler") override the model's simulation section. balance_inertia (URDF) repairs
         non-physical inertias to the nearest physical ones, each listed in the warnings.
-        no_joint_limits keeps the joints' limits but does not enforce them."""
+        no_joint_limits keeps the joints' limits but does not enforce them. ground_plane=Z adds
+        the ground plane z = Z (normal +z) to the ground's collision shapes."""
         msg = pb.LoadModel(name=name, format=format, source=source, rate=rate,
                            floating_base=floating_base, source_name=source_name,
                            input_timeout_ms=input_timeout_ms, input_hold=input_hold,
                            dt=dt, integrator=integrator, balance_inertia=balance_inertia,
                            no_joint_limits=no_joint_limits)
+        if ground_plane is not None:
+            msg.ground_plane = True
+            msg.ground_z = float(ground_plane)
         if mode is not None:
             msg.mode = mode_value(mode)
         return self.request("load_model", msg).model_info

@@ -227,9 +227,10 @@ class Model:
     """A model file (YAML or URDF) loaded, assembled and compiled by the engine.
 
     Model(path, floating_base=False, dt=None, integrator=None, balance_inertia=False,
-    no_joint_limits=False); Model.from_string(text). The options are the CLI's --floating-base,
-    --dt, --integrator, --balance-inertia (URDF: repair non-physical inertias) and
-    --no-joint-limits (limits kept but not enforced).
+    no_joint_limits=False, ground_plane=None); Model.from_string(text). The options are the
+    CLI's --floating-base, --dt, --integrator, --balance-inertia (URDF: repair non-physical
+    inertias), --no-joint-limits (limits kept but not enforced) and --ground-plane Z (the plane
+    z = Z added to the ground's collision shapes).
     The model keeps one Data of its own (model.default_data) for step(), state, set_inputs()
     and set_state(); data() makes independent ones. The analyses work at a Data's state (by
     default the model's own) on a copy, optionally moved by init / init_rate / set first, as
@@ -237,12 +238,17 @@ class Model:
     """
 
     def __init__(self, path=None, floating_base=False, dt=None, integrator=None, _text=None,
-                 _format=0, balance_inertia=False, no_joint_limits=False):
+                 _format=0, balance_inertia=False, no_joint_limits=False, ground_plane=None):
         _need_engine()
         opt = ffi.new("pt_load_options *")
         opt.floating_base = 1 if floating_base else 0
         opt.balance_inertia = 1 if balance_inertia else 0
         opt.no_joint_limits = 1 if no_joint_limits else 0
+        if ground_plane is not None:
+            if not math.isfinite(ground_plane):
+                raise ValueError("ground_plane must be finite")
+            opt.ground_plane = 1
+            opt.ground_z = float(ground_plane)
         if dt is not None:
             if not (dt > 0 and math.isfinite(dt)):
                 raise ValueError("dt must be positive and finite")

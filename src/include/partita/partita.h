@@ -85,6 +85,10 @@ typedef struct {
   // as DIR/PKG/PATH (and DIR/PATH), after $PARTITA_PACKAGE_PATH. NULL: the variable only.
   const char *package_path;
   int no_joint_limits;     // joint limits kept but not enforced (simulation: joint_limits: off)
+  // A ground plane z = ground_z (normal +z) added to the ground's collision shapes, when
+  // ground_plane is set (a URDF has no floor; `partita --ground-plane Z`).
+  int ground_plane;
+  double ground_z;
 } pt_load_options;
 
 // The options in effect: `opt` (may be NULL) with every zero limit replaced by its default.
@@ -186,6 +190,17 @@ int pt_coupler_info(const pt_model *m, int k, int *follower, int *leader, double
                     double *offset);
 double pt_coupler_force(const pt_data *d, int k);
 double pt_model_restitution(const pt_model *m);      // at a limit impact, in [0, 1]
+// Contact geometry (docs/model-format.md "Collision", docs/collision.md): the collision shapes
+// (the ground's included), the candidate pairs of shapes fixed at load, the contact buffer.
+int pt_model_nshape(const pt_model *m);
+int pt_model_npair(const pt_model *m);
+int pt_model_max_contacts(const pt_model *m);
+// Shape i's type ("plane", "sphere", "capsule", "box", "cylinder", "hull") and its body (-1:
+// the ground); NULL out of range.
+const char *pt_shape_info(const pt_model *m, int i, int *body);
+// Pair p's two shapes, friction and restitution; -1 out of range, else 0.
+int pt_pair_info(const pt_model *m, int p, int *shape1, int *shape2, double *friction,
+                 double *restitution);
 // Appends to buf (NUL-terminated, size n) one line per limited joint whose coordinate in coord
 // (ncoord) is on or beyond a bound: "joint NAME at its lower limit L (coordinate V): HOW".
 // The analyses name with it the limits they treat as free (kinematic inverse dynamics).

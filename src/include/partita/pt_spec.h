@@ -62,6 +62,7 @@ typedef enum {
   PT_VISUAL_CYLINDER,  // size[0]: radius, size[1]: length along the shape's z
   PT_VISUAL_CAPSULE,   // size[0]: radius, size[1]: length of the cylindrical part (z)
   PT_VISUAL_MESH,      // mesh file (STL, DAE, OBJ), scaled by `scale`
+  PT_VISUAL_PLANE,     // collision shapes of the ground only: `point`, `normal` (global)
   PT_VISUAL_NTYPES
 } pt_visual_type;
 
@@ -82,7 +83,21 @@ typedef struct {
   int has_rgba;
   char uri[PT_PATH_MAX];    // mesh as written (file name, package://, file://)
   char mesh[PT_PATH_MAX];   // resolved file path, "" when not found (then drawn as a box)
+  double point[3];          // plane: a point of it, global
+  double normal[3];         // plane: unit normal, out of the solid ground
+  double *vert;             // collision mesh: its vertices, scaled, in the shape's frame
+  int nvert;                // (nvert x 3, owned by the spec; read by the loader or given)
 } pt_spec_visual;
+
+// Two bodies (either may be "ground") named by the top-level `contact:` mapping: a pair that
+// never collides (`exclude`), or one whose friction and restitution differ (`pairs`).
+typedef struct {
+  char body1[PT_NAME_MAX], body2[PT_NAME_MAX];
+  int line;
+  double friction;          // >= 0 (pairs; when has_friction)
+  double restitution;       // in [0, 1] (pairs; when has_restitution)
+  int has_friction, has_restitution;
+} pt_spec_contact_pair;
 
 typedef struct {
   char name[PT_NAME_MAX];
@@ -287,6 +302,18 @@ typedef struct pt_spec {
   int cap[6];               // allocated entries of the six lists (growth by doubling)
   int nvisual, visual_cap;  // visual shapes of all bodies (mesh files: src/load/mesh.c)
   pt_spec_visual *visuals;
+  // Contact (docs/model-format.md, "Contact"): collision shapes of the bodies and of the
+  // ground (body "ground"; planes only there), with the keys of visuals; `contact:` settings.
+  int ncollision, collision_cap;
+  pt_spec_visual *collisions;
+  double contact_friction;     // Coulomb coefficient of every pair, >= 0 (default 0.5)
+  double contact_restitution;  // Newton's coefficient at impacts, in [0, 1] (default 0)
+  int max_contacts;            // contact buffer size; 0: not given (the compiler sizes it)
+  int contact_line;            // line of `contact:`, 0 when absent
+  int nexclude, exclude_cap;   // body pairs that never collide (besides those joined directly)
+  pt_spec_contact_pair *excludes;
+  int ncontact_pair, contact_pair_cap;   // per-pair friction and restitution
+  pt_spec_contact_pair *contact_pairs;
   char *warnings;           // loader warnings, '\n'-terminated lines; NULL when none
 } pt_spec;
 
@@ -304,6 +331,9 @@ pt_spec_coupler *pt_spec_add_coupler(pt_spec *s);  // multiplier 1, offset 0
 // pt_spec_free.
 pt_spec_control *pt_spec_add_control(pt_spec *s);
 pt_spec_visual *pt_spec_add_visual(pt_spec *s);   // scale 1 1 1, identity orientation
+pt_spec_visual *pt_spec_add_collision(pt_spec *s);   // as pt_spec_add_visual
+pt_spec_contact_pair *pt_spec_add_exclude(pt_spec *s);
+pt_spec_contact_pair *pt_spec_add_contact_pair(pt_spec *s);
 int pt_mesh_kind_ok(const char *path);   // a mesh viewers draw: .stl, .dae or .obj (any case)
 // Appends one warning line (printf-style; the '\n' is added). Compile hands the spec's
 // warnings on to the model (pt_model_warnings) ahead of its own. -1 on out-of-memory.
