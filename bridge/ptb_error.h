@@ -40,6 +40,7 @@ typedef struct {
   ptb_why why;          // PTB_AT_REQUEST: what was wrong
   const char *field;    // PTB_AT_REQUEST: the request's field ("coordinates", "rates", ...)
   char name[128];       // PTB_AT_REQUEST: the refused entry's name ("" for the whole field)
+  double value;         // PTB_AT_REQUEST: the refused entry's value (a caller's wording)
   pt_error engine;      // PTB_AT_TIME, _STATE, _ENGINE: the engine's own error
   char msg[512];        // the message as partitad sends it ("" on success)
 } ptb_error;

@@ -103,6 +103,12 @@ void ptb_frame_build(ptb_frame *fr, const ptb_state *s, uint32_t fields, int nam
     fr->f.signals = (double *)s->sig;
     fr->f.n_parameters = (size_t)s->npar;
     fr->f.parameters = (double *)s->par;
+    if (names && s->signal_names && s->ctl_names) {
+      fr->f.n_signal_names = (size_t)s->nsig;
+      fr->f.signal_names = (char **)s->signal_names;
+      fr->f.n_control_state_names = (size_t)s->nx;
+      fr->f.control_state_names = (char **)s->ctl_names;
+    }
   }
   if (names) {
     fr->f.n_coordinate_names = nc;

@@ -28,6 +28,8 @@ typedef struct {
   char *const *input_names;
   int nx, nsig, npar;           // control elements (docs/controls.md): states, signals,
   const double *x, *sig, *par;  // parameters (FIELD_CONTROLS)
+  char *const *ctl_names;       // (nx) and (nsig) names (when asked for names; may be NULL)
+  char *const *signal_names;
 } ptb_state;
 
 // A StateFrame pointing into a ptb_state; only the body messages are allocated here.

@@ -10,9 +10,9 @@
 #include "frame.h"
 
 typedef struct {
-  uint8_t head[3 * (1 + PTC_FRAME_HEADER_MAX)];   // frame length, ServerMessage.event, Event.frame
+  uint8_t head[3 * (1 + WIRE_FRAME_HEADER_MAX)];   // frame length, ServerMessage.event, Event.frame
   size_t nhead;
-  uint8_t tail[3 * (2 + PTC_FRAME_HEADER_MAX)];   // StateFrame subscription, sequence, dropped
+  uint8_t tail[3 * (2 + WIRE_FRAME_HEADER_MAX)];   // StateFrame subscription, sequence, dropped
   size_t ntail;
 } wire_envelope;
 

@@ -5,22 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ptc_frame_decoder_init(ptc_frame_decoder *d, size_t max_frame) {
+void wire_frame_decoder_init(wire_frame_decoder *d, size_t max_frame) {
   memset(d, 0, sizeof(*d));
-  d->max_frame = max_frame ? max_frame : PTC_FRAME_MAX_DEFAULT;
+  d->max_frame = max_frame ? max_frame : WIRE_FRAME_MAX_DEFAULT;
 }
 
-void ptc_frame_decoder_free(ptc_frame_decoder *d) {
+void wire_frame_decoder_free(wire_frame_decoder *d) {
   free(d->buf);
   d->buf = NULL;
   d->cap = d->start = d->end = 0;
 }
 
-size_t ptc_frame_pending(const ptc_frame_decoder *d) {
+size_t wire_frame_pending(const wire_frame_decoder *d) {
   return d->end - d->start;
 }
 
-size_t ptc_varint_encode(uint64_t v, uint8_t out[PTC_FRAME_HEADER_MAX]) {
+size_t wire_varint_encode(uint64_t v, uint8_t out[WIRE_FRAME_HEADER_MAX]) {
   size_t n = 0;
   while (v >= 0x80) {
     out[n++] = (uint8_t)(v | 0x80);
@@ -30,9 +30,9 @@ size_t ptc_varint_encode(uint64_t v, uint8_t out[PTC_FRAME_HEADER_MAX]) {
   return n;
 }
 
-int ptc_varint_decode(const uint8_t *p, size_t n, uint64_t *v) {
+int wire_varint_decode(const uint8_t *p, size_t n, uint64_t *v) {
   uint64_t x = 0;
-  for (size_t i = 0; i < PTC_FRAME_HEADER_MAX; i++) {
+  for (size_t i = 0; i < WIRE_FRAME_HEADER_MAX; i++) {
     if (i == n)
       return 0;
     uint64_t b = p[i] & 0x7f;
@@ -48,33 +48,33 @@ int ptc_varint_decode(const uint8_t *p, size_t n, uint64_t *v) {
   return -1;
 }
 
-static ptc_frame_status fail(ptc_frame_decoder *d, const char *why, uint64_t len) {
+static wire_frame_status fail(wire_frame_decoder *d, const char *why, uint64_t len) {
   d->failed = 1;
   if (len)
     snprintf(d->error, sizeof(d->error), "%s (%llu bytes, limit %llu)", why,
              (unsigned long long)len, (unsigned long long)d->max_frame);
   else
     snprintf(d->error, sizeof(d->error), "%s", why);
-  return PTC_FRAME_ERROR;
+  return WIRE_FRAME_ERROR;
 }
 
 // Parse the header of the pending message. Returns OK with *hdr/*len, INCOMPLETE or ERROR.
-static ptc_frame_status header(ptc_frame_decoder *d, size_t *hdr, uint64_t *len) {
+static wire_frame_status header(wire_frame_decoder *d, size_t *hdr, uint64_t *len) {
   if (d->end == d->start)
-    return PTC_FRAME_INCOMPLETE;   // nothing buffered (buf may still be NULL)
-  int used = ptc_varint_decode(d->buf + d->start, d->end - d->start, len);
+    return WIRE_FRAME_INCOMPLETE;   // nothing buffered (buf may still be NULL)
+  int used = wire_varint_decode(d->buf + d->start, d->end - d->start, len);
   if (used < 0)
     return fail(d, "malformed length prefix", 0);
   if (used == 0)
-    return PTC_FRAME_INCOMPLETE;
+    return WIRE_FRAME_INCOMPLETE;
   if (*len > d->max_frame)
     return fail(d, "frame too large", *len);
   *hdr = (size_t)used;
-  return PTC_FRAME_OK;
+  return WIRE_FRAME_OK;
 }
 
 // Make room for `need` more bytes, moving the unconsumed tail to the front first.
-static int reserve(ptc_frame_decoder *d, size_t need) {
+static int reserve(wire_frame_decoder *d, size_t need) {
   if (d->start > 0 && d->end + need > d->cap) {
     memmove(d->buf, d->buf + d->start, d->end - d->start);
     d->end -= d->start;
@@ -96,32 +96,32 @@ static int reserve(ptc_frame_decoder *d, size_t need) {
 // How many of the next bytes may be buffered: the rest of the pending header, or the rest of
 // the pending body once its header has passed the size check. Never a declared length that
 // was not checked.
-static ptc_frame_status room(ptc_frame_decoder *d, size_t *want) {
+static wire_frame_status room(wire_frame_decoder *d, size_t *want) {
   size_t have = d->end - d->start, hdr;
   uint64_t len;
-  ptc_frame_status st = header(d, &hdr, &len);
-  if (st == PTC_FRAME_INCOMPLETE)
-    *want = PTC_FRAME_HEADER_MAX - have;
-  else if (st == PTC_FRAME_OK && have < hdr + (size_t)len)
+  wire_frame_status st = header(d, &hdr, &len);
+  if (st == WIRE_FRAME_INCOMPLETE)
+    *want = WIRE_FRAME_HEADER_MAX - have;
+  else if (st == WIRE_FRAME_OK && have < hdr + (size_t)len)
     *want = hdr + (size_t)len - have;
-  else if (st == PTC_FRAME_OK)
+  else if (st == WIRE_FRAME_OK)
     *want = 0;  // a whole message waits: the caller has not drained yet
   return st;
 }
 
-ptc_frame_status ptc_frame_feed(ptc_frame_decoder *d, const void *data, size_t n) {
+wire_frame_status wire_frame_feed(wire_frame_decoder *d, const void *data, size_t n) {
   const uint8_t *p = data;
   if (d->failed)
-    return PTC_FRAME_ERROR;
+    return WIRE_FRAME_ERROR;
   while (n > 0) {
     size_t want = 0;
-    if (room(d, &want) == PTC_FRAME_ERROR)
-      return PTC_FRAME_ERROR;
+    if (room(d, &want) == WIRE_FRAME_ERROR)
+      return WIRE_FRAME_ERROR;
     if (want == 0) {
       // Whole messages are waiting. Buffer the rest too (the caller drains after this feed),
       // but never more than one maximal frame of look-ahead.
-      size_t unit = d->max_frame > PTC_FRAME_READ_MAX ? d->max_frame : PTC_FRAME_READ_MAX;
-      if (d->end - d->start + n > 2 * (unit + PTC_FRAME_HEADER_MAX))
+      size_t unit = d->max_frame > WIRE_FRAME_READ_MAX ? d->max_frame : WIRE_FRAME_READ_MAX;
+      if (d->end - d->start + n > 2 * (unit + WIRE_FRAME_HEADER_MAX))
         return fail(d, "input not drained", (uint64_t)(d->end - d->start + n));
       want = n;
     }
@@ -134,23 +134,23 @@ ptc_frame_status ptc_frame_feed(ptc_frame_decoder *d, const void *data, size_t n
     n -= take;
   }
   size_t want;
-  return room(d, &want) == PTC_FRAME_ERROR ? PTC_FRAME_ERROR : PTC_FRAME_OK;
+  return room(d, &want) == WIRE_FRAME_ERROR ? WIRE_FRAME_ERROR : WIRE_FRAME_OK;
 }
 
-ptc_frame_status ptc_frame_next(ptc_frame_decoder *d, const uint8_t **msg, size_t *len) {
+wire_frame_status wire_frame_next(wire_frame_decoder *d, const uint8_t **msg, size_t *len) {
   if (d->failed)
-    return PTC_FRAME_ERROR;
+    return WIRE_FRAME_ERROR;
   size_t hdr;
   uint64_t n;
-  ptc_frame_status st = header(d, &hdr, &n);
-  if (st != PTC_FRAME_OK)
+  wire_frame_status st = header(d, &hdr, &n);
+  if (st != WIRE_FRAME_OK)
     return st;
   if (d->end - d->start < hdr + (size_t)n)
-    return PTC_FRAME_INCOMPLETE;
+    return WIRE_FRAME_INCOMPLETE;
   *msg = d->buf + d->start + hdr;
   *len = (size_t)n;
   d->start += hdr + (size_t)n;
   if (d->start == d->end)
     d->start = d->end = 0;
-  return PTC_FRAME_OK;
+  return WIRE_FRAME_OK;
 }

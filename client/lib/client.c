@@ -21,7 +21,7 @@
 struct ptc_client {
   int fd;
   uint64_t next_id;
-  ptc_frame_decoder dec;
+  wire_frame_decoder dec;
   Partita__V1__ServerMessage **events;   // FIFO ring of PTC_EVENT_QUEUE_MAX
   size_t ev_head, ev_count;
   uint64_t ev_dropped;
@@ -108,7 +108,7 @@ static ptc_client *client_new(int fd) {
   }
   c->fd = fd;
   c->next_id = 1;
-  ptc_frame_decoder_init(&c->dec, PTC_FRAME_MAX_DEFAULT * 4);
+  wire_frame_decoder_init(&c->dec, WIRE_FRAME_MAX_DEFAULT * 4);
   return c;
 }
 
@@ -197,7 +197,7 @@ void ptc_close(ptc_client *c) {
     c->ev_count--;
   }
   free(c->events);
-  ptc_frame_decoder_free(&c->dec);
+  wire_frame_decoder_free(&c->dec);
   free(c);
 }
 
@@ -215,10 +215,10 @@ int ptc_send(ptc_client *c, Partita__V1__Request *req) {
   if (req->id == 0)
     req->id = c->next_id++;
   size_t len = partita__v1__request__get_packed_size(req);
-  uint8_t *buf = malloc(len + PTC_FRAME_HEADER_MAX);
+  uint8_t *buf = malloc(len + WIRE_FRAME_HEADER_MAX);
   if (!buf)
     return set_error(c, PTC_ERR_NOMEM, "out of memory");
-  size_t h = ptc_varint_encode(len, buf);
+  size_t h = wire_varint_encode(len, buf);
   partita__v1__request__pack(req, buf + h);
   size_t off = 0, total = h + len;
   while (off < total) {
@@ -241,10 +241,10 @@ static int read_message(ptc_client *c, Partita__V1__ServerMessage **out, int64_t
   for (;;) {
     const uint8_t *msg;
     size_t len;
-    ptc_frame_status st = ptc_frame_next(&c->dec, &msg, &len);
-    if (st == PTC_FRAME_ERROR)
+    wire_frame_status st = wire_frame_next(&c->dec, &msg, &len);
+    if (st == WIRE_FRAME_ERROR)
       return set_error(c, PTC_ERR_PROTO, "framing: %s", c->dec.error);
-    if (st == PTC_FRAME_OK) {
+    if (st == WIRE_FRAME_OK) {
       *out = partita__v1__server_message__unpack(NULL, len, msg);
       return *out ? PTC_OK : set_error(c, PTC_ERR_PROTO, "malformed ServerMessage");
     }
@@ -265,7 +265,7 @@ static int read_message(ptc_client *c, Partita__V1__ServerMessage **out, int64_t
                        strerror(errno));
     if (r == 0)
       return set_error(c, PTC_ERR_CLOSED, "connection closed by the server");
-    if (ptc_frame_feed(&c->dec, buf, (size_t)r) != PTC_FRAME_OK)
+    if (wire_frame_feed(&c->dec, buf, (size_t)r) != WIRE_FRAME_OK)
       return set_error(c, PTC_ERR_PROTO, "framing: %s", c->dec.error);
   }
 }

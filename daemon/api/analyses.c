@@ -1,17 +1,19 @@
 // analyses.c: Linearize, InverseDynamics and Equilibrium (analyses.h): snapshot the model's
 // data at a step boundary into one of the model's slots made at load (a command to its
 // thread: a plain copy, nothing allocated or evaluated there, nothing on the loop thread),
-// compute on the libuv work pool (heavy_engine.c) on that copy, answer, and for Equilibrium
-// with apply, move the live model to the result (a SetState command). Requests beyond the
-// slots wait their turn in order.
+// compute on the libuv work pool on that copy (the bridge's ptb_analysis.h: the request's
+// state set on the copy, the engine run, the reply built), answer, and for Equilibrium with
+// apply, move the live model to the result (a SetState command). Requests beyond the slots
+// wait their turn in order.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/analyses.h"
-#include "api/heavy_engine.h"
 #include "api/registry.h"
 #include "api/reply.h"
+#include "ptb_analysis.h"
+#include "ptb_assign.h"
 
 struct analysis {
   conn *c;
@@ -116,11 +118,11 @@ static void on_applied(sim_cmd *cmd) {
 // Equilibrium with apply: set the live model's coordinates to the result.
 static int apply(analysis *j) {
   Partita__V1__EquilibriumReply *eq = (Partita__V1__EquilibriumReply *)j->out;
-  char err[256];
+  ptb_error e;
   pt_assign *pos;
   int npos;
-  if (j->s->unloading || parse_assigns(j->s, eq->coordinates, eq->n_coordinates, &pos, &npos,
-                                       err, sizeof(err)))
+  if (j->s->unloading || ptb_coord_assigns(j->s->m, eq->coordinates, eq->n_coordinates,
+                                           "coordinates", NULL, &pos, &npos, &e))
     return -1;
   sim_cmd *cmd = sim_cmd_new(j->s, CMD_SET_STATE);
   if (!cmd) {
@@ -149,27 +151,31 @@ static void work(uv_work_t *w) {
   analysis *j = w->data;
   pb_request *q = j->req;
   const pt_model *m = j->s->m;
+  ptb_error e;
   switch (q->op_case) {
   case PARTITA__V1__REQUEST__OP_INVERSE_DYNAMICS: {
     Partita__V1__InverseDynamicsReply *o = NULL;
-    j->status = heavy_inverse(m, j->copy, q->inverse_dynamics, &o, j->msg, sizeof(j->msg));
+    j->status = ptb_inverse(m, j->copy, q->inverse_dynamics, NULL, &o, &e);
     j->out = o ? &o->base : NULL;
     break;
   }
   case PARTITA__V1__REQUEST__OP_LINEARIZE: {
     Partita__V1__LinearizeReply *o = NULL;
-    j->status = heavy_linearize(m, entry_of(j->s)->analyses->lin[j->slot], j->copy,
-                                q->linearize, &o, j->msg, sizeof(j->msg));
+    j->status = ptb_linearize(entry_of(j->s)->analyses->lin[j->slot], m, j->copy, q->linearize,
+                              NULL, &o, &e);
     j->out = o ? &o->base : NULL;
     break;
   }
   default: {
     Partita__V1__EquilibriumReply *o = NULL;
-    j->status = heavy_equilibrium(m, j->copy, q->equilibrium, &o, j->msg, sizeof(j->msg));
+    j->status = ptb_equilibrium(m, j->copy, q->equilibrium, NULL, &o, &e);
     j->out = o ? &o->base : NULL;
     break;
   }
   }
+  // on success the message stays the snapshot's (empty)
+  if (j->status != PT_OK)
+    snprintf(j->msg, sizeof(j->msg), "%s", e.msg);
 }
 
 static void after(uv_work_t *w, int status) {

@@ -1,8 +1,8 @@
 // analyses.h: Linearize, InverseDynamics and Equilibrium. A request takes one of the model's
 // snapshot slots made at load; the model's thread copies its data into it at a step boundary
 // (a command, nothing allocated or evaluated there); the libuv work pool computes on the copy
-// (heavy_engine.c) and the answer goes out from the loop. Requests beyond the slots wait their
-// turn in order.
+// (the bridge, ptb_analysis.h) and the answer goes out from the loop. Requests beyond the
+// slots wait their turn in order.
 #ifndef PD_ANALYSES_H
 #define PD_ANALYSES_H
 

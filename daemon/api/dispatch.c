@@ -19,6 +19,8 @@
 #include "api/subs.h"
 #include "base/log.h"
 #include "base/text.h"
+#include "ptb_assign.h"
+#include "ptb_fields.h"
 
 static int do_hello(conn *c, uint64_t id, const Partita__V1__Hello *rq) {
   server *srv = server_of(c);
@@ -84,8 +86,8 @@ static int do_subscribe(conn *c, uint64_t id, sim *s, const Partita__V1__Subscri
 
 static int check_fields(uint32_t *f) {
   if (*f == 0)
-    *f = FIELD(DEFAULT);
-  return (*f & ~FIELD(ALL)) == 0;
+    *f = PTB_FIELD_DEFAULT;
+  return (*f & ~PTB_FIELD_ALL) == 0;
 }
 
 // The model a request names: every operation on a model has a string field `model`, found
@@ -222,27 +224,39 @@ static void h_reset(conn *c, pb_request *q, sim *s) {
   queue_cmd(c, q, s, sim_cmd_new(s, CMD_RESET));
 }
 
+// SetState's coordinates, rates or control states, SetParameters' values (`field`, names of
+// table t) by name, through the bridge; a refusal is answered in SetState's own words. 0, or
+// -1 answered.
+static int named_assigns(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **v, size_t n,
+                         const char *field, const ptb_name_table *t, pt_assign **out, int *nout) {
+  ptb_error e;
+  ptb_error_clear(&e);
+  if (ptb_named_assigns(s->m, v, n, field, t, NULL, out, nout, &e) == PT_OK)
+    return 0;
+  if (e.why == PTB_WHY_NAME)
+    reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no %s '%.100s'", s->name,
+                 t->what, e.name);
+  else if (e.why == PTB_WHY_VALUE)
+    reply_status(c, id, STATUS(INVALID_ARGUMENT),
+                 "%s '%.100s': value %g is not finite or beyond +-%g", t->what, e.name, e.value,
+                 PTB_MAX_ABS_STATE);
+  else
+    reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", e.msg);
+  return -1;
+}
+
 static void h_set_state(conn *c, pb_request *q, sim *s) {
-  pt_assign *pos, *vel;
-  int npos, nvel;
-  char err[256];
+  pt_assign *pos = NULL, *vel = NULL, *ctl = NULL;
+  int npos, nvel, nctl;
   const Partita__V1__SetState *rq = q->set_state;
-  if (parse_assigns(s, rq->coordinates, rq->n_coordinates, &pos, &npos, err, sizeof(err))) {
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
-    return;
-  }
-  if (parse_assigns(s, rq->rates, rq->n_rates, &vel, &nvel, err, sizeof(err))) {
-    free(pos);
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
-    return;
-  }
-  pt_assign *ctl;
-  int nctl;
-  if (parse_named(s, rq->control_states, rq->n_control_states, pt_control_state_index,
-                  "control state", &ctl, &nctl, err, sizeof(err))) {
+  if (named_assigns(c, q->id, s, rq->coordinates, rq->n_coordinates, "coordinates",
+                    &ptb_coordinates, &pos, &npos) ||
+      named_assigns(c, q->id, s, rq->rates, rq->n_rates, "rates", &ptb_coordinates, &vel,
+                    &nvel) ||
+      named_assigns(c, q->id, s, rq->control_states, rq->n_control_states, "control_states",
+                    &ptb_control_states, &ctl, &nctl)) {
     free(pos);
     free(vel);
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s", err);
     return;
   }
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_STATE);
@@ -267,22 +281,20 @@ static void h_set_parameters(conn *c, pb_request *q, sim *s) {
   const Partita__V1__SetParameters *rq = q->set_parameters;
   pt_assign *par;
   int npar;
-  char err[256];
-  if (rq->n_values > 1024) {
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "too many parameter values");
+  if (rq->n_values && !pt_model_nparam(s->m)) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT),
+                 "model %s has no tunable control elements (no parameter '%.100s')", s->name,
+                 rq->values[0]->name);
     return;
   }
-  if (parse_named(s, rq->values, rq->n_values, pt_param_index, "parameter", &par, &npar, err,
-                  sizeof(err))) {
-    reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "%s%s", err,
-                 pt_model_nparam(s->m) ? "" : " (it has no tunable control elements)");
+  if (named_assigns(c, q->id, s, rq->values, rq->n_values, "values", &ptb_parameters, &par,
+                    &npar))
     return;
-  }
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_PARAMS);
   if (cmd) {
     cmd->pos = par;
     cmd->npos = npar;
-    cmd->fields = FIELD(DEFAULT) | FIELD(CONTROLS);
+    cmd->fields = PTB_FIELD_DEFAULT | PTB_FIELD_CONTROLS;
   } else {
     free(par);
   }

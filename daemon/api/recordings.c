@@ -5,6 +5,7 @@
 #include "api/recordings.h"
 #include "api/registry.h"
 #include "api/reply.h"
+#include "ptb_fields.h"
 
 static void reply_record(conn *c, uint64_t id, sim *s) {
   Partita__V1__RecordStatus st = PARTITA__V1__RECORD_STATUS__INIT;
@@ -24,7 +25,7 @@ void recordings_request(conn *c, pb_request *q, sim *s) {
       reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Record: duration must be in [0, 1e7] s");
       return;
     }
-    if (rq->fields > FIELD(ALL)) {
+    if (rq->fields > PTB_FIELD_ALL) {
       reply_status(c, q->id, STATUS(INVALID_ARGUMENT), "Record: unknown field bits %u",
                    rq->fields);
       return;

@@ -1,7 +1,4 @@
-// registry.c: the registry of models (registry.h): names, lookups, ListModels, and coordinate
-// names to indices.
-#include <math.h>
-#include <stdio.h>
+// registry.c: the registry of models (registry.h): names, lookups, ListModels.
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,45 +31,6 @@ sim *registry_find(server *srv, const char *name) {
     if (strcmp(srv->models[i]->name, name) == 0)
       return srv->models[i];
   return NULL;
-}
-
-// Names to coordinate indices, refusing unknown names and non-finite values.
-int parse_named(sim *s, Partita__V1__NamedValue **v, size_t n,
-                int (*index)(const pt_model *, const char *), const char *what, pt_assign **out,
-                int *nout, char *err, size_t errlen) {
-  *out = NULL;
-  *nout = 0;
-  if (n == 0)
-    return 0;
-  pt_assign *a = calloc(n, sizeof(*a));
-  if (!a) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
-  for (size_t i = 0; i < n; i++) {
-    int k = index(s->m, v[i]->name);
-    if (k < 0) {
-      snprintf(err, errlen, "model %s has no %s '%.100s'", s->name, what, v[i]->name);
-      free(a);
-      return -1;
-    }
-    if (!isfinite(v[i]->value) || fabs(v[i]->value) > PD_MAX_ABS_STATE) {
-      snprintf(err, errlen, "%s '%.100s': value %g is not finite or beyond +-%g", what,
-               v[i]->name, v[i]->value, PD_MAX_ABS_STATE);
-      free(a);
-      return -1;
-    }
-    a[i].coord = k;
-    a[i].value = v[i]->value;
-  }
-  *out = a;
-  *nout = (int)n;
-  return 0;
-}
-
-int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
-                  char *err, size_t errlen) {
-  return parse_named(s, v, n, pt_coord_index, "coordinate", out, nout, err, errlen);
 }
 
 int registry_list(conn *c, uint64_t id) {

@@ -78,12 +78,5 @@ sim *registry_find(server *srv, const char *name);
 int registry_valid_name(const char *name);
 // ListModels.
 int registry_list(conn *c, uint64_t id);
-// Names to coordinate indices, refusing unknown names and non-finite values.
-int parse_assigns(sim *s, Partita__V1__NamedValue **v, size_t n, pt_assign **out, int *nout,
-                  char *err, size_t errlen);
-// The same with another name table (control states, parameters): `what` names it in messages.
-int parse_named(sim *s, Partita__V1__NamedValue **v, size_t n,
-                int (*index)(const pt_model *, const char *), const char *what, pt_assign **out,
-                int *nout, char *err, size_t errlen);
 
 #endif

@@ -62,27 +62,27 @@ typedef struct {
 } req_ctx;
 
 static void reply_state(req_ctx *x, sim_cmd *cmd, int names) {
-  state_msg sm;
+  ptb_frame fr;
   pb_response r = PARTITA__V1__RESPONSE__INIT;
   Partita__V1__Status st = PARTITA__V1__STATUS__INIT;
-  state_build(&sm, cmd->owner, cmd->snap, cmd->fields, names);
+  state_frame(&fr, cmd->owner, cmd->snap, cmd->fields, names);
   st.code = (Partita__V1__Status__Code)status_from_pt(cmd->status);
   st.message = cmd->msg;
   r.status = &st;
   r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_STATE;
-  r.state = &sm.f;
+  r.state = &fr.f;
   reply(x->c, x->id, &r);
-  state_release(&sm);
+  ptb_frame_release(&fr);
 }
 
 void reply_latest(conn *c, uint64_t id, sim *s, uint32_t fields) {
-  state_msg sm;
+  ptb_frame fr;
   pb_response r = PARTITA__V1__RESPONSE__INIT;
-  state_build(&sm, s, (snap_hdr *)sim_latest(s), fields, 1);
+  state_frame(&fr, s, (snap_hdr *)sim_latest(s), fields, 1);
   r.payload_case = PARTITA__V1__RESPONSE__PAYLOAD_STATE;
-  r.state = &sm.f;
+  r.state = &fr.f;
   reply(c, id, &r);
-  state_release(&sm);
+  ptb_frame_release(&fr);
 }
 
 void reply_info(conn *c, uint64_t id, sim *s, int code, const char *msg) {

@@ -12,6 +12,7 @@
 #include "api/subs.h"
 #include "base/log.h"
 #include "model/state.h"
+#include "ptb_fields.h"
 
 static void table_done(sim_cmd *cmd) { sim_cmd_free(cmd); }
 
@@ -108,8 +109,8 @@ int subs_add(conn *c, sim *s, const Partita__V1__Subscribe *rq, sub **out, char 
              size_t errlen) {
   server *srv = server_of(c);
   subs_model *sm = entry_of(s)->subs;
-  uint32_t fields = rq->fields ? rq->fields : FIELD(DEFAULT);
-  if (fields & ~FIELD(ALL)) {
+  uint32_t fields = rq->fields ? rq->fields : PTB_FIELD_DEFAULT;
+  if (fields & ~PTB_FIELD_ALL) {
     snprintf(err, errlen, "Subscribe: unknown field bits");
     return STATUS(INVALID_ARGUMENT);
   }
@@ -253,13 +254,13 @@ static const uint8_t *body_for(sim *s, snap_hdr *h, uint32_t fields, body_cache 
       *len = bc[i].len;
       return bc[i].buf;
     }
-  state_msg sm;
-  state_build(&sm, s, h, fields, 0);
-  size_t n = protobuf_c_message_get_packed_size(&sm.f.base);
+  ptb_frame fr;
+  state_frame(&fr, s, h, fields, 0);
+  size_t n = protobuf_c_message_get_packed_size(&fr.f.base);
   uint8_t *buf = malloc(n ? n : 1);
   if (buf)
-    protobuf_c_message_pack(&sm.f.base, buf);
-  state_release(&sm);
+    protobuf_c_message_pack(&fr.f.base, buf);
+  ptb_frame_release(&fr);
   if (!buf)
     return NULL;
   if (*nbc < 8) {
@@ -273,16 +274,16 @@ static const uint8_t *body_for(sim *s, snap_hdr *h, uint32_t fields, body_cache 
 }
 
 static void send_udp_frame(sim *s, snap_hdr *h, sub *b) {
-  state_msg sm;
-  state_build(&sm, s, h, b->fields, 0);
-  sm.f.subscription = b->id;
-  sm.f.sequence = b->seq;
-  sm.f.dropped = b->dropped;
+  ptb_frame fr;
+  state_frame(&fr, s, h, b->fields, 0);
+  fr.f.subscription = b->id;
+  fr.f.sequence = b->seq;
+  fr.f.dropped = b->dropped;
   uint8_t stackbuf[2048];
-  size_t n = protobuf_c_message_get_packed_size(&sm.f.base);
+  size_t n = protobuf_c_message_get_packed_size(&fr.f.base);
   uint8_t *buf = n <= sizeof(stackbuf) ? stackbuf : malloc(n);
   if (buf && n <= 65507) {
-    protobuf_c_message_pack(&sm.f.base, buf);
+    protobuf_c_message_pack(&fr.f.base, buf);
     // best effort, never queued: a frame the socket cannot take now is dropped and counted
     if (udp_send(&entry_of(s)->srv->udp, (struct sockaddr *)&b->peer, buf, n)) {
       b->dropped++;
@@ -294,7 +295,7 @@ static void send_udp_frame(sim *s, snap_hdr *h, sub *b) {
   }
   if (buf != stackbuf)
     free(buf);
-  state_release(&sm);
+  ptb_frame_release(&fr);
 }
 
 static void fanout(sim *s, snap_hdr *h) {

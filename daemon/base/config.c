@@ -202,7 +202,7 @@ static const cfg_key keys[] = {
     {"record", "all", K_BOOL, C(record.all), 0, 0, NULL, 0},
     {"record", "fsync", K_BOOL, C(record.fsync), 0, 0, NULL, 0},
     {"record", "every_k", K_UINT, C(record.every_k), 1, 1e9, NULL, 0},
-    {"record", "fields", K_UINT, C(record.fields), 0, FIELD(ALL), NULL, 0},
+    {"record", "fields", K_UINT, C(record.fields), 0, PARTITA__V1__FIELD__FIELD_ALL, NULL, 0},
     {"record", "queue_frames", K_INT, C(record.queue_frames), 2, 1 << 24, NULL, 0},
     {"record", "queue_inputs", K_INT, C(record.queue_inputs), 2, 1 << 24, NULL, 0},
     {"record", "queue_events", K_INT, C(record.queue_events), 2, 1 << 20, NULL, 0},

@@ -7,10 +7,6 @@
 #define CFG_MAX_MODELS 64
 #define CFG_STR 256
 
-// Coordinates and rates a client may set (SetState, operating points): a model whose state
-// is 1e300 rad or m is not a model, and assembling around it only produces noise.
-#define PD_MAX_ABS_STATE 1e6
-
 typedef struct {
   char file[CFG_STR];
   char name[128];

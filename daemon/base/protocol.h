@@ -9,7 +9,8 @@
 
 #define STATUS(x) PARTITA__V1__STATUS__CODE__##x            // Status.Code
 #define MODE(x) PARTITA__V1__MODE__##x                      // Mode
-#define FIELD(x) ((uint32_t)PARTITA__V1__FIELD__FIELD_##x)  // Field: GetState, Subscribe, Record
 #define EVENT(x) PARTITA__V1__MODEL_EVENT__KIND__##x        // ModelEvent.Kind
+// The Field bits of GetState, Subscribe and Record are the bridge's PTB_FIELD_* (ptb_fields.h),
+// one name for partitad and the command line.
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "ptb_fields.h"
 
 #define CMDQ_CAP 256
 #define INQ_CAP 64
@@ -106,7 +107,7 @@ int sim_init(sim *s, const char *name, pt_model *m, const config *cfg) {
   atomic_init(&s->latest_mid, 1);
   s->latest_front = 2;
   for (int i = 0; i < 3 && s->latest[i] && s->d; i++)
-    fill_snap(s, s->latest[i], FIELD(ALL));
+    fill_snap(s, s->latest[i], PTB_FIELD_ALL);
   if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
       !s->signal_names || !s->ctl_names ||
       !s->latest[0] || !s->latest[1] || !s->latest[2] ||
@@ -165,7 +166,7 @@ sim_cmd *sim_cmd_new(sim *s, cmd_kind kind) {
   c->kind = kind;
   c->owner = s;
   sim_ref(s);   // a command keeps its model alive until its completion has run
-  c->fields = FIELD(DEFAULT);
+  c->fields = PTB_FIELD_DEFAULT;
   return c;
 }
 
@@ -228,7 +229,7 @@ void sim_drain_done(sim *s) {
 static void publish(sim *s) {
   atomic_store_explicit(&s->pub_time, pt_time(s->d), memory_order_relaxed);
   atomic_store_explicit(&s->pub_step, pt_nstep(s->d), memory_order_relaxed);
-  fill_snap(s, s->latest[s->latest_back], FIELD(ALL));
+  fill_snap(s, s->latest[s->latest_back], PTB_FIELD_ALL);
   unsigned prev = atomic_exchange_explicit(&s->latest_mid, s->latest_back | LATEST_FRESH,
                                            memory_order_acq_rel);
   s->latest_back = prev & ~LATEST_FRESH;
@@ -299,22 +300,22 @@ static void fill_snap(sim *s, snap_hdr *h, uint32_t fields) {
   h->input_seq = s->in_seq;
   h->overran = s->overran;
   size_t nc = (size_t)s->nc;
-  if (fields & FIELD(COORDINATES))
+  if (fields & PTB_FIELD_COORDINATES)
     memcpy(snap_q(h), pt_coords(d), nc * sizeof(double));
-  if (fields & FIELD(RATES))
+  if (fields & PTB_FIELD_RATES)
     memcpy(snap_qd(h, s->nc), pt_coord_rates(d), nc * sizeof(double));
-  if (fields & FIELD(ACCELERATIONS))
+  if (fields & PTB_FIELD_ACCELERATIONS)
     memcpy(snap_qdd(h, s->nc), pt_coord_accels(d), nc * sizeof(double));
-  if (fields & FIELD(INPUTS))
+  if (fields & PTB_FIELD_INPUTS)
     memcpy(snap_u(h, s->nc), pt_inputs(d), (size_t)s->ni * sizeof(double));
-  if (fields & FIELD(BODIES)) {
+  if (fields & PTB_FIELD_BODIES) {
     double *b = snap_body(h, s->nc, s->ni);
     for (int i = 0; i < s->nb; i++, b += 13) {
       memcpy(b, pt_body_pose(d, i), 7 * sizeof(double));
       memcpy(b + 7, pt_body_velocity(d, i), 6 * sizeof(double));
     }
   }
-  if ((fields & FIELD(CONTROLS)) && s->nsig) {
+  if ((fields & PTB_FIELD_CONTROLS) && s->nsig) {
     double *x = snap_ctl(h, s->nc, s->ni, s->nb);
     memcpy(x, pt_control_states(d), (size_t)s->nx * sizeof(double));
     memcpy(x + s->nx, pt_signals(d), (size_t)s->nsig * sizeof(double));

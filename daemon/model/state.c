@@ -1,109 +1,51 @@
-// state.c: protobuf views of a state record and of a model's description. The messages point
-// into the record and the model's name tables; only the small arrays are allocated.
+// state.c: protobuf views of a state record (through the bridge's ptb_frame.h) and of a
+// model's description. The messages point into the record and the model's name tables; only
+// the small arrays are allocated.
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/state.h"
 #include "model/visuals.h"
 
-void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names) {
-  Partita__V1__StateFrame f = PARTITA__V1__STATE_FRAME__INIT;
-  Partita__V1__Energy e = PARTITA__V1__ENERGY__INIT;
-  Partita__V1__Residual r = PARTITA__V1__RESIDUAL__INIT;
-  memset(m, 0, sizeof(*m));
-  m->f = f;
-  m->energy = e;
-  m->residual = r;
-  fields &= h->fields;
-  m->f.model = s->name;
-  m->f.time = h->time;
-  m->f.step = h->step;
-  m->f.mode = (Partita__V1__Mode)h->mode;
-  m->f.wall_time_ns = h->wall_ns;
-  m->f.input_session = h->input_session;
-  m->f.input_sequence = h->input_seq;
-  m->f.overran = h->overran != 0;
-  size_t nc = (size_t)s->nc, ni = (size_t)s->ni;
-  if (fields & FIELD(COORDINATES)) {
-    m->f.n_coordinates = nc;
-    m->f.coordinates = snap_q(h);
-  }
-  if (fields & FIELD(RATES)) {
-    m->f.n_rates = nc;
-    m->f.rates = snap_qd(h, s->nc);
-  }
-  if (fields & FIELD(ACCELERATIONS)) {
-    m->f.n_accelerations = nc;
-    m->f.accelerations = snap_qdd(h, s->nc);
-  }
-  if (fields & FIELD(INPUTS)) {
-    m->f.n_inputs = ni;
-    m->f.inputs = snap_u(h, s->nc);
-  }
-  if ((fields & FIELD(BODIES)) && s->nb > 0) {
-    m->body = calloc((size_t)s->nb, sizeof(*m->body));
-    m->bodyp = calloc((size_t)s->nb, sizeof(*m->bodyp));
-    if (m->body && m->bodyp) {
-      double *b = snap_body(h, s->nc, s->ni);
-      for (int i = 0; i < s->nb; i++, b += 13) {
-        Partita__V1__BodyState bs = PARTITA__V1__BODY_STATE__INIT;
-        if (names)
-          bs.name = (char *)pt_body_name(s->m, i);
-        bs.n_position = 3;
-        bs.position = b;
-        bs.n_orientation = 4;
-        bs.orientation = b + 3;
-        bs.n_velocity = 3;
-        bs.velocity = b + 7;
-        bs.n_angular_velocity = 3;
-        bs.angular_velocity = b + 10;
-        m->body[i] = bs;
-        m->bodyp[i] = &m->body[i];
-      }
-      m->f.n_bodies = (size_t)s->nb;
-      m->f.bodies = m->bodyp;
-    }
-  }
-  if (fields & FIELD(ENERGY)) {
-    m->energy.kinetic = h->kinetic;
-    m->energy.potential = h->potential;
-    m->energy.total = h->kinetic + h->potential;
-    m->f.energy = &m->energy;
-  }
-  if (fields & FIELD(RESIDUAL)) {
-    m->residual.position = h->res_pos;
-    m->residual.velocity = h->res_vel;
-    m->f.residual = &m->residual;
-  }
-  if ((fields & FIELD(CONTROLS)) && s->nsig) {  // control states, signals, parameters
-    double *x = snap_ctl(h, s->nc, s->ni, s->nb);
-    m->f.n_control_states = (size_t)s->nx;
-    m->f.control_states = x;
-    m->f.n_signals = (size_t)s->nsig;
-    m->f.signals = x + s->nx;
-    m->f.n_parameters = (size_t)s->npar;
-    m->f.parameters = x + s->nx + s->nsig;
-    if (names) {
-      m->f.n_signal_names = (size_t)s->nsig;
-      m->f.signal_names = (char **)s->signal_names;
-      m->f.n_control_state_names = (size_t)s->nx;
-      m->f.control_state_names = (char **)s->ctl_names;
-    }
-  }
-  if (names) {
+void state_frame(ptb_frame *fr, sim *s, snap_hdr *h, uint32_t fields, int names) {
+  // control states, signals and parameters, one after the other in the record
+  const double *ctl = snap_ctl(h, s->nc, s->ni, s->nb);
+  const ptb_state st = {
+    .model = s->name,
+    .time = h->time,
+    .step = h->step,
+    .mode = h->mode,
+    .nc = s->nc,
+    .ni = s->ni,
+    .nb = s->nb,
+    .q = snap_q(h),
+    .qd = snap_qd(h, s->nc),
+    .qdd = snap_qdd(h, s->nc),
+    .u = snap_u(h, s->nc),
+    .body = snap_body(h, s->nc, s->ni),
+    .kinetic = h->kinetic,
+    .potential = h->potential,
+    .res_pos = h->res_pos,
+    .res_vel = h->res_vel,
+    .m = s->m,
     // the name arrays are built once per model and kept for its lifetime
-    m->f.n_coordinate_names = nc;
-    m->f.coordinate_names = (char **)s->coord_names;
-    m->f.n_input_names = ni;
-    m->f.input_names = (char **)s->input_names;
-  }
-}
-
-void state_release(state_msg *m) {
-  free(m->body);
-  free(m->bodyp);
-  m->body = NULL;
-  m->bodyp = NULL;
+    .coord_names = (char *const *)s->coord_names,
+    .input_names = (char *const *)s->input_names,
+    .nx = s->nx,
+    .nsig = s->nsig,
+    .npar = s->npar,
+    .x = ctl,
+    .sig = ctl + s->nx,
+    .par = ctl + s->nx + s->nsig,
+    .ctl_names = (char *const *)s->ctl_names,
+    .signal_names = (char *const *)s->signal_names,
+  };
+  ptb_frame_build(fr, &st, fields & h->fields, names);
+  // what only a live model's record knows
+  fr->f.wall_time_ns = h->wall_ns;
+  fr->f.input_session = h->input_session;
+  fr->f.input_sequence = h->input_seq;
+  fr->f.overran = h->overran != 0;
 }
 
 static char **names(int n, const char *(*get)(const pt_model *, int), const pt_model *m) {

@@ -6,19 +6,12 @@
 
 #include "model/sim.h"
 #include "partita.pb-c.h"
+#include "ptb_frame.h"
 
-typedef struct {
-  Partita__V1__StateFrame f;
-  Partita__V1__Energy energy;
-  Partita__V1__Residual residual;
-  Partita__V1__BodyState *body;
-  Partita__V1__BodyState **bodyp;
-} state_msg;
-
-// m->f views record h of model s (the fields both asked for and filled; body names when
-// `names`). Release with state_release.
-void state_build(state_msg *m, sim *s, snap_hdr *h, uint32_t fields, int names);
-void state_release(state_msg *m);
+// fr->f views record h of model s: the fields both asked for and filled, body names when
+// `names` (ptb_frame_build), and what only a live model's record holds (wall time, the last
+// input applied, overran). Release with ptb_frame_release.
+void state_frame(ptb_frame *fr, sim *s, snap_hdr *h, uint32_t fields, int names);
 // The model's description as it is now (its independent coordinates, mode, time); freed with
 // model_info_free.
 Partita__V1__ModelInfo *model_info_new(sim *s);

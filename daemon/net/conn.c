@@ -13,7 +13,7 @@
 uint64_t net_now_ms(void) { return uv_hrtime() / 1000000; }
 
 static void conn_free(conn *c) {
-  ptc_frame_decoder_free(&c->dec);
+  wire_frame_decoder_free(&c->dec);
   free(c->obuf);
   free(c->wbuf);
   free(c);
@@ -146,8 +146,8 @@ static uint8_t *reserve(conn *c, size_t n) {
 
 void conn_send_msg(conn *c, const ProtobufCMessage *m) {
   size_t len = protobuf_c_message_get_packed_size(m);
-  uint8_t hdr[PTC_FRAME_HEADER_MAX];
-  size_t h = ptc_varint_encode(len, hdr);
+  uint8_t hdr[WIRE_FRAME_HEADER_MAX];
+  size_t h = wire_varint_encode(len, hdr);
   uint8_t *p = reserve(c, h + len);
   if (!p)
     return;
@@ -194,10 +194,10 @@ static void process(conn *c) {
          c->inflight < c->net->cfg->limits.max_in_flight) {
     const uint8_t *msg;
     size_t len;
-    ptc_frame_status st = ptc_frame_next(&c->dec, &msg, &len);
-    if (st == PTC_FRAME_INCOMPLETE)
+    wire_frame_status st = wire_frame_next(&c->dec, &msg, &len);
+    if (st == WIRE_FRAME_INCOMPLETE)
       return;
-    if (st == PTC_FRAME_ERROR) {
+    if (st == WIRE_FRAME_ERROR) {
       protocol_error(c, c->dec.error);
       return;
     }
@@ -233,7 +233,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   if (n == 0)
     return;
   c->net->bytes_in += (uint64_t)n;
-  if (ptc_frame_feed(&c->dec, buf->base, (size_t)n) != PTC_FRAME_OK) {
+  if (wire_frame_feed(&c->dec, buf->base, (size_t)n) != WIRE_FRAME_OK) {
     protocol_error(c, c->dec.error);
     return;
   }
@@ -309,7 +309,7 @@ void conn_accept(uv_stream_t *listener, int status) {
   c->accepted_ms = net_now_ms();
   c->authed = n->cfg->auth_token[0] == 0;
   // a stranger's frames are not unpacked beyond a few KiB until Hello succeeds
-  ptc_frame_decoder_init(&c->dec, c->authed ? n->cfg->limits.max_frame_bytes
+  wire_frame_decoder_init(&c->dec, c->authed ? n->cfg->limits.max_frame_bytes
                                             : PD_UNAUTH_FRAME_BYTES);
   int rc = listener == (uv_stream_t *)&n->tcp ? uv_tcp_init(n->loop, &c->h.tcp)
                                                  : uv_pipe_init(n->loop, &c->h.pipe, 0);
@@ -381,7 +381,7 @@ conn *conn_detached(net *n) {
   c->detached = 1;
   c->accepted_ms = net_now_ms();
   c->authed = n->cfg->auth_token[0] == 0;
-  ptc_frame_decoder_init(&c->dec, c->authed ? n->cfg->limits.max_frame_bytes
+  wire_frame_decoder_init(&c->dec, c->authed ? n->cfg->limits.max_frame_bytes
                                             : PD_UNAUTH_FRAME_BYTES);
   snprintf(c->peer, sizeof(c->peer), "#%llu (detached)", (unsigned long long)c->id);
   c->next = n->conns;
@@ -396,7 +396,7 @@ int conn_feed(conn *c, const void *data, size_t n) {
   if (c->closing)
     return -1;
   c->net->bytes_in += n;
-  if (ptc_frame_feed(&c->dec, data, n) != PTC_FRAME_OK) {
+  if (wire_frame_feed(&c->dec, data, n) != WIRE_FRAME_OK) {
     protocol_error(c, c->dec.error);
     return -1;
   }

@@ -36,7 +36,7 @@ typedef struct conn {
   char peer[64];
   struct sockaddr_storage addr;   // remote address (TCP); family AF_UNSPEC on a Unix socket
   struct conn *prev, *next;
-  ptc_frame_decoder dec;
+  wire_frame_decoder dec;
   uint8_t *obuf;              // bytes not yet handed to uv_write (olen of ocap)
   size_t olen, ocap;
   uint8_t *wbuf;              // bytes of the write in flight (wlen)

@@ -9,9 +9,10 @@
 #include <sys/stat.h>
 
 #include "base/log.h"
+#include "ptb_fields.h"
 #include "record/record_impl.h"
 
-#define REC_FIELDS_DEFAULT (FIELD(ALL) & ~FIELD(BODIES))   // what replay compares
+#define REC_FIELDS_DEFAULT (PTB_FIELD_ALL & ~PTB_FIELD_BODIES)   // what replay compares
 #define POLL_MS 10            // the loop's look at a recording (duration, end)
 
 // The counts of a model's last recording, kept for GetRecording after it ended.
@@ -177,7 +178,7 @@ static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint3
   r->rm = rm;
   snprintf(r->path, sizeof(r->path), "%s", full);
   r->every_k = every_k ? every_k : 1;
-  r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & FIELD(ALL);
+  r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & PTB_FIELD_ALL;
   r->slow_us = cfg->record.test_slow_us;
   r->state_size = sizeof(uint64_t) + s->snap_size;
   r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + s->nx +

@@ -25,11 +25,11 @@ static uint64_t head_seq(spsc *q) {
 
 static int write_state(recorder *r, uint64_t *slot) {
   snap_hdr *h = (snap_hdr *)(slot + 1);
-  state_msg sm;
-  state_build(&sm, r->s, h, h->fields, 0);
-  sm.f.sequence = atomic_load_explicit(&r->nstate, memory_order_relaxed);
-  int rc = rec_write_state(r->w, (uint32_t)*slot, (uint64_t)h->wall_ns, &sm.f);
-  state_release(&sm);
+  ptb_frame fr;
+  state_frame(&fr, r->s, h, h->fields, 0);
+  fr.f.sequence = atomic_load_explicit(&r->nstate, memory_order_relaxed);
+  int rc = rec_write_state(r->w, (uint32_t)*slot, (uint64_t)h->wall_ns, &fr.f);
+  ptb_frame_release(&fr);
   atomic_fetch_add_explicit(&r->nstate, 1, memory_order_relaxed);
   if (r->slow_us > 0) {   // testing: a disk that cannot keep up
     struct timespec ts = {r->slow_us / 1000000, (long)(r->slow_us % 1000000) * 1000};

@@ -54,7 +54,7 @@ typedef struct session {
   viewer *v;
   int authed;                      // token given (or none configured)
   conn *c;                         // requests from the page, created at the first one
-  ptc_frame_decoder dec;           // the answers in c->obuf
+  wire_frame_decoder dec;           // the answers in c->obuf
   int dec_init;
   char watch[SIM_NAME];            // the model whose poses are streamed ("" none)
   uint64_t watch_serial;           // which load of it (sim.serial)
@@ -181,14 +181,14 @@ static void drain_conn(session *s) {
   conn *c = s->c;
   if (!c || c->olen == 0)
     return;
-  if (ptc_frame_feed(&s->dec, c->obuf, c->olen) != PTC_FRAME_OK) {
+  if (wire_frame_feed(&s->dec, c->obuf, c->olen) != WIRE_FRAME_OK) {
     c->olen = 0;
     return;
   }
   c->olen = 0;
   const uint8_t *msg;
   size_t len;
-  while (ptc_frame_next(&s->dec, &msg, &len) == PTC_FRAME_OK) {
+  while (wire_frame_next(&s->dec, &msg, &len) == WIRE_FRAME_OK) {
     Partita__V1__ServerMessage *m = partita__v1__server_message__unpack(NULL, len, msg);
     if (!m)
       continue;
@@ -213,8 +213,8 @@ static void do_request(session *s, json_object *rq) {
     s->c->dec.max_frame = srv->cfg.limits.max_frame_bytes;
     snprintf(s->c->peer, sizeof(s->c->peer), "#%llu (viewer)", (unsigned long long)s->c->id);
     if (s->dec_init)   // a connection before this one was closed by the server
-      ptc_frame_decoder_free(&s->dec);
-    ptc_frame_decoder_init(&s->dec, (size_t)1 << 30);
+      wire_frame_decoder_free(&s->dec);
+    wire_frame_decoder_init(&s->dec, (size_t)1 << 30);
     s->dec_init = 1;
   }
   char err[256];
@@ -231,9 +231,9 @@ static void do_request(session *s, json_object *rq) {
     return;
   }
   size_t n = protobuf_c_message_get_packed_size(m);
-  uint8_t *buf = malloc(n + PTC_FRAME_HEADER_MAX);
+  uint8_t *buf = malloc(n + WIRE_FRAME_HEADER_MAX);
   if (buf) {
-    size_t h = ptc_varint_encode(n, buf);
+    size_t h = wire_varint_encode(n, buf);
     protobuf_c_message_pack(m, buf + h);
     conn_feed(s->c, buf, h + n);   // on a broken stream it closes: http_conn_closing
   }
@@ -428,7 +428,7 @@ static void session_end(session *s) {
     conn_close(c, NULL);
   }
   if (s->dec_init)
-    ptc_frame_decoder_free(&s->dec);
+    wire_frame_decoder_free(&s->dec);
   s->dec_init = 0;
   ring_free(s);
   while (s->text_head) {

@@ -52,15 +52,15 @@ int harness_send(harness *h, const void *bytes, size_t n, double timeout_s,
     h->broken = 1;
   settle(h, timeout_s);
   // decode the answers, then forget them
-  ptc_frame_decoder dec;
-  ptc_frame_decoder_init(&dec, 1u << 30);
+  wire_frame_decoder dec;
+  wire_frame_decoder_init(&dec, 1u << 30);
   int k = 0, bad = 0;
-  if (h->c->olen && ptc_frame_feed(&dec, h->c->obuf, h->c->olen) != PTC_FRAME_OK)
+  if (h->c->olen && wire_frame_feed(&dec, h->c->obuf, h->c->olen) != WIRE_FRAME_OK)
     bad = 1;
   const uint8_t *msg;
   size_t len;
-  ptc_frame_status st;
-  while (!bad && (st = ptc_frame_next(&dec, &msg, &len)) == PTC_FRAME_OK) {
+  wire_frame_status st;
+  while (!bad && (st = wire_frame_next(&dec, &msg, &len)) == WIRE_FRAME_OK) {
     Partita__V1__ServerMessage *m = partita__v1__server_message__unpack(NULL, len, msg);
     if (!m) {
       bad = 1;
@@ -70,8 +70,8 @@ int harness_send(harness *h, const void *bytes, size_t n, double timeout_s,
       partita__v1__server_message__free_unpacked(m, NULL);
     }
   }
-  bad = bad || (h->c->olen && ptc_frame_pending(&dec) != 0);
-  ptc_frame_decoder_free(&dec);
+  bad = bad || (h->c->olen && wire_frame_pending(&dec) != 0);
+  wire_frame_decoder_free(&dec);
   h->c->olen = 0;
   return bad ? -1 : k;
 }
@@ -79,10 +79,10 @@ int harness_send(harness *h, const void *bytes, size_t n, double timeout_s,
 int harness_request(harness *h, Partita__V1__Request *rq, double timeout_s,
                     Partita__V1__ServerMessage **out, int max) {
   size_t n = partita__v1__request__get_packed_size(rq);
-  uint8_t *buf = malloc(n + PTC_FRAME_HEADER_MAX);
+  uint8_t *buf = malloc(n + WIRE_FRAME_HEADER_MAX);
   if (!buf)
     return -1;
-  size_t hdr = ptc_varint_encode(n, buf);
+  size_t hdr = wire_varint_encode(n, buf);
   partita__v1__request__pack(rq, buf + hdr);
   int k = harness_send(h, buf, hdr + n, timeout_s, out, max);
   free(buf);

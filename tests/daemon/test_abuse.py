@@ -202,6 +202,40 @@ def test_state_values_out_of_range_are_refused(client, value):
         client.unload_model(name)
 
 
+def test_set_state_refusals_say_which_entry(client):
+    # SetState words its own refusals (api/dispatch.c) from the bridge's (ptb_coord_assigns):
+    # the entry's name, and for a value the value and the bound; the analyses keep the bridge's
+    # "coordinates: ..." words. More values than the model has coordinates plus 64 are refused
+    # whole before any name is looked at.
+    name = load(client)
+    try:
+        before = client.get_state(name)
+        cases = [
+            (dict(coordinates={"hinge": 0.1, "knee": 0.1}),
+             "model %s has no coordinate 'knee'" % name),
+            (dict(coordinates={"hinge": math.nan}),
+             "coordinate 'hinge': value nan is not finite or beyond +-1e+06"),
+            (dict(rates={"hinge": -2e6}),
+             "coordinate 'hinge': value -2e+06 is not finite or beyond +-1e+06"),
+            (dict(coordinates={"c%d" % i: 0.0 for i in range(65)}),       # 1 coordinate + 64
+             "model %s has no coordinate 'c0'" % name),
+            (dict(coordinates={"c%d" % i: 0.0 for i in range(66)}),
+             "coordinates: 66 values for 1 coordinates"),
+            (dict(rates={"c%d" % i: 0.0 for i in range(66)}),
+             "rates: 66 values for 1 coordinates"),
+        ]
+        for kwargs, message in cases:
+            with pytest.raises(partita.PartitaError) as e:
+                client.set_state(name, **kwargs)
+            assert (e.value.code, e.value.message) == (pb.Status.INVALID_ARGUMENT, message)
+        with pytest.raises(partita.PartitaError) as e:
+            client.linearize(name, coordinates={"knee": 0.1})
+        assert e.value.message == "coordinates: no such coordinate 'knee'"
+        assert client.get_state(name).coordinates.tolist() == before.coordinates.tolist()
+    finally:
+        client.unload_model(name)
+
+
 # pendulum steps: a second or more of work in a release build (the sanitizer build is slower)
 LONG = 50000 if os.environ.get("PARTITA_SANITIZED") == "1" else 200000
 

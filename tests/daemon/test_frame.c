@@ -59,7 +59,7 @@ static uint8_t *make_stream(size_t *len, size_t lens[3], uint8_t *bodies[3]) {
   size_t n = 0;
   for (int i = 0; i < 3; i++) {
     lens[i] = partita__v1__request__get_packed_size(msgs[i]);
-    n += ptc_varint_encode(lens[i], out + n);
+    n += wire_varint_encode(lens[i], out + n);
     partita__v1__request__pack(msgs[i], out + n);
     bodies[i] = malloc(lens[i] + 1);
     memcpy(bodies[i], out + n, lens[i]);
@@ -72,16 +72,16 @@ static uint8_t *make_stream(size_t *len, size_t lens[3], uint8_t *bodies[3]) {
 // Feed stream in pieces [0,cut) and [cut,len); check the three messages come out intact.
 static void check_split(const uint8_t *s, size_t len, size_t cut, size_t lens[3],
                         uint8_t *bodies[3]) {
-  ptc_frame_decoder d;
-  ptc_frame_decoder_init(&d, 1 << 20);
+  wire_frame_decoder d;
+  wire_frame_decoder_init(&d, 1 << 20);
   int got = 0;
   size_t pieces[2][2] = {{0, cut}, {cut, len}};
   for (int p = 0; p < 2; p++) {
-    ptc_frame_status st = ptc_frame_feed(&d, s + pieces[p][0], pieces[p][1] - pieces[p][0]);
-    CHECK(st == PTC_FRAME_OK, "feed at cut %zu: %d (%s)", cut, st, d.error);
+    wire_frame_status st = wire_frame_feed(&d, s + pieces[p][0], pieces[p][1] - pieces[p][0]);
+    CHECK(st == WIRE_FRAME_OK, "feed at cut %zu: %d (%s)", cut, st, d.error);
     const uint8_t *m;
     size_t n;
-    while ((st = ptc_frame_next(&d, &m, &n)) == PTC_FRAME_OK) {
+    while ((st = wire_frame_next(&d, &m, &n)) == WIRE_FRAME_OK) {
       CHECK(got < 3, "too many messages at cut %zu", cut);
       if (got >= 3)
         break;
@@ -96,11 +96,11 @@ static void check_split(const uint8_t *s, size_t len, size_t cut, size_t lens[3]
       }
       got++;
     }
-    CHECK(st == PTC_FRAME_INCOMPLETE, "after messages: %d", st);
+    CHECK(st == WIRE_FRAME_INCOMPLETE, "after messages: %d", st);
   }
   CHECK(got == 3, "got %d messages at cut %zu", got, cut);
-  CHECK(ptc_frame_pending(&d) == 0, "bytes left over at cut %zu", cut);
-  ptc_frame_decoder_free(&d);
+  CHECK(wire_frame_pending(&d) == 0, "bytes left over at cut %zu", cut);
+  wire_frame_decoder_free(&d);
 }
 
 static void test_splits(void) {
@@ -111,20 +111,20 @@ static void test_splits(void) {
   for (size_t cut = 0; cut <= len; cut++)
     check_split(s, len, cut, lens, bodies);
   // byte by byte
-  ptc_frame_decoder d;
-  ptc_frame_decoder_init(&d, 1 << 20);
+  wire_frame_decoder d;
+  wire_frame_decoder_init(&d, 1 << 20);
   int got = 0;
   for (size_t i = 0; i < len; i++) {
-    CHECK(ptc_frame_feed(&d, s + i, 1) == PTC_FRAME_OK, "feed byte %zu", i);
+    CHECK(wire_frame_feed(&d, s + i, 1) == WIRE_FRAME_OK, "feed byte %zu", i);
     const uint8_t *m;
     size_t n;
-    while (ptc_frame_next(&d, &m, &n) == PTC_FRAME_OK) {
+    while (wire_frame_next(&d, &m, &n) == WIRE_FRAME_OK) {
       CHECK(got < 3 && n == lens[got] && memcmp(m, bodies[got], n) == 0, "byte-wise %d", got);
       got++;
     }
   }
   CHECK(got == 3, "byte-wise got %d", got);
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_free(&d);
   free(s);
   for (int i = 0; i < 3; i++)
     free(bodies[i]);
@@ -132,72 +132,72 @@ static void test_splits(void) {
 
 static void test_oversize(void) {
   // A header announcing 1 GiB against a 1 MiB limit: refused at once, buffer not grown.
-  uint8_t hdr[PTC_FRAME_HEADER_MAX];
-  size_t h = ptc_varint_encode(1u << 30, hdr);
-  ptc_frame_decoder d;
-  ptc_frame_decoder_init(&d, 1 << 20);
-  CHECK(ptc_frame_feed(&d, hdr, h) == PTC_FRAME_ERROR, "oversize header accepted");
+  uint8_t hdr[WIRE_FRAME_HEADER_MAX];
+  size_t h = wire_varint_encode(1u << 30, hdr);
+  wire_frame_decoder d;
+  wire_frame_decoder_init(&d, 1 << 20);
+  CHECK(wire_frame_feed(&d, hdr, h) == WIRE_FRAME_ERROR, "oversize header accepted");
   CHECK(d.cap <= 4096, "buffer grew to %zu for a refused frame", d.cap);
   CHECK(strstr(d.error, "too large") != NULL, "error text: %s", d.error);
   const uint8_t *m;
   size_t n;
-  CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_ERROR, "error is not sticky");
-  ptc_frame_decoder_free(&d);
+  CHECK(wire_frame_next(&d, &m, &n) == WIRE_FRAME_ERROR, "error is not sticky");
+  wire_frame_decoder_free(&d);
 
   // The header split over two feeds: still refused at the byte that completes it.
-  ptc_frame_decoder_init(&d, 1 << 20);
-  CHECK(ptc_frame_feed(&d, hdr, 2) == PTC_FRAME_OK, "partial header refused");
-  CHECK(ptc_frame_feed(&d, hdr + 2, h - 2) == PTC_FRAME_ERROR, "split oversize accepted");
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_init(&d, 1 << 20);
+  CHECK(wire_frame_feed(&d, hdr, 2) == WIRE_FRAME_OK, "partial header refused");
+  CHECK(wire_frame_feed(&d, hdr + 2, h - 2) == WIRE_FRAME_ERROR, "split oversize accepted");
+  wire_frame_decoder_free(&d);
 
   // Exactly the limit is accepted; one more byte is not.
   for (int extra = 0; extra < 2; extra++) {
     size_t lim = 5000;
     uint8_t *buf = calloc(1, lim + 16);
-    size_t k = ptc_varint_encode(lim + (size_t)extra, buf);
-    ptc_frame_decoder_init(&d, lim);
-    ptc_frame_status st = ptc_frame_feed(&d, buf, k + lim + (size_t)extra);
-    CHECK(st == (extra ? PTC_FRAME_ERROR : PTC_FRAME_OK), "limit+%d: %d", extra, st);
+    size_t k = wire_varint_encode(lim + (size_t)extra, buf);
+    wire_frame_decoder_init(&d, lim);
+    wire_frame_status st = wire_frame_feed(&d, buf, k + lim + (size_t)extra);
+    CHECK(st == (extra ? WIRE_FRAME_ERROR : WIRE_FRAME_OK), "limit+%d: %d", extra, st);
     if (!extra)
-      CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_OK && n == lim, "frame at the limit");
-    ptc_frame_decoder_free(&d);
+      CHECK(wire_frame_next(&d, &m, &n) == WIRE_FRAME_OK && n == lim, "frame at the limit");
+    wire_frame_decoder_free(&d);
     free(buf);
   }
 }
 
 static void test_garbage(void) {
-  ptc_frame_decoder d;
+  wire_frame_decoder d;
   const uint8_t *m;
   size_t n;
   // eleven continuation bytes: no varint is that long
   uint8_t ff[11];
   memset(ff, 0xff, sizeof(ff));
-  ptc_frame_decoder_init(&d, 1 << 20);
-  CHECK(ptc_frame_feed(&d, ff, sizeof(ff)) == PTC_FRAME_ERROR, "overlong varint accepted");
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_init(&d, 1 << 20);
+  CHECK(wire_frame_feed(&d, ff, sizeof(ff)) == WIRE_FRAME_ERROR, "overlong varint accepted");
+  wire_frame_decoder_free(&d);
   // a tenth byte carrying more than the 64th bit
   uint8_t big[10] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02};
   uint64_t v;
-  CHECK(ptc_varint_decode(big, 10, &v) == -1, "65-bit varint accepted");
+  CHECK(wire_varint_decode(big, 10, &v) == -1, "65-bit varint accepted");
   // text (an HTTP request) frames as a length of 71 then fails to parse as a Request
   const char *http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
                      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-  ptc_frame_decoder_init(&d, 1 << 20);
-  CHECK(ptc_frame_feed(&d, http, strlen(http)) == PTC_FRAME_OK, "text framing");
-  CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_OK && n == 'G', "'G' as a length");
+  wire_frame_decoder_init(&d, 1 << 20);
+  CHECK(wire_frame_feed(&d, http, strlen(http)) == WIRE_FRAME_OK, "text framing");
+  CHECK(wire_frame_next(&d, &m, &n) == WIRE_FRAME_OK && n == 'G', "'G' as a length");
   Partita__V1__Request *r = partita__v1__request__unpack(NULL, n, m);
   CHECK(r == NULL, "HTTP text parsed as a Request");
   if (r)
     partita__v1__request__free_unpacked(r, NULL);
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_free(&d);
   // varint round trip at the edges
   uint64_t vals[] = {0, 1, 127, 128, 16383, 16384, (1ull << 32) - 1, 1ull << 63, ~0ull};
   for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
-    uint8_t b[PTC_FRAME_HEADER_MAX];
-    size_t k = ptc_varint_encode(vals[i], b);
-    CHECK(ptc_varint_decode(b, k, &v) == (int)k && v == vals[i], "varint %llu",
+    uint8_t b[WIRE_FRAME_HEADER_MAX];
+    size_t k = wire_varint_encode(vals[i], b);
+    CHECK(wire_varint_decode(b, k, &v) == (int)k && v == vals[i], "varint %llu",
           (unsigned long long)vals[i]);
-    CHECK(k == 0 || ptc_varint_decode(b, k - 1, &v) == 0 || k == 1, "short varint");
+    CHECK(k == 0 || wire_varint_decode(b, k - 1, &v) == 0 || k == 1, "short varint");
   }
 }
 
@@ -219,31 +219,31 @@ static void test_fuzz(void) {
       for (int k = 0; k < 4; k++)
         buf[next_rand() % len] = (uint8_t)next_rand();
     }
-    ptc_frame_decoder d;
+    wire_frame_decoder d;
     size_t limit = 64 + next_rand() % 2048;
-    ptc_frame_decoder_init(&d, limit);
+    wire_frame_decoder_init(&d, limit);
     size_t off = 0;
     while (off < n) {
       size_t chunk = 1 + next_rand() % 300;
       if (chunk > n - off)
         chunk = n - off;
-      if (ptc_frame_feed(&d, buf + off, chunk) == PTC_FRAME_ERROR)
+      if (wire_frame_feed(&d, buf + off, chunk) == WIRE_FRAME_ERROR)
         break;
       off += chunk;
       const uint8_t *m;
       size_t mlen;
-      ptc_frame_status st;
-      while ((st = ptc_frame_next(&d, &m, &mlen)) == PTC_FRAME_OK) {
+      wire_frame_status st;
+      while ((st = wire_frame_next(&d, &m, &mlen)) == WIRE_FRAME_OK) {
         CHECK(mlen <= limit, "message over the limit");
         Partita__V1__Request *r = partita__v1__request__unpack(NULL, mlen, m);
         if (r)
           partita__v1__request__free_unpacked(r, NULL);
       }
-      if (st == PTC_FRAME_ERROR)
+      if (st == WIRE_FRAME_ERROR)
         break;
     }
-    CHECK(d.cap <= 2 * (limit + 300 + 2 * PTC_FRAME_HEADER_MAX) + 4096, "buffer %zu", d.cap);
-    ptc_frame_decoder_free(&d);
+    CHECK(d.cap <= 2 * (limit + 300 + 2 * WIRE_FRAME_HEADER_MAX) + 4096, "buffer %zu", d.cap);
+    wire_frame_decoder_free(&d);
   }
   free(valid);
   for (int i = 0; i < 3; i++)
@@ -254,27 +254,27 @@ static void test_fuzz(void) {
 // INCOMPLETE, with no pointer arithmetic on the missing buffer (UBSan reported an offset
 // applied to a null pointer here), and so is feeding it zero bytes.
 static void test_empty(void) {
-  ptc_frame_decoder d;
-  ptc_frame_decoder_init(&d, 1 << 20);
+  wire_frame_decoder d;
+  wire_frame_decoder_init(&d, 1 << 20);
   const uint8_t *m = NULL;
   size_t n = 0;
-  CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_INCOMPLETE, "empty decoder");
-  CHECK(ptc_frame_feed(&d, "", 0) != PTC_FRAME_ERROR, "zero bytes fed");
-  CHECK(ptc_frame_next(&d, &m, &n) == PTC_FRAME_INCOMPLETE, "still empty");
-  ptc_frame_decoder_free(&d);
+  CHECK(wire_frame_next(&d, &m, &n) == WIRE_FRAME_INCOMPLETE, "empty decoder");
+  CHECK(wire_frame_feed(&d, "", 0) != WIRE_FRAME_ERROR, "zero bytes fed");
+  CHECK(wire_frame_next(&d, &m, &n) == WIRE_FRAME_INCOMPLETE, "still empty");
+  wire_frame_decoder_free(&d);
 }
 
 // Clients within every limit are not cut off: a 64 KiB read of many small frames against a
 // 1 KiB frame limit, and a frame just under the limit whose last read also carries pipelined
 // requests, both decode in full (they used to fail with "input not drained").
-static void feed_and_count(ptc_frame_decoder *d, const uint8_t *data, size_t n, size_t chunk,
-                           size_t *count, size_t *bytes) {
+static void feed_and_count(wire_frame_decoder *d, const uint8_t *data, size_t n, size_t chunk,
+                            size_t *count, size_t *bytes) {
   for (size_t off = 0; off < n; off += chunk) {
     size_t k = n - off < chunk ? n - off : chunk;
-    CHECK(ptc_frame_feed(d, data + off, k) == PTC_FRAME_OK, "feed at %zu: %s", off, d->error);
+    CHECK(wire_frame_feed(d, data + off, k) == WIRE_FRAME_OK, "feed at %zu: %s", off, d->error);
     const uint8_t *m;
     size_t len;
-    while (ptc_frame_next(d, &m, &len) == PTC_FRAME_OK) {
+    while (wire_frame_next(d, &m, &len) == WIRE_FRAME_OK) {
       (*count)++;
       *bytes += len;
     }
@@ -282,24 +282,24 @@ static void feed_and_count(ptc_frame_decoder *d, const uint8_t *data, size_t n, 
 }
 
 static void test_pipelined(void) {
-  enum { SMALL = 100, NSMALL = PTC_FRAME_READ_MAX / (SMALL + 1) };
+  enum { SMALL = 100, NSMALL = WIRE_FRAME_READ_MAX / (SMALL + 1) };
   uint8_t *stream = malloc((size_t)NSMALL * (SMALL + 1));
   for (int i = 0; i < NSMALL; i++) {
     stream[i * (SMALL + 1)] = SMALL;   // one-byte varint
     memset(stream + i * (SMALL + 1) + 1, i & 0xff, SMALL);
   }
-  ptc_frame_decoder d;
-  ptc_frame_decoder_init(&d, 1024);
+  wire_frame_decoder d;
+  wire_frame_decoder_init(&d, 1024);
   size_t count = 0, bytes = 0;
-  feed_and_count(&d, stream, (size_t)NSMALL * (SMALL + 1), PTC_FRAME_READ_MAX, &count, &bytes);
+  feed_and_count(&d, stream, (size_t)NSMALL * (SMALL + 1), WIRE_FRAME_READ_MAX, &count, &bytes);
   CHECK(count == NSMALL && bytes == (size_t)NSMALL * SMALL, "%zu of %d small frames", count,
         NSMALL);
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_free(&d);
   free(stream);
 
-  size_t big = PTC_FRAME_MAX_DEFAULT - 64, n = 0;
+  size_t big = WIRE_FRAME_MAX_DEFAULT - 64, n = 0;
   uint8_t *s2 = malloc(big + 16 + 20 * (SMALL + 1));
-  n += ptc_varint_encode(big, s2);
+  n += wire_varint_encode(big, s2);
   memset(s2 + n, 7, big);
   n += big;
   for (int i = 0; i < 20; i++) {
@@ -307,12 +307,12 @@ static void test_pipelined(void) {
     memset(s2 + n, 9, SMALL);
     n += SMALL;
   }
-  ptc_frame_decoder_init(&d, PTC_FRAME_MAX_DEFAULT);
+  wire_frame_decoder_init(&d, WIRE_FRAME_MAX_DEFAULT);
   count = bytes = 0;
-  feed_and_count(&d, s2, n, PTC_FRAME_READ_MAX, &count, &bytes);
+  feed_and_count(&d, s2, n, WIRE_FRAME_READ_MAX, &count, &bytes);
   CHECK(count == 21 && bytes == big + 20 * SMALL, "big frame then pipelined: %zu frames",
         count);
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_free(&d);
   free(s2);
 }
 
@@ -365,7 +365,7 @@ static void test_state_envelope(void) {
     memcpy(msg + e.nhead, body, len);
     memcpy(msg + e.nhead + len, e.tail, e.ntail);
     uint64_t mlen;
-    int used = ptc_varint_decode(msg, e.nhead, &mlen);
+    int used = wire_varint_decode(msg, e.nhead, &mlen);
     CHECK(used > 0 && mlen == e.nhead - (size_t)used + len + e.ntail, "length prefix %d", k);
     Partita__V1__ServerMessage *m =
         partita__v1__server_message__unpack(NULL, (size_t)mlen, msg + used);

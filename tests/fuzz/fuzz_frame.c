@@ -2,7 +2,7 @@
 //
 // Input: two bytes choosing max_frame (1..4096), then the stream. The stream is fed three
 // ways: in chunks whose sizes are read from the input itself (1..4096 bytes), one byte at a
-// time, and in reads of PTC_FRAME_READ_MAX; after every feed all waiting messages are taken
+// time, and in reads of WIRE_FRAME_READ_MAX; after every feed all waiting messages are taken
 // out, as the daemon does. Each way must give exactly the messages of an independent reading
 // of the stream (varint length, then body), each within max_frame, and a broken stream (bad
 // varint, a length over max_frame) must be reported broken after the same messages.
@@ -25,7 +25,7 @@ static void read_reference(const uint8_t *s, size_t n, size_t max_frame, reading
   size_t pos = 0;
   for (;;) {
     uint64_t len = 0;
-    int used = ptc_varint_decode(s + pos, n - pos, &len);
+    int used = wire_varint_decode(s + pos, n - pos, &len);
     if (used < 0 || (used > 0 && len > max_frame)) {
       r->broken = 1;
       return;
@@ -45,13 +45,13 @@ typedef struct {
 } run;
 
 // Takes every waiting message out; each must be the next one of the reference.
-static void drain(ptc_frame_decoder *d, run *r) {
+static void drain(wire_frame_decoder *d, run *r) {
   for (;;) {
     const uint8_t *msg = NULL;
     size_t len = 0;
-    ptc_frame_status st = ptc_frame_next(d, &msg, &len);
-    if (st == PTC_FRAME_ERROR) r->broken = 1;
-    if (st != PTC_FRAME_OK) return;
+    wire_frame_status st = wire_frame_next(d, &msg, &len);
+    if (st == WIRE_FRAME_ERROR) r->broken = 1;
+    if (st != WIRE_FRAME_OK) return;
     if (len > d->max_frame) abort();
     if (r->taken >= r->ref->nmsg || len != r->ref->len[r->taken]) abort();
     if (len && memcmp(msg, r->s + r->ref->off[r->taken], len)) abort();
@@ -61,24 +61,24 @@ static void drain(ptc_frame_decoder *d, run *r) {
 
 // mode 0: chunk sizes from the stream's own bytes; 1: one byte at a time; 2: whole reads.
 static void feed_all(const uint8_t *s, size_t n, size_t max_frame, int mode, const reading *ref) {
-  ptc_frame_decoder d;
-  ptc_frame_decoder_init(&d, max_frame);
+  wire_frame_decoder d;
+  wire_frame_decoder_init(&d, max_frame);
   run r = {s, ref, 0, 0};
   size_t pos = 0;
   for (size_t k = 0; pos < n && !r.broken; k++) {
-    size_t chunk = mode == 1 ? 1 : PTC_FRAME_READ_MAX;
+    size_t chunk = mode == 1 ? 1 : WIRE_FRAME_READ_MAX;
     if (mode == 0) chunk = 1 + (size_t)s[k % n] * (1 + s[(k + 1) % n] % 16) % 4096;
     if (chunk > n - pos) chunk = n - pos;
-    if (ptc_frame_feed(&d, s + pos, chunk) == PTC_FRAME_ERROR) r.broken = 1;
+    if (wire_frame_feed(&d, s + pos, chunk) == WIRE_FRAME_ERROR) r.broken = 1;
     pos += chunk;
     drain(&d, &r);
   }
   if (r.taken != ref->nmsg || r.broken != ref->broken) abort();
-  if (!r.broken && ptc_frame_pending(&d) != n - (ref->nmsg ? ref->off[ref->nmsg - 1] +
-                                                                 ref->len[ref->nmsg - 1]
-                                                           : 0))
+  if (!r.broken && wire_frame_pending(&d) != n - (ref->nmsg ? ref->off[ref->nmsg - 1] +
+                                                                  ref->len[ref->nmsg - 1]
+                                                            : 0))
     abort();  // an unbroken stream keeps exactly its incomplete tail
-  ptc_frame_decoder_free(&d);
+  wire_frame_decoder_free(&d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -125,8 +125,9 @@ static void check_damaged(const char *path) {
 // daemon's log. stderr goes to a temporary file while the documents are loaded.
 static void check_nothing_on_stderr(void) {
   static const char *docs[] = {
-      "<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?>\n<robot name=\"a\x1b$B\xff\xff\">\n"
-      "</robot>\n",
+      // one document over two lines (parenthesized: clang's -Wstring-concatenation)
+      ("<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?>\n<robot name=\"a\x1b$B\xff\xff\">\n"
+       "</robot>\n"),
       "<?xml version=\"1.0\"?>\n<robot name=\"a\xff\xfe\xc3\">\n</robot>\n",
       "<?xml version=\"1.0\" encoding=\"no-such-encoding\"?>\n<robot name=\"a\"/>\n",
   };
