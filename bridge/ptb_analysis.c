@@ -220,7 +220,7 @@ static int linearize_point(const pt_model *m, pt_data *d, const Partita__V1__Lin
 // knows the model by.
 static Partita__V1__LinearizeReply *linearize_reply(const char *model,
                                                     const pt_linearization *r) {
-  const int n2 = 2 * r->nz;
+  const int n2 = 2 * r->nz + r->nd;  // the mechanism's states and rates, the control states
   Partita__V1__LinearizeReply *o = malloc(sizeof(*o));
   if (!o)
     return NULL;

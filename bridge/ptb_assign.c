@@ -9,34 +9,47 @@ static int value_ok(const ptb_opts *o, double v) {
   return isfinite(v) && ((o && o->unbounded) || fabs(v) <= PTB_MAX_ABS_STATE);
 }
 
-int ptb_coord_assigns(const pt_model *m, Partita__V1__NamedValue *const *v, size_t n,
-                      const char *field, const ptb_opts *o, pt_assign **out, int *nout,
-                      ptb_error *e) {
+int ptb_named_assigns(const pt_model *m, Partita__V1__NamedValue *const *v, size_t n,
+                      const char *field, const ptb_name_table *t, const ptb_opts *o,
+                      pt_assign **out, int *nout, ptb_error *e) {
   *out = NULL;
   *nout = 0;
   if (n == 0)
     return PT_OK;
-  if (n > (size_t)pt_model_ncoord(m) + 64)
-    return ptb_refuse(e, PTB_WHY_COUNT, field, NULL, "%s: %zu values for %d coordinates",
-                      field, n, pt_model_ncoord(m));
+  const int count = t->count(m);
+  if (n > (size_t)count + 64)
+    return ptb_refuse(e, PTB_WHY_COUNT, field, NULL, "%s: %zu values for %d %ss", field, n,
+                      count, t->what);
   pt_assign *a = calloc(n, sizeof(*a));
   if (!a)
     return ptb_fail(e, PT_ENOMEM, PTB_AT_REQUEST, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    const int k = pt_coord_index(m, v[i]->name);
+    const int k = t->index(m, v[i]->name);
     if (k < 0 || !value_ok(o, v[i]->value)) {
       free(a);
       e->value = v[i]->value;
-      return ptb_refuse(e, k < 0 ? PTB_WHY_NAME : PTB_WHY_VALUE, field, v[i]->name,
-                        "%s: %s '%.100s'", field,
-                        k < 0 ? "no such coordinate" : "value not finite or beyond +-1e6 for",
-                        v[i]->name);
+      if (k < 0)
+        return ptb_refuse(e, PTB_WHY_NAME, field, v[i]->name, "%s: no such %s '%.100s'", field,
+                          t->what, v[i]->name);
+      return ptb_refuse(e, PTB_WHY_VALUE, field, v[i]->name,
+                        "%s: value not finite or beyond +-1e6 for '%.100s'", field, v[i]->name);
     }
     a[i] = (pt_assign){k, v[i]->value};
   }
   *out = a;
   *nout = (int)n;
   return PT_OK;
+}
+
+const ptb_name_table ptb_coordinates = {pt_coord_index, pt_model_ncoord, "coordinate"};
+const ptb_name_table ptb_control_states = {pt_control_state_index, pt_model_ncontrol_state,
+                                      "control state"};
+const ptb_name_table ptb_parameters = {pt_param_index, pt_model_nparam, "parameter"};
+
+int ptb_coord_assigns(const pt_model *m, Partita__V1__NamedValue *const *v, size_t n,
+                      const char *field, const ptb_opts *o, pt_assign **out, int *nout,
+                      ptb_error *e) {
+  return ptb_named_assigns(m, v, n, field, &ptb_coordinates, o, out, nout, e);
 }
 
 // "all" = value as every actuated coordinate, then the named ones over it, into a (room for

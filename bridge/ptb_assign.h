@@ -20,6 +20,21 @@ int ptb_coord_assigns(const pt_model *m, Partita__V1__NamedValue *const *v, size
                       const char *field, const ptb_opts *o, pt_assign **out, int *nout,
                       ptb_error *e);
 
+// One of the model's name tables: coordinates, control states, tunable parameters
+// (docs/controls.md). `what` names an entry in messages.
+typedef struct {
+  int (*index)(const pt_model *m, const char *name);  // -1 when unknown
+  int (*count)(const pt_model *m);
+  const char *what;
+} ptb_name_table;
+extern const ptb_name_table ptb_coordinates, ptb_control_states, ptb_parameters;
+
+// As ptb_coord_assigns with the names of table t: "control_states" of SetState,
+// "values" of SetParameters (the parameter's index in pt_assign.coord).
+int ptb_named_assigns(const pt_model *m, Partita__V1__NamedValue *const *v, size_t n,
+                      const char *field, const ptb_name_table *t, const ptb_opts *o,
+                      pt_assign **out, int *nout, ptb_error *e);
+
 // The accelerations of a torque request: as ptb_coord_assigns, and the name "all" stands for
 // every actuated coordinate (pt_actuated_coords); a coordinate named beside it overrides it.
 // *out is malloc'd (the caller frees it).

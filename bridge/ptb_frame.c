@@ -20,6 +20,12 @@ void ptb_state_of_data(ptb_state *s, const pt_model *m, const pt_data *d) {
   s->res_pos = pt_residual_position(d);
   s->res_vel = pt_residual_velocity(d);
   s->m = m;
+  s->nx = pt_model_ncontrol_state(m);
+  s->nsig = pt_model_nsignal(m);
+  s->npar = pt_model_nparam(m);
+  s->x = pt_control_states(d);
+  s->sig = pt_signals(d);
+  s->par = pt_params(d);
 }
 
 // Body poses and velocities, 13 doubles a body; nothing when out of memory.
@@ -89,6 +95,20 @@ void ptb_frame_build(ptb_frame *fr, const ptb_state *s, uint32_t fields, int nam
     fr->residual.position = s->res_pos;
     fr->residual.velocity = s->res_vel;
     fr->f.residual = &fr->residual;
+  }
+  if ((fields & PTB_FIELD_CONTROLS) && s->nsig > 0) {
+    fr->f.n_control_states = (size_t)s->nx;
+    fr->f.control_states = (double *)s->x;
+    fr->f.n_signals = (size_t)s->nsig;
+    fr->f.signals = (double *)s->sig;
+    fr->f.n_parameters = (size_t)s->npar;
+    fr->f.parameters = (double *)s->par;
+    if (names && s->signal_names && s->ctl_names) {
+      fr->f.n_signal_names = (size_t)s->nsig;
+      fr->f.signal_names = (char **)s->signal_names;
+      fr->f.n_control_state_names = (size_t)s->nx;
+      fr->f.control_state_names = (char **)s->ctl_names;
+    }
   }
   if (names) {
     fr->f.n_coordinate_names = nc;

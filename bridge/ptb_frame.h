@@ -26,6 +26,10 @@ typedef struct {
   const pt_model *m;            // body names (when asked for names)
   char *const *coord_names;     // (nc) and (ni) names (when asked for names)
   char *const *input_names;
+  int nx, nsig, npar;           // control elements (docs/controls.md): states, signals,
+  const double *x, *sig, *par;  // parameters (FIELD_CONTROLS)
+  char *const *ctl_names;       // (nx) and (nsig) names (when asked for names; may be NULL)
+  char *const *signal_names;
 } ptb_state;
 
 // A StateFrame pointing into a ptb_state; only the body messages are allocated here.
@@ -37,8 +41,8 @@ typedef struct {
   Partita__V1__BodyState **bodyp;
 } ptb_frame;
 
-// d's state (time, step, coordinates, rates, accelerations, inputs, energy, residuals; no
-// bodies), as the data gives it: valid while d is unchanged.
+// d's state (time, step, coordinates, rates, accelerations, inputs, energy, residuals, control
+// states, signals and parameters; no bodies), as the data gives it: valid while d is unchanged.
 void ptb_state_of_data(ptb_state *s, const pt_model *m, const pt_data *d);
 
 // The frame of s with the PTB_FIELD_* bits of `fields`; names: the coordinate, input and

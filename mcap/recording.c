@@ -57,6 +57,7 @@ rec_writer *rec_writer_open(const char *path, const rec_info *in, char *err, siz
   static const char *const kinds[NCH] = {"state", "input", "event"};
   char *coords = join(in->coord_names, in->nc), *inputs = join(in->input_names, in->ni);
   char *bodies = join(in->body_names, in->nb);
+  char *ctls = join(in->ctl_names, in->nx), *sigs = join(in->signal_names, in->nsig);
   char every[32], fields[32], dt[40], start[32], gz[40] = "";
   snprintf(every, sizeof(every), "%u", in->every_k);
   snprintf(fields, sizeof(fields), "%u", in->fields);
@@ -93,14 +94,19 @@ rec_writer *rec_writer_open(const char *path, const rec_info *in, char *err, siz
     int sid = mcap_writer_schema(r->w, types[c], "protobuf", partita_fds, partita_fds_len);
     const char *meta[] = {"kind", kinds[c], "model", in->model,
                           "coordinates", coords ? coords : "", "inputs", inputs ? inputs : "",
-                          "bodies", bodies ? bodies : "", "every_k", every, "fields", fields};
-    r->chan[c] = mcap_writer_channel(r->w, sid, topic, "protobuf", meta, c == CH_STATE ? 7 : 2);
+                          "bodies", bodies ? bodies : "", "every_k", every, "fields", fields,
+                          "control_states", ctls ? ctls : "", "signals", sigs ? sigs : ""};
+    // the control elements' names only when the model has some (files stay as before)
+    r->chan[c] = mcap_writer_channel(r->w, sid, topic, "protobuf", meta,
+                                     c == CH_STATE ? (in->nsig ? 9 : 7) : 2);
   }
   int rc = mcap_writer_flush(r->w);
   free(coords);
   free(inputs);
   free(bodies);
-  if (rc < 0 || !coords || !inputs || !bodies) {
+  free(ctls);
+  free(sigs);
+  if (rc < 0 || !coords || !inputs || !bodies || !ctls || !sigs) {
     snprintf(err, errlen, "%s: %s", path, rc < 0 ? mcap_writer_error(r->w) : "out of memory");
     mcap_writer_abandon(r->w);
     free(r);
@@ -287,6 +293,10 @@ mcap_read_status rec_file_read(const char *path, rec_file *r, char *err, size_t 
       r->coord_names = split(mcap_meta_get(ch->meta, ch->nmeta, "coordinates"), &r->nc);
       r->input_names = split(mcap_meta_get(ch->meta, ch->nmeta, "inputs"), &r->ni);
       r->body_names = split(mcap_meta_get(ch->meta, ch->nmeta, "bodies"), &r->nb);
+      const char *x = mcap_meta_get(ch->meta, ch->nmeta, "control_states");
+      const char *sg = mcap_meta_get(ch->meta, ch->nmeta, "signals");
+      r->ctl_names = split(x ? x : "", &r->nx);
+      r->signal_names = split(sg ? sg : "", &r->nsig);
     }
   }
   if (!r->coord_names || !r->input_names || !r->body_names) {
@@ -355,6 +365,8 @@ void rec_file_free(rec_file *r) {
   free_names(r->coord_names, r->nc);
   free_names(r->input_names, r->ni);
   free_names(r->body_names, r->nb);
+  free_names(r->ctl_names, r->nx);
+  free_names(r->signal_names, r->nsig);
   mcap_file_free(&r->f);
   memset(r, 0, sizeof(*r));
 }

@@ -47,6 +47,10 @@ typedef struct {
   int ni;
   const char *const *body_names;      // (nb)
   int nb;
+  const char *const *ctl_names;       // (nx) control states (docs/controls.md), may be 0
+  int nx;
+  const char *const *signal_names;    // (nsig) signals
+  int nsig;
   const char *library;                // Header.library
   size_t chunk_size;                  // 0: 64 KiB
   int fsync_chunks;
@@ -106,6 +110,8 @@ typedef struct rec_file {
   size_t text_len;
   char **coord_names, **input_names, **body_names;   // split from the state channel
   int nc, ni, nb;
+  char **ctl_names, **signal_names;   // control states, signals (absent before issue 26: 0)
+  int nx, nsig;
   char *const *end_kv;                // "partita.end" pairs (NULL when the file was cut off)
   int end_npairs;
   rec_entry *entries;                 // (n) sorted by seq

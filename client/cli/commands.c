@@ -30,19 +30,21 @@ static const cli_command commands[] = {
    "                    shapes (a URDF has no floor)\n"},
   {"simulate", CLI_FILE, cli_simulate_main,
    "simulate MODEL [--duration T] [--dt H] [--integrator rk4|abm4|euler] [--every K]\n"
-   "         [--set ACTUATOR=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
-   "         [--json] [--floating-base] [--balance-inertia] [--no-joint-limits] [--record FILE]\n"
-   "         [--ground-plane Z]",
+   "         [--set INPUT=VALUE ...] [--init NAME=VALUE ...] [--init-rate NAME=VALUE ...]\n"
+   "         [--signals NAME,NAME|all] [--json] [--floating-base] [--balance-inertia]\n"
+   "         [--no-joint-limits] [--record FILE] [--ground-plane Z]",
    "Simulate MODEL with the embedded engine and print CSV on stdout: t, each coordinate,\n"
-   "each coordinate rate (NAME.rate), energy, residual_pos, residual_vel; one row at t=0\n"
-   "and one every K steps. Steps = round(T / H).\n"
+   "each coordinate rate (NAME.rate), each control state, the signals of --signals, energy,\n"
+   "residual_pos, residual_vel; one row at t=0 and one every K steps. Steps = round(T / H).\n"
    "  --duration T      simulated time in seconds (default 1)\n"
    "  --dt H            step size (default: the model's simulation.dt)\n"
    "  --integrator I    rk4, abm4 or euler (default: the model's simulation.integrator)\n"
    "  --every K         print every K-th step (default 1)\n"
-   "  --set A=V         hold actuator input A at V (repeatable)\n"
-   "  --init C=V        start coordinate C at V; the rest is assembled around it\n"
+   "  --set A=V         hold input A (an actuator's or a control input signal) at V\n"
+   "  --init C=V        start coordinate C at V; the rest is assembled around it (or\n"
+   "                    control state C at V)\n"
    "  --init-rate C=V   start coordinate C with rate V\n"
+   "  --signals L       also print these signals (NAME,NAME or all; docs/controls.md)\n"
    "  --json            {\"columns\": [..], \"rows\": [[..], ..]} instead of CSV\n"
    "  --no-joint-limits joint limits kept but not enforced\n"
    "  --ground-plane Z  add the ground plane z = Z (as for `partita check`)\n"
@@ -138,8 +140,13 @@ static const cli_command commands[] = {
    "  --count K         stop after K frames\n"
    "  --every K         one frame every K steps (default: about ten a second)\n"
    "  --json            one JSON object a frame, one a line\n"},
-  {"set", CLI_DAEMON, cli_set_main, "set N ACT=VALUE ...",
-   "Set actuator inputs of a daemon model.\n"
+  {"set", CLI_DAEMON, cli_set_main, "set N INPUT=VALUE ...",
+   "Set inputs of a daemon model (actuator inputs and control input signals).\n"
+   "  --json            machine-readable output\n"},
+  {"tune", CLI_DAEMON, cli_tune_main, "tune N PARAM=VALUE ...",
+   "Change control parameters of a daemon model (docs/controls.md: \"pid.kp\", \"k.k\",\n"
+   "\"sat.lower\"), applied between two steps, all or none; prints every parameter with the\n"
+   "value now in effect.\n"
    "  --json            machine-readable output\n"},
   {"step", CLI_DAEMON, cli_step_main, "step N [COUNT]",
    "Advance a lockstep daemon model COUNT steps (default 1) and print its state.\n"

@@ -45,6 +45,7 @@ static int call_model(ctx *x, Partita__V1__Request__OpCase op, const char *model
   Partita__V1__Reset r = PARTITA__V1__RESET__INIT;
   Partita__V1__GetModelInfo gi = PARTITA__V1__GET_MODEL_INFO__INIT;
   u.model = g.model = r.model = gi.model = (char *)model;
+  g.fields = PARTITA__V1__FIELD__FIELD_DEFAULT | PARTITA__V1__FIELD__FIELD_CONTROLS;
   rq.op_case = op;
   if (op == PARTITA__V1__REQUEST__OP_UNLOAD_MODEL)
     rq.unload_model = &u;
@@ -219,6 +220,7 @@ static int cmd_step(ctx *x) {
   rq.step = &s;
   s.model = (char *)x->pos[0];
   s.n = (uint32_t)n;
+  s.fields = PARTITA__V1__FIELD__FIELD_DEFAULT | PARTITA__V1__FIELD__FIELD_CONTROLS;
   // a long lockstep run takes its time: allow about 1 ms per step on top of the timeout
   int saved = x->link.timeout_ms;
   x->link.timeout_ms += n > 2000000 ? 2000000 : (int)n;
@@ -228,36 +230,89 @@ static int cmd_step(ctx *x) {
   return rc ? CLI_EXIT_FAIL : state_reply(x, m);
 }
 
+// The NAME=VALUE arguments after the model (x->pos[1..]) as NamedValues (what: the form, for
+// messages): *pv points into *names and *vals; all three freed by the caller. Exit code.
+static int named_args(ctx *x, const char *what, char (**names)[128],
+                      Partita__V1__NamedValue **vals, Partita__V1__NamedValue ***pv) {
+  const int n = x->npos - 1;
+  *names = calloc((size_t)n, 128);
+  *vals = calloc((size_t)n, sizeof(**vals));
+  *pv = calloc((size_t)n, sizeof(**pv));
+  if (!*names || !*vals || !*pv)
+    return CLI_EXIT_FAIL;
+  for (int i = 0; i < n; i++) {
+    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
+    (*vals)[i] = nv;
+    if (cli_parse_assign(x->cmd, what, x->pos[i + 1], (*names)[i], 128, &(*vals)[i].value))
+      return CLI_EXIT_USAGE;
+    (*vals)[i].name = (*names)[i];
+    (*pv)[i] = &(*vals)[i];
+  }
+  return CLI_EXIT_OK;
+}
+
 static int cmd_set(ctx *x) {
   if (x->npos < 2) {
-    cli_error(x->cmd, "expected a model and ACT=VALUE ... (see partita set --help)");
+    cli_error(x->cmd, "expected a model and INPUT=VALUE ... (see partita set --help)");
+    return CLI_EXIT_USAGE;
+  }
+  char (*names)[128] = NULL;
+  Partita__V1__NamedValue *vals = NULL, **pv = NULL;
+  int rc = named_args(x, "INPUT=VALUE", &names, &vals, &pv);
+  if (rc == CLI_EXIT_OK) {
+    pb_req rq = PARTITA__V1__REQUEST__INIT;
+    Partita__V1__SetInputs si = PARTITA__V1__SET_INPUTS__INIT;
+    rq.op_case = PARTITA__V1__REQUEST__OP_SET_INPUTS;
+    rq.set_inputs = &si;
+    si.model = (char *)x->pos[0];
+    si.n_by_name = (size_t)(x->npos - 1);
+    si.by_name = pv;
+    pb_msg *m;
+    rc = call(x, &rq, &m) ? CLI_EXIT_FAIL : ok_reply(x, m, "ok");
+  }
+  free(names);
+  free(vals);
+  free(pv);
+  return rc;
+}
+
+// `tune N PARAM=VALUE ...`: SetParameters (docs/controls.md), then each parameter named with
+// the value now in effect (the reply's parameters, by ModelInfo.parameters' order).
+static int cmd_tune(ctx *x) {
+  if (x->npos < 2) {
+    cli_error(x->cmd, "expected a model and PARAM=VALUE ... (see partita tune --help)");
     return CLI_EXIT_USAGE;
   }
   int n = x->npos - 1;
-  char (*names)[128] = calloc((size_t)n, 128);
-  Partita__V1__NamedValue *vals = calloc((size_t)n, sizeof(*vals));
-  Partita__V1__NamedValue **pv = calloc((size_t)n, sizeof(*pv));
-  int rc = CLI_EXIT_USAGE;
-  if (!names || !vals || !pv)
+  char (*names)[128] = NULL;
+  Partita__V1__NamedValue *vals = NULL, **pv = NULL;
+  pb_msg *m = NULL, *mi = NULL;
+  int rc = named_args(x, "PARAM=VALUE", &names, &vals, &pv);
+  if (rc != CLI_EXIT_OK)
     goto out;
-  for (int i = 0; i < n; i++) {
-    Partita__V1__NamedValue nv = PARTITA__V1__NAMED_VALUE__INIT;
-    vals[i] = nv;
-    if (cli_parse_assign(x->cmd, "ACT=VALUE", x->pos[i + 1], names[i], 128, &vals[i].value))
-      goto out;
-    vals[i].name = names[i];
-    pv[i] = &vals[i];
-  }
   pb_req rq = PARTITA__V1__REQUEST__INIT;
-  Partita__V1__SetInputs si = PARTITA__V1__SET_INPUTS__INIT;
-  rq.op_case = PARTITA__V1__REQUEST__OP_SET_INPUTS;
-  rq.set_inputs = &si;
-  si.model = (char *)x->pos[0];
-  si.n_by_name = (size_t)n;
-  si.by_name = pv;
-  pb_msg *m;
-  rc = call(x, &rq, &m) ? CLI_EXIT_FAIL : ok_reply(x, m, "ok");
+  Partita__V1__SetParameters sp = PARTITA__V1__SET_PARAMETERS__INIT;
+  rq.op_case = PARTITA__V1__REQUEST__OP_SET_PARAMETERS;
+  rq.set_parameters = &sp;
+  sp.model = (char *)x->pos[0];
+  sp.n_values = (size_t)n;
+  sp.values = pv;
+  rc = CLI_EXIT_FAIL;
+  if (call(x, &rq, &m) || call_model(x, PARTITA__V1__REQUEST__OP_GET_MODEL_INFO, x->pos[0], &mi))
+    goto out;
+  const Partita__V1__StateFrame *f = m->response->state;
+  const Partita__V1__ModelInfo *info = mi->response->model_info;
+  if (!f || !info) {
+    cli_error(x->cmd, "the server sent no state or model info");
+    goto out;
+  }
+  cli_print_parameters(info, f, x->json);
+  rc = CLI_EXIT_OK;
 out:
+  if (m)
+    ptc_free(m);
+  if (mi)
+    ptc_free(mi);
   free(names);
   free(vals);
   free(pv);
@@ -454,6 +509,10 @@ int cli_watch_main(const cli_command *self, int argc, char **argv) {
 
 int cli_set_main(const cli_command *self, int argc, char **argv) {
   return daemon_main(self, argc, argv, cmd_set);
+}
+
+int cli_tune_main(const cli_command *self, int argc, char **argv) {
+  return daemon_main(self, argc, argv, cmd_tune);
 }
 
 int cli_step_main(const cli_command *self, int argc, char **argv) {

@@ -12,6 +12,7 @@ int cli_unload_main(const cli_command *self, int argc, char **argv);
 int cli_state_main(const cli_command *self, int argc, char **argv);   // state and reset
 int cli_watch_main(const cli_command *self, int argc, char **argv);
 int cli_set_main(const cli_command *self, int argc, char **argv);
+int cli_tune_main(const cli_command *self, int argc, char **argv);
 int cli_step_main(const cli_command *self, int argc, char **argv);
 int cli_mode_main(const cli_command *self, int argc, char **argv);
 int cli_stats_main(const cli_command *self, int argc, char **argv);

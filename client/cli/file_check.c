@@ -40,10 +40,11 @@ static void check_json(const pt_model *m, const char *path, const char **indep, 
   cli_json_key(&j, "dof");
   cli_json_int(&j, pt_model_ndof(m));
   json_names(&j, "coordinates", m, pt_model_ncoord(m), pt_coord_name);
-  json_names(&j, "actuators", m, pt_model_ninput(m), pt_input_name);
+  const int nact = pt_model_ninput(m) - pt_model_ncontrol_input(m);  // the control inputs last
+  json_names(&j, "actuators", m, nact, pt_input_name);
   cli_json_key(&j, "gears");  // joint effort per unit input, one per actuator input
   cli_json_begin_array(&j);
-  for (int i = 0; i < pt_model_ninput(m); i++) cli_json_number(&j, pt_input_gear(m, i));
+  for (int i = 0; i < nact; i++) cli_json_number(&j, pt_input_gear(m, i));
   cli_json_end_array(&j);
   cli_json_key(&j, "limits");  // {joint: [lower, upper]} for the joints that have limits
   cli_json_begin_object(&j);
@@ -82,6 +83,31 @@ static void check_json(const pt_model *m, const char *path, const char **indep, 
   }
   cli_json_end_array(&j);
   json_names(&j, "motions", m, pt_model_nmotion(m), pt_motion_name);
+  // control elements (docs/controls.md): signals, control states, the tunable parameters
+  // with their values, and the inputs that signals drive {input: signal}
+  json_names(&j, "signals", m, pt_model_nsignal(m), pt_signal_name);
+  cli_json_key(&j, "control_inputs");
+  cli_json_begin_array(&j);
+  for (int i = nact; i < pt_model_ninput(m); i++) cli_json_string(&j, pt_input_name(m, i));
+  cli_json_end_array(&j);
+  json_names(&j, "control_states", m, pt_model_ncontrol_state(m), pt_control_state_name);
+  cli_json_key(&j, "parameters");
+  cli_json_begin_object(&j);
+  pt_data *d = pt_model_nparam(m) ? pt_data_new(m) : NULL;
+  for (int k = 0; d && k < pt_model_nparam(m); k++) {
+    cli_json_key(&j, pt_param_name(m, k));
+    cli_json_number(&j, pt_params(d)[k]);
+  }
+  pt_data_free(d);
+  cli_json_end_object(&j);
+  cli_json_key(&j, "driven");
+  cli_json_begin_object(&j);
+  for (int i = 0; i < pt_model_ninput(m); i++) {
+    if (!pt_input_source(m, i)) continue;
+    cli_json_key(&j, pt_input_name(m, i));
+    cli_json_string(&j, pt_input_source(m, i));
+  }
+  cli_json_end_object(&j);
   if (pt_model_nshape(m) > 0) {   // {"shapes": [{body, type}], "pairs", "max_contacts"}
     cli_json_key(&j, "collision");
     cli_json_begin_object(&j);
@@ -185,6 +211,27 @@ static void text_couplers(const pt_model *m) {
   if (pt_model_ncoupler(m) > 0) printf("\n");
 }
 
+// Control elements: `signals`, `ctl states`, `parameters` (name value, what a client may
+// tune), `driven` (input <- signal). Nothing without.
+static void text_controls(const pt_model *m, const pt_data *d) {
+  if (!pt_model_nsignal(m)) return;
+  text_list("signals", m, pt_model_nsignal(m), pt_signal_name);
+  const int nc = pt_model_ncontrol_input(m), na = pt_model_ninput(m) - nc;
+  printf("%-13s%d", "ctl inputs", nc);
+  for (int i = 0; i < nc; i++) printf("%s%s", i ? ", " : ": ", pt_input_name(m, na + i));
+  putchar('\n');
+  text_list("ctl states", m, pt_model_ncontrol_state(m), pt_control_state_name);
+  for (int k = 0; k < pt_model_nparam(m); k++)
+    printf("%s%s %.6g", k ? ", " : "parameters   ", pt_param_name(m, k), pt_params(d)[k]);
+  if (pt_model_nparam(m)) putchar('\n');
+  int n = 0;
+  for (int i = 0; i < pt_model_ninput(m); i++)
+    if (pt_input_source(m, i))
+      printf("%s%s <- %s", n++ ? ", " : "driven       ", pt_input_name(m, i),
+             pt_input_source(m, i));
+  if (n) putchar('\n');
+}
+
 // Collision shapes, when the model has some: `collision    7 shapes (1 plane, 2 box, ...),
 // 14 candidate pairs, up to 56 contacts` (the broad phase's pairs, docs/collision.md).
 static void text_collision(const pt_model *m) {
@@ -204,7 +251,8 @@ static void text_collision(const pt_model *m) {
          pt_model_max_contacts(m));
 }
 
-static void check_text(const pt_model *m, const char *path, const char **indep, int nindep) {
+static void check_text(const pt_model *m, const pt_data *d, const char *path, const char **indep,
+                       int nindep) {
   printf("%-13s%s\n", "model", pt_model_name(m));
   printf("%-13s%s\n", "file", path);
   printf("%-13s%d\n", "bodies", pt_model_nbody(m));
@@ -212,11 +260,12 @@ static void check_text(const pt_model *m, const char *path, const char **indep, 
   printf("%-13s%d\n", "constraints", pt_model_nconstraint(m));
   printf("%-13s%d\n", "dof", pt_model_ndof(m));
   text_list("coordinates", m, pt_model_ncoord(m), pt_coord_name);
-  text_list("actuators", m, pt_model_ninput(m), pt_input_name);
+  text_list("actuators", m, pt_model_ninput(m) - pt_model_ncontrol_input(m), pt_input_name);
   text_gears(m);
   text_limits(m);
   text_couplers(m);
   text_list("motions", m, pt_model_nmotion(m), pt_motion_name);
+  text_controls(m, d);
   text_collision(m);
   printf("%-13s%d", "independent", nindep);
   for (int i = 0; i < nindep; i++) {
@@ -247,7 +296,7 @@ static int check_summary(const char *cmd, const char *path, const pt_model *m, i
     if (json)
       check_json(m, path, indep, nindep);
     else
-      check_text(m, path, indep, nindep);
+      check_text(m, d, path, indep, nindep);
     code = cli_flush(cmd, CLI_EXIT_OK);
   }
   pt_data_free(d);

@@ -4,6 +4,8 @@
 //
 // Output goes to stdout; errors and the model's warnings to stderr. Numbers are printed with
 // "%.17g" so that a CSV or JSON value parses back to the very double the engine computed.
+// A model with control elements (docs/controls.md) adds its control states after the rates,
+// and --signals the signals asked for.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,9 @@ typedef struct {
   pt_load_options lopt;
   assign_arg *set, *init, *rate;   // (argc) each
   int nset, ninit, nrate;
+  const char *signals;             // --signals NAME,NAME or all
+  int *sig;                        // the signals printed (resolved after the load)
+  int nsig;
 } sim_options;
 
 // Parses the options; returns -1 (message printed) or 0.
@@ -91,6 +96,10 @@ static int sim_parse(const char *cmd, int argc, char **argv, sim_options *o) {
       if (r < 0 || cli_parse_long(cmd, "--every", v, 1, 1000000000L, &o->every) < 0) {
         return -1;
       }
+    } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--signals", &v)) != 0) {
+      if (r < 0)
+        return -1;
+      o->signals = v;
     } else if ((r = cli_opt_value(cmd, argc, argv, &i, "--set", &v)) != 0) {
       assign_arg *s = &o->set[o->nset++];
       if (r < 0 || cli_parse_assign(cmd, "--set", v, s->name, sizeof(s->name), &s->value) < 0) {
@@ -132,6 +141,11 @@ static int sim_inputs(const pt_model *m, pt_data *d, const sim_options *o) {
       return CLI_EXIT_USAGE;
     }
     int rc = pt_set_input(m, d, i, s->value);
+    if (rc == PT_EPRECOND) {
+      cli_error("simulate", "--set %s: that input is driven by signal '%s' (the model's "
+                "controls set it)", s->name, pt_input_source(m, i));
+      return CLI_EXIT_USAGE;
+    }
     if (rc < 0) {
       cli_error("simulate", "--set %s=%.17g: %s", s->name, s->value, pt_strerror(rc));
       return CLI_EXIT_USAGE;
@@ -145,16 +159,26 @@ static int sim_inputs(const pt_model *m, pt_data *d, const sim_options *o) {
 }
 
 // Resolves --init / --init-rate names to coordinate indices; a name given twice keeps its
-// last value (as later options override earlier ones).
+// last value (as later options override earlier ones). A control state's name (--init) goes
+// to xs instead (index, value), when xs is given.
 static int resolve_coords(const pt_model *m, const char *opt, const assign_arg *args, int n,
-                          pt_assign *out, int *nout) {
+                          pt_assign *out, int *nout, pt_assign *xs, int *nxs) {
   *nout = 0;
   for (int k = 0; k < n; k++) {
-    int c = pt_coord_index(m, args[k].name);
+    int c = pt_coord_index(m, args[k].name), x = pt_control_state_index(m, args[k].name);
+    if (c < 0 && x >= 0 && xs) {
+      xs[(*nxs)++] = (pt_assign){x, args[k].value};
+      continue;
+    }
     if (c < 0) {
-      fprintf(stderr, "partita simulate: %s: model '%s' has no coordinate '%s' "
-              "(coordinates: ", opt, pt_model_name(m), args[k].name);
+      fprintf(stderr, "partita simulate: %s: model '%s' has no coordinate%s '%s' "
+              "(coordinates: ", opt, pt_model_name(m), xs && pt_model_ncontrol_state(m)
+              ? " or control state" : "", args[k].name);
       cli_print_names(stderr, m, pt_model_ncoord(m), pt_coord_name);
+      if (xs && pt_model_ncontrol_state(m)) {
+        fputs("; control states: ", stderr);
+        cli_print_names(stderr, m, pt_model_ncontrol_state(m), pt_control_state_name);
+      }
       fputs(")\n", stderr);
       return CLI_EXIT_USAGE;
     }
@@ -175,15 +199,19 @@ static int sim_initial_state(const pt_model *m, pt_data *d, const sim_options *o
   int code = CLI_EXIT_OK;
   pt_assign *pos = calloc((size_t)o->ninit + 1, sizeof(*pos));
   pt_assign *vel = calloc((size_t)o->nrate + 1, sizeof(*vel));
-  int npos = 0, nvel = 0;
-  if (!pos || !vel) {
+  pt_assign *xs = calloc((size_t)o->ninit + 1, sizeof(*xs));
+  int npos = 0, nvel = 0, nxs = 0;
+  if (!pos || !vel || !xs) {
     cli_error("simulate", "%s", pt_strerror(PT_ENOMEM));
     code = CLI_EXIT_FAIL;
-  } else if ((code = resolve_coords(m, "--init", o->init, o->ninit, pos, &npos)) == 0 &&
-             (code = resolve_coords(m, "--init-rate", o->rate, o->nrate, vel, &nvel)) == 0 &&
-             (npos > 0 || nvel > 0)) {
+  } else if ((code = resolve_coords(m, "--init", o->init, o->ninit, pos, &npos, xs, &nxs)) ==
+                 0 &&
+             (code = resolve_coords(m, "--init-rate", o->rate, o->nrate, vel, &nvel, NULL,
+                                    NULL)) == 0) {
     pt_error err = {0, {0}};
-    int rc = pt_set_state(m, d, pos, npos, vel, nvel, &err);
+    int rc = npos > 0 || nvel > 0 ? pt_set_state(m, d, pos, npos, vel, nvel, &err) : 0;
+    for (int k = 0; rc == 0 && k < nxs; k++)
+      rc = pt_set_control_states(m, d, &xs[k].coord, &xs[k].value, 1, &err);
     if (rc < 0) {
       cli_error("simulate", "%s: initial state: %s", o->path,
                 err.msg[0] ? err.msg : pt_strerror(rc));
@@ -192,13 +220,55 @@ static int sim_initial_state(const pt_model *m, pt_data *d, const sim_options *o
   }
   free(pos);
   free(vel);
+  free(xs);
   return code;
 }
 
-// One output row: t, coordinates, rates, energy, residuals (the header's order).
-static void sim_row(const pt_model *m, const pt_data *d, cli_json *j) {
-  int nc = pt_model_ncoord(m);
-  const double *q = pt_coords(d), *qd = pt_coord_rates(d);
+// --signals: "all" or names separated by commas, resolved to signal indices. Exit code.
+static int sim_signals(const char *cmd, const pt_model *m, sim_options *o) {
+  if (!o->signals)
+    return CLI_EXIT_OK;
+  const int ns = pt_model_nsignal(m);
+  o->sig = calloc((size_t)ns + strlen(o->signals) + 1, sizeof(int));
+  if (!o->sig) {
+    cli_error(cmd, "%s", pt_strerror(PT_ENOMEM));
+    return CLI_EXIT_FAIL;
+  }
+  if (!strcmp(o->signals, "all")) {
+    for (int i = 0; i < ns; i++)
+      o->sig[o->nsig++] = i;
+    return CLI_EXIT_OK;
+  }
+  for (const char *p = o->signals; *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char name[ASSIGN_NAME_MAX];
+    if (len == 0 || len >= sizeof(name)) {
+      cli_error(cmd, "--signals: '%s' is not a list of names (NAME,NAME or all)", o->signals);
+      return CLI_EXIT_USAGE;
+    }
+    memcpy(name, p, len);
+    name[len] = '\0';
+    const int s = pt_signal_index(m, name);
+    if (s < 0) {
+      fprintf(stderr, "partita %s: --signals: model '%s' has no signal '%s' (signals: ", cmd,
+              pt_model_name(m), name);
+      cli_print_names(stderr, m, ns, pt_signal_name);
+      fputs(")\n", stderr);
+      return CLI_EXIT_USAGE;
+    }
+    o->sig[o->nsig++] = s;
+    p = comma ? comma + 1 : p + len;
+  }
+  return CLI_EXIT_OK;
+}
+
+// One output row: t, coordinates, rates, control states, signals asked for, energy, residuals
+// (the header's order).
+static void sim_row(const pt_model *m, const pt_data *d, const sim_options *o, cli_json *j) {
+  int nc = pt_model_ncoord(m), nx = pt_model_ncontrol_state(m);
+  const double *q = pt_coords(d), *qd = pt_coord_rates(d), *x = pt_control_states(d);
+  const double *sg = pt_signals(d);
   double energy = pt_energy_kinetic(d) + pt_energy_potential(d);
   if (j) {
     cli_json_newline(j);   // one row per line keeps long outputs readable
@@ -210,6 +280,10 @@ static void sim_row(const pt_model *m, const pt_data *d, cli_json *j) {
     for (int i = 0; i < nc; i++) {
       cli_json_number(j, qd[i]);
     }
+    for (int i = 0; i < nx; i++)
+      cli_json_number(j, x[i]);
+    for (int i = 0; i < o->nsig; i++)
+      cli_json_number(j, sg[o->sig[i]]);
     cli_json_number(j, energy);
     cli_json_number(j, pt_residual_position(d));
     cli_json_number(j, pt_residual_velocity(d));
@@ -223,11 +297,15 @@ static void sim_row(const pt_model *m, const pt_data *d, cli_json *j) {
   for (int i = 0; i < nc; i++) {
     printf(",%.17g", qd[i]);
   }
+  for (int i = 0; i < nx; i++)
+    printf(",%.17g", x[i]);
+  for (int i = 0; i < o->nsig; i++)
+    printf(",%.17g", sg[o->sig[i]]);
   printf(",%.17g,%.17g,%.17g\n", energy, pt_residual_position(d), pt_residual_velocity(d));
 }
 
-static void sim_header(const pt_model *m, cli_json *j) {
-  int nc = pt_model_ncoord(m);
+static void sim_header(const pt_model *m, const sim_options *o, cli_json *j) {
+  int nc = pt_model_ncoord(m), nx = pt_model_ncontrol_state(m);
   char name[ASSIGN_NAME_MAX + 8];
   if (j) {
     cli_json_begin_object(j);
@@ -241,6 +319,10 @@ static void sim_header(const pt_model *m, cli_json *j) {
       snprintf(name, sizeof(name), "%s.rate", pt_coord_name(m, i));
       cli_json_string(j, name);
     }
+    for (int i = 0; i < nx; i++)
+      cli_json_string(j, pt_control_state_name(m, i));
+    for (int i = 0; i < o->nsig; i++)
+      cli_json_string(j, pt_signal_name(m, o->sig[i]));
     cli_json_string(j, "energy");
     cli_json_string(j, "residual_pos");
     cli_json_string(j, "residual_vel");
@@ -259,6 +341,14 @@ static void sim_header(const pt_model *m, cli_json *j) {
     fputc(',', stdout);
     cli_csv_field(stdout, name);
   }
+  for (int i = 0; i < nx; i++) {
+    fputc(',', stdout);
+    cli_csv_field(stdout, pt_control_state_name(m, i));
+  }
+  for (int i = 0; i < o->nsig; i++) {
+    fputc(',', stdout);
+    cli_csv_field(stdout, pt_signal_name(m, o->sig[i]));
+  }
   fputs(",energy,residual_pos,residual_vel\n", stdout);
 }
 
@@ -270,8 +360,8 @@ static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t 
   if (jp) {
     cli_json_init(jp, stdout);
   }
-  sim_header(m, jp);
-  sim_row(m, d, jp);
+  sim_header(m, o, jp);
+  sim_row(m, d, o, jp);
   if (rec && cli_rec_step(rec, m, d) < 0) {
     nsteps = 0;   // the recording failed (said why): stop here
   }
@@ -287,7 +377,7 @@ static int sim_run(const pt_model *m, pt_data *d, const sim_options *o, int64_t 
       break;
     }
     if (k % o->every == 0) {
-      sim_row(m, d, jp);
+      sim_row(m, d, o, jp);
     }
     if (rec && cli_rec_step(rec, m, d) < 0) {
       break;
@@ -399,7 +489,8 @@ int cli_simulate_main(const cli_command *self, int argc, char **argv) {
   if (o.has_integrator) {
     pt_set_integrator(d, o.integrator);
   }
-  if ((code = sim_inputs(m, d, &o)) != 0 || (code = sim_initial_state(m, d, &o)) != 0) {
+  if ((code = sim_signals(cmd, m, &o)) != 0 || (code = sim_inputs(m, d, &o)) != 0 ||
+      (code = sim_initial_state(m, d, &o)) != 0) {
     goto done;
   }
   int rc = pt_forward(m, d);   // the outputs of the t=0 row
@@ -423,6 +514,7 @@ done:
     pt_model_free(m);
   }
   free(o.set);
+  free(o.sig);
   free(o.init);
   free(o.rate);
   free(o.text);

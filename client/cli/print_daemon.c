@@ -73,11 +73,29 @@ static void json_state(cli_json *j, const Partita__V1__StateFrame *f, char **nam
     cli_json_member_number(j, "velocity", f->residual->velocity);
     cli_json_end_object(j);
   }
+  // control elements (docs/controls.md), named in responses
+  if (f->n_control_states && f->n_control_state_names == f->n_control_states)
+    json_named(j, "control_states", f->control_state_names, f->control_states,
+               f->n_control_states);
+  if (f->n_signals && f->n_signal_names == f->n_signals)
+    json_named(j, "signals", f->signal_names, f->signals, f->n_signals);
   if (f->subscription) {
     cli_json_member_int(j, "sequence", (long long)f->sequence);
     cli_json_member_int(j, "dropped", (long long)f->dropped);
   }
   cli_json_end_object(j);
+}
+
+// Control states or signals under a title, one per line (nothing when the frame has none).
+static void text_named(const char *title, char **names, size_t nn, const double *v, size_t n) {
+  if (!n || nn != n)
+    return;
+  size_t w = 10;
+  for (size_t i = 0; i < n; i++)
+    w = strlen(names[i]) > w ? strlen(names[i]) : w;
+  printf("  %-*s  %15s\n", (int)w, title, "value");
+  for (size_t i = 0; i < n; i++)
+    printf("  %-*s  %15.9g\n", (int)w, names[i], v[i]);
 }
 
 static void text_state(const Partita__V1__StateFrame *f, char **names, size_t nnames) {
@@ -94,6 +112,9 @@ static void text_state(const Partita__V1__StateFrame *f, char **names, size_t nn
       printf("  %15.9g", f->rates[i]);
     putchar('\n');
   }
+  text_named("control state", f->control_state_names, f->n_control_state_names,
+             f->control_states, f->n_control_states);
+  text_named("signal", f->signal_names, f->n_signal_names, f->signals, f->n_signals);
   if (f->energy)
     printf("  energy: kinetic %.9g  potential %.9g  total %.9g\n", f->energy->kinetic,
            f->energy->potential, f->energy->total);
@@ -113,6 +134,27 @@ void cli_print_state(const Partita__V1__StateFrame *f, char **names, size_t n, i
     cli_json_finish(&j);
   } else {
     text_state(f, names, n);
+  }
+}
+
+// `tune`: every control parameter (ModelInfo.parameters) with its value in the state f
+// (FIELD_CONTROLS): "NAME = VALUE" lines, or one JSON object {name: value}.
+void cli_print_parameters(const Partita__V1__ModelInfo *mi, const Partita__V1__StateFrame *f,
+                          int json) {
+  cli_json j;
+  if (json) {
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+  }
+  for (size_t k = 0; k < mi->n_parameters && k < f->n_parameters; k++) {
+    if (json)
+      cli_json_member_number(&j, mi->parameters[k], f->parameters[k]);
+    else
+      printf("%s = %.9g\n", mi->parameters[k], f->parameters[k]);
+  }
+  if (json) {
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
   }
 }
 

@@ -13,6 +13,9 @@ const char *cli_mode_name(int mode);
 int cli_mode_value(const char *name);
 
 // A state (state, reset, step, each frame of watch): names, n the coordinates' names.
+// `tune`: the control parameters with their values in the state f (FIELD_CONTROLS).
+void cli_print_parameters(const Partita__V1__ModelInfo *mi, const Partita__V1__StateFrame *f,
+                          int json);
 void cli_print_state(const Partita__V1__StateFrame *f, char **names, size_t n, int json);
 // A model's description (load).
 void cli_print_model_info(const Partita__V1__ModelInfo *mi, int json);

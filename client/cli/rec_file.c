@@ -43,7 +43,8 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
                       int nset) {
   cli_rec *r = calloc(1, sizeof(*r));
   int nc = pt_model_ncoord(m), ni = pt_model_ninput(m), nb = pt_model_nbody(m);
-  const char **names = calloc((size_t)(nc + ni + nb) + 1, sizeof(char *));
+  int nx = pt_model_ncontrol_state(m), ns = pt_model_nsignal(m);
+  const char **names = calloc((size_t)(nc + ni + nb + nx + ns) + 1, sizeof(char *));
   if (!r || !names) {
     cli_error(cmd, "out of memory");
     free(r);
@@ -56,6 +57,10 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
     names[nc + i] = pt_input_name(m, i);
   for (int i = 0; i < nb; i++)
     names[nc + ni + i] = pt_body_name(m, i);
+  for (int i = 0; i < nx; i++)
+    names[nc + ni + nb + i] = pt_control_state_name(m, i);
+  for (int i = 0; i < ns; i++)
+    names[nc + ni + nb + nx + i] = pt_signal_name(m, i);
   rec_info in = {
       .model = pt_model_name(m), .text = text, .text_len = len, .source_name = model_path,
       .format = format, .floating_base = lopt->floating_base,
@@ -65,7 +70,9 @@ cli_rec *cli_rec_open(const char *cmd, const char *path, const char *model_path,
       .every_k = (uint32_t)every, .fields = RECORDED_FIELDS,
       .time_base = "simulation", .start_step = pt_nstep(d), .init = init,
       .init_rate = init_rate, .coord_names = names, .nc = nc, .input_names = names + nc,
-      .ni = ni, .body_names = names + nc + ni, .nb = nb, .library = "partita " PT_VERSION};
+      .ni = ni, .body_names = names + nc + ni, .nb = nb, .ctl_names = names + nc + ni + nb,
+      .nx = nx, .signal_names = names + nc + ni + nb + nx, .nsig = ns,
+      .library = "partita " PT_VERSION};
   char err[300];
   r->w = rec_writer_open(path, &in, err, sizeof(err));
   free(names);

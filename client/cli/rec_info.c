@@ -198,6 +198,10 @@ int cli_export_main(const cli_command *self, int argc, char **argv) {
     fputc(',', stdout);
     cli_csv_field(stdout, name);
   }
+  for (int i = 0; i < r.nx; i++) {   // the control states, as simulate prints them
+    fputc(',', stdout);
+    cli_csv_field(stdout, r.ctl_names[i]);
+  }
   fputs(",energy,residual_pos,residual_vel\n", stdout);
   for (size_t k = 0; k < r.n; k++) {
     if (r.entries[k].kind != REC_STATE)
@@ -213,6 +217,9 @@ int cli_export_main(const cli_command *self, int argc, char **argv) {
       csv_num((size_t)i < f->n_coordinates, (size_t)i < f->n_coordinates ? f->coordinates[i] : 0);
     for (int i = 0; i < r.nc; i++)
       csv_num((size_t)i < f->n_rates, (size_t)i < f->n_rates ? f->rates[i] : 0);
+    for (int i = 0; i < r.nx; i++)
+      csv_num((size_t)i < f->n_control_states,
+              (size_t)i < f->n_control_states ? f->control_states[i] : 0);
     csv_num(f->energy != NULL, f->energy ? f->energy->kinetic + f->energy->potential : 0);
     csv_num(f->residual != NULL, f->residual ? f->residual->position : 0);
     csv_num(f->residual != NULL, f->residual ? f->residual->velocity : 0);

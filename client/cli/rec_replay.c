@@ -15,9 +15,10 @@
 #define REPLAY_MAX_GAP 1000000000LL   // steps between two records (every_k is at most 1e9)
 
 // "NAME=VALUE" lines to coordinate assignments, a name given twice keeping its last value at
-// its first place (as simulate's --init does). Exit code.
+// its first place (as simulate's --init does); a control state's name (simulate's --init of
+// one) to xs when given, in order. Exit code.
 static int parse_lines(const char *cmd, const pt_model *m, const char *lines, pt_assign *out,
-                       int *n) {
+                       int *n, pt_assign *xs, int *nxs) {
   *n = 0;
   const char *p = lines;
   while (p && *p) {
@@ -37,7 +38,12 @@ static int parse_lines(const char *cmd, const pt_model *m, const char *lines, pt
         return CLI_EXIT_FAIL;
       }
       *eq = '\0';
-      int c = pt_coord_index(m, line);
+      int c = pt_coord_index(m, line), x = pt_control_state_index(m, line);
+      if (c < 0 && x >= 0 && xs) {
+        xs[(*nxs)++] = (pt_assign){x, strtod(eq + 1, NULL)};
+        p = nl ? nl + 1 : NULL;
+        continue;
+      }
       if (c < 0) {
         cli_error(cmd, "the model has no coordinate '%s' (recorded --init)", line);
         return CLI_EXIT_FAIL;
@@ -157,14 +163,17 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   }
   pt_assign *pos = calloc((size_t)count_lines(r->init), sizeof(*pos));
   pt_assign *vel = calloc((size_t)count_lines(r->init_rate), sizeof(*vel));
-  int npos = 0, nvel = 0, code = CLI_EXIT_OK;
-  if (!pos || !vel) {
+  pt_assign *xs = calloc((size_t)count_lines(r->init), sizeof(*xs));
+  int npos = 0, nvel = 0, nxs = 0, code = CLI_EXIT_OK;
+  if (!pos || !vel || !xs) {
     cli_error(cmd, "out of memory");
     code = CLI_EXIT_FAIL;
-  } else if ((code = parse_lines(cmd, *m, r->init, pos, &npos)) == 0 &&
-             (code = parse_lines(cmd, *m, r->init_rate, vel, &nvel)) == 0 &&
-             (npos || nvel)) {
-    rc = pt_set_state(*m, *d, pos, npos, vel, nvel, &err);
+  } else if ((code = parse_lines(cmd, *m, r->init, pos, &npos, xs, &nxs)) == 0 &&
+             (code = parse_lines(cmd, *m, r->init_rate, vel, &nvel, NULL, NULL)) == 0) {
+    // as simulate: the coordinates assembled, then the control states
+    rc = npos || nvel ? pt_set_state(*m, *d, pos, npos, vel, nvel, &err) : 0;
+    for (int k = 0; rc >= 0 && k < nxs; k++)
+      rc = pt_set_control_states(*m, *d, &xs[k].coord, &xs[k].value, 1, &err);
     if (rc < 0) {
       cli_error(cmd, "initial state: %s", err.msg[0] ? err.msg : pt_strerror(rc));
       code = CLI_EXIT_FAIL;
@@ -172,6 +181,7 @@ static int rebuild(const char *cmd, const rec_file *r, const char *model_path, p
   }
   free(pos);
   free(vel);
+  free(xs);
   if (code == CLI_EXIT_OK && (rc = pt_forward(*m, *d)) < 0) {
     cli_error(cmd, "initial state: %s", pt_strerror(rc));
     code = CLI_EXIT_FAIL;
@@ -223,6 +233,16 @@ static const char *compare_frame(const Partita__V1__StateFrame *f, const pt_mode
   if (f->residual && (!same(f->residual->position, pt_residual_position(d)) ||
                       !same(f->residual->velocity, pt_residual_velocity(d))))
     return "residual";
+  // control elements (FIELD_CONTROLS): states, signals, tuned parameters
+  if (f->n_control_states && !same_vec(f->control_states, f->n_control_states,
+                                       pt_control_states(d), (size_t)pt_model_ncontrol_state(m)))
+    return "control_states";
+  if (f->n_signals &&
+      !same_vec(f->signals, f->n_signals, pt_signals(d), (size_t)pt_model_nsignal(m)))
+    return "signals";
+  if (f->n_parameters &&
+      !same_vec(f->parameters, f->n_parameters, pt_params(d), (size_t)pt_model_nparam(m)))
+    return "parameters";
   for (size_t b = 0; b < f->n_bodies && b < (size_t)pt_model_nbody(m); b++) {
     const Partita__V1__BodyState *s = f->bodies[b];
     if (!same_vec(s->position, s->n_position, pt_body_pose(d, (int)b), 3) ||
@@ -309,7 +329,16 @@ static int apply_input(const char *cmd, const pt_model *m, pt_data *d, const ind
       if (map_coord(map, in->rates[k]->index) >= 0)
         vel[nv++] = (pt_assign){map_coord(map, in->rates[k]->index), in->rates[k]->value};
     pt_error err = {0, {0}};
-    int rc = pos && vel ? pt_set_state(m, d, pos, np, vel, nv, &err) : PT_ENOMEM;
+    int rc = pos && vel ? PT_OK : PT_ENOMEM;
+    // the control states first, one by one, then the coordinates: as partitad applied them
+    for (size_t k = 0; rc == PT_OK && k < in->n_control_states; k++) {
+      const int x = (int)in->control_states[k]->index;
+      const double v = in->control_states[k]->value;
+      if (x < pt_model_ncontrol_state(m))
+        rc = pt_set_control_states(m, d, &x, &v, 1, &err);
+    }
+    if (rc == PT_OK)
+      rc = pt_set_state(m, d, pos, np, vel, nv, &err);
     free(pos);
     free(vel);
     if (rc < 0)
@@ -317,6 +346,15 @@ static int apply_input(const char *cmd, const pt_model *m, pt_data *d, const ind
                 err.msg[0] ? err.msg : pt_strerror(rc));
     return CLI_EXIT_OK;
   }
+  case PARTITA__V1__RECORDED_INPUT__KIND__PARAMETERS:  // SetParameters (by index)
+    for (size_t k = 0; k < in->n_index && k < in->n_values; k++) {
+      pt_error err = {0, {0}};
+      if ((int)in->index[k] < pt_model_nparam(m) &&
+          pt_set_param(m, d, (int)in->index[k], in->values[k], &err) < 0)
+        cli_error(cmd, "warning: recorded SetParameters at step %lld: %s", (long long)in->step,
+                  err.msg);
+    }
+    return CLI_EXIT_OK;
   default:
     for (size_t k = 0; k < in->n_index && k < in->n_values; k++)
       if (map_input(map, in->index[k]) >= 0)

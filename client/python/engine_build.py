@@ -105,6 +105,24 @@ double pt_energy_potential(const pt_data *d);
 double pt_residual_position(const pt_data *d);
 double pt_residual_velocity(const pt_data *d);
 
+int pt_model_nsignal(const pt_model *m);
+int pt_model_ncontrol_state(const pt_model *m);
+int pt_model_nparam(const pt_model *m);
+const char *pt_signal_name(const pt_model *m, int i);
+const char *pt_control_state_name(const pt_model *m, int i);
+const char *pt_param_name(const pt_model *m, int i);
+int pt_signal_index(const pt_model *m, const char *name);
+int pt_control_state_index(const pt_model *m, const char *name);
+int pt_param_index(const pt_model *m, const char *name);
+const char *pt_input_source(const pt_model *m, int i);
+const double *pt_signals(const pt_data *d);
+const double *pt_control_states(const pt_data *d);
+const double *pt_control_state_rates(const pt_data *d);
+const double *pt_params(const pt_data *d);
+int pt_set_control_states(const pt_model *m, pt_data *d, const int *idx, const double *value,
+                          int n, pt_error *err);
+int pt_set_param(const pt_model *m, pt_data *d, int i, double value, pt_error *err);
+
 typedef struct {
   double time;
   int maxreq;
@@ -188,6 +206,7 @@ typedef struct {
   pt_eigenvalue *eig;
   char *notes;
   int size;
+  int nd;
 } pt_linearization;
 int pt_linearize(const pt_model *m, const pt_data *d, const pt_linearize_options *opt,
                  pt_linearization **out, pt_error *err);

@@ -224,20 +224,21 @@ static void h_reset(conn *c, pb_request *q, sim *s) {
   queue_cmd(c, q, s, sim_cmd_new(s, CMD_RESET));
 }
 
-// SetState's coordinates or rates (`field`) by name, through the bridge; a refusal is
-// answered in SetState's own words. 0, or -1 answered.
-static int set_state_assigns(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **v,
-                             size_t n, const char *field, pt_assign **out, int *nout) {
+// SetState's coordinates, rates or control states, SetParameters' values (`field`, names of
+// table t) by name, through the bridge; a refusal is answered in SetState's own words. 0, or
+// -1 answered.
+static int named_assigns(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **v, size_t n,
+                         const char *field, const ptb_name_table *t, pt_assign **out, int *nout) {
   ptb_error e;
   ptb_error_clear(&e);
-  if (ptb_coord_assigns(s->m, v, n, field, NULL, out, nout, &e) == PT_OK)
+  if (ptb_named_assigns(s->m, v, n, field, t, NULL, out, nout, &e) == PT_OK)
     return 0;
   if (e.why == PTB_WHY_NAME)
-    reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no coordinate '%.100s'",
-                 s->name, e.name);
+    reply_status(c, id, STATUS(INVALID_ARGUMENT), "model %s has no %s '%.100s'", s->name,
+                 t->what, e.name);
   else if (e.why == PTB_WHY_VALUE)
     reply_status(c, id, STATUS(INVALID_ARGUMENT),
-                 "coordinate '%.100s': value %g is not finite or beyond +-%g", e.name, e.value,
+                 "%s '%.100s': value %g is not finite or beyond +-%g", t->what, e.name, e.value,
                  PTB_MAX_ABS_STATE);
   else
     reply_status(c, id, STATUS(INVALID_ARGUMENT), "%s", e.msg);
@@ -245,14 +246,17 @@ static int set_state_assigns(conn *c, uint64_t id, sim *s, Partita__V1__NamedVal
 }
 
 static void h_set_state(conn *c, pb_request *q, sim *s) {
-  pt_assign *pos, *vel;
-  int npos, nvel;
+  pt_assign *pos = NULL, *vel = NULL, *ctl = NULL;
+  int npos, nvel, nctl;
   const Partita__V1__SetState *rq = q->set_state;
-  if (set_state_assigns(c, q->id, s, rq->coordinates, rq->n_coordinates, "coordinates", &pos,
-                        &npos))
-    return;
-  if (set_state_assigns(c, q->id, s, rq->rates, rq->n_rates, "rates", &vel, &nvel)) {
+  if (named_assigns(c, q->id, s, rq->coordinates, rq->n_coordinates, "coordinates",
+                    &ptb_coordinates, &pos, &npos) ||
+      named_assigns(c, q->id, s, rq->rates, rq->n_rates, "rates", &ptb_coordinates, &vel,
+                    &nvel) ||
+      named_assigns(c, q->id, s, rq->control_states, rq->n_control_states, "control_states",
+                    &ptb_control_states, &ctl, &nctl)) {
     free(pos);
+    free(vel);
     return;
   }
   sim_cmd *cmd = sim_cmd_new(s, CMD_SET_STATE);
@@ -261,9 +265,38 @@ static void h_set_state(conn *c, pb_request *q, sim *s) {
     cmd->npos = npos;
     cmd->vel = vel;
     cmd->nvel = nvel;
+    cmd->ctl = ctl;
+    cmd->nctl = nctl;
   } else {
     free(pos);
     free(vel);
+    free(ctl);
+  }
+  queue_cmd(c, q, s, cmd);
+}
+
+// SetParameters: names checked here, values against the model on its thread, between two
+// steps; the answer is the state after, with the controls (the parameters as now tuned).
+static void h_set_parameters(conn *c, pb_request *q, sim *s) {
+  const Partita__V1__SetParameters *rq = q->set_parameters;
+  pt_assign *par;
+  int npar;
+  if (rq->n_values && !pt_model_nparam(s->m)) {
+    reply_status(c, q->id, STATUS(INVALID_ARGUMENT),
+                 "model %s has no tunable control elements (no parameter '%.100s')", s->name,
+                 rq->values[0]->name);
+    return;
+  }
+  if (named_assigns(c, q->id, s, rq->values, rq->n_values, "values", &ptb_parameters, &par,
+                    &npar))
+    return;
+  sim_cmd *cmd = sim_cmd_new(s, CMD_SET_PARAMS);
+  if (cmd) {
+    cmd->pos = par;
+    cmd->npos = npar;
+    cmd->fields = PTB_FIELD_DEFAULT | PTB_FIELD_CONTROLS;
+  } else {
+    free(par);
   }
   queue_cmd(c, q, s, cmd);
 }
@@ -344,6 +377,7 @@ static const request_def requests[] = {
     {OP(RESET), "Reset", h_reset, REQ_MODEL},
     {OP(SET_STATE), "SetState", h_set_state, REQ_MODEL},
     {OP(SET_INPUTS), "SetInputs", h_set_inputs, REQ_MODEL},
+    {OP(SET_PARAMETERS), "SetParameters", h_set_parameters, REQ_MODEL},
     {OP(GET_STATE), "GetState", h_get_state, REQ_MODEL},
     {OP(SUBSCRIBE), "Subscribe", h_subscribe, REQ_MODEL},
     {OP(UNSUBSCRIBE), "Unsubscribe", h_unsubscribe, 0},

@@ -44,6 +44,11 @@ int inputs_queue(conn *c, uint64_t id, sim *s, Partita__V1__NamedValue **by_name
     if (!isfinite(val[i]))
       return reply_status(c, id, STATUS(INVALID_ARGUMENT), "input '%s': value is not finite",
                           pt_input_name(s->m, idx[i])) - 1;
+  for (int i = 0; i < n; i++)  // (over UDP such a value is ignored: pt_set_input refuses it)
+    if (pt_input_source(s->m, idx[i]))
+      return reply_status(c, id, STATUS(FAILED_PRECONDITION), "input '%s' is driven by signal "
+                          "'%s' (the model's controls set it)", pt_input_name(s->m, idx[i]),
+                          pt_input_source(s->m, idx[i])) - 1;
   // keep the last value given for each input, so a record never exceeds ninput entries
   int m = 0;
   for (int i = 0; i < n; i++) {

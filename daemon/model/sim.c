@@ -59,6 +59,8 @@ static void release_parts(sim *s) {
   free(s->subs);
   free(s->coord_names);
   free(s->input_names);
+  free(s->signal_names);
+  free(s->ctl_names);
   spsc_free(&s->cmdq);
   spsc_free(&s->inq);
   spsc_free(&s->doneq);
@@ -73,7 +75,11 @@ int sim_init(sim *s, const char *name, pt_model *m, const config *cfg) {
   s->nc = pt_model_ncoord(m);
   s->ni = pt_model_ninput(m);
   s->nb = pt_model_nbody(m);
-  s->snap_size = sizeof(snap_hdr) + sizeof(double) * (size_t)(3 * s->nc + s->ni + 13 * s->nb);
+  s->nx = pt_model_ncontrol_state(m);
+  s->nsig = pt_model_nsignal(m);
+  s->npar = pt_model_nparam(m);
+  s->snap_size = sizeof(snap_hdr) + sizeof(double) * (size_t)(3 * s->nc + s->ni + 13 * s->nb +
+                                                               s->nx + s->nsig + s->npar);
   sem_init(&s->wake, 0, 0);
   s->d = pt_data_new(m);
   s->coord_names = calloc((size_t)s->nc + 1, sizeof(char *));
@@ -82,6 +88,12 @@ int sim_init(sim *s, const char *name, pt_model *m, const config *cfg) {
     s->coord_names[i] = pt_coord_name(m, i);
   for (int i = 0; s->input_names && i < s->ni; i++)
     s->input_names[i] = pt_input_name(m, i);
+  s->signal_names = calloc((size_t)s->nsig + 1, sizeof(char *));
+  s->ctl_names = calloc((size_t)s->nx + 1, sizeof(char *));
+  for (int i = 0; s->signal_names && i < s->nsig; i++)
+    s->signal_names[i] = pt_signal_name(m, i);
+  for (int i = 0; s->ctl_names && i < s->nx; i++)
+    s->ctl_names[i] = pt_control_state_name(m, i);
   s->subs = calloc((size_t)cfg->limits.max_subscriptions, sizeof(sim_sub));
   s->indep = calloc((size_t)pt_model_ndof(m) + 1, sizeof(*s->indep));
   s->indep_tmp = calloc((size_t)pt_model_ndof(m) + 1, sizeof(char *));
@@ -97,6 +109,7 @@ int sim_init(sim *s, const char *name, pt_model *m, const config *cfg) {
   for (int i = 0; i < 3 && s->latest[i] && s->d; i++)
     fill_snap(s, s->latest[i], PTB_FIELD_ALL);
   if (!s->d || !s->subs || !s->coord_names || !s->input_names || !s->indep || !s->indep_tmp ||
+      !s->signal_names || !s->ctl_names ||
       !s->latest[0] || !s->latest[1] || !s->latest[2] ||
       spsc_init(&s->cmdq, sizeof(sim_cmd *), CMDQ_CAP) ||
       spsc_init(&s->inq, in_size, INQ_CAP) ||
@@ -164,6 +177,7 @@ void sim_cmd_free(sim_cmd *c) {
   free(c->snap);
   free(c->pos);
   free(c->vel);
+  free(c->ctl);
   free(c->subs);
   free(c);
 }
@@ -300,6 +314,12 @@ static void fill_snap(sim *s, snap_hdr *h, uint32_t fields) {
       memcpy(b, pt_body_pose(d, i), 7 * sizeof(double));
       memcpy(b + 7, pt_body_velocity(d, i), 6 * sizeof(double));
     }
+  }
+  if ((fields & PTB_FIELD_CONTROLS) && s->nsig) {
+    double *x = snap_ctl(h, s->nc, s->ni, s->nb);
+    memcpy(x, pt_control_states(d), (size_t)s->nx * sizeof(double));
+    memcpy(x + s->nx, pt_signals(d), (size_t)s->nsig * sizeof(double));
+    memcpy(x + s->nx + s->nsig, pt_params(d), (size_t)s->npar * sizeof(double));
   }
 }
 
@@ -545,11 +565,31 @@ static void run_cmd(sim *s, sim_cmd *c) {
     rt_resync(s);
     break;
   case CMD_SET_STATE:
-    c->status = pt_set_state(s->m, s->d, c->pos, c->npos, c->vel, c->nvel, &err);
+    // the control states first (pt_set_state evaluates the state with them), all or none
+    c->status = PT_OK;
+    for (int i = 0; i < c->nctl && c->status == PT_OK; i++)
+      if (c->ctl[i].coord < 0 || c->ctl[i].coord >= s->nx || !isfinite(c->ctl[i].value))
+        c->status = pt_error_set(&err, PT_EINVAL, "bad control state value (index %d)",
+                                 c->ctl[i].coord);
+    double *xs = c->status == PT_OK && c->nctl ? malloc(sizeof(double) * (size_t)s->nx) : NULL;
+    if (xs)
+      memcpy(xs, pt_control_states(s->d), sizeof(double) * (size_t)s->nx);
+    else if (c->status == PT_OK && c->nctl)
+      c->status = pt_error_set(&err, PT_ENOMEM, "out of memory");
+    for (int i = 0; i < c->nctl && c->status == PT_OK; i++)
+      c->status = pt_set_control_states(s->m, s->d, &c->ctl[i].coord, &c->ctl[i].value, 1,
+                                        &err);
+    if (c->status == PT_OK)
+      c->status = pt_set_state(s->m, s->d, c->pos, c->npos, c->vel, c->nvel, &err);
+    if (c->status != PT_OK && xs) {  // the control states as they were
+      for (int i = 0; i < s->nx; i++)
+        pt_set_control_states(s->m, s->d, &i, xs + i, 1, NULL);
+    }
+    free(xs);
     if (c->status == PT_OK) {
       atomic_store(&s->pub_failed, 0);
       if (t) {
-        t->ops->set_state(t, s, c->pos, c->npos, c->vel, c->nvel);
+        t->ops->set_state(t, s, c->pos, c->npos, c->vel, c->nvel, c->ctl, c->nctl);
         t->ops->state_now(t, s);
       }
     }
@@ -576,9 +616,26 @@ static void run_cmd(sim *s, sim_cmd *c) {
   case CMD_STATS:
     fill_stats(s, &c->stats);
     break;
+  case CMD_SET_PARAMS: {  // between steps; all or none (a refusal restores the ones set)
+    double old[1024];      // (the loop thread takes at most 1024 values)
+    int n = 0;
+    c->status = PT_OK;
+    for (; n < c->npos && n < 1024 && c->status == PT_OK; n++) {
+      old[n] = pt_params(s->d)[c->pos[n].coord];
+      c->status = pt_set_param(s->m, s->d, c->pos[n].coord, c->pos[n].value, &err);
+    }
+    for (int i = n - 1; c->status != PT_OK && i >= 0; i--)
+      pt_set_param(s->m, s->d, c->pos[i].coord, old[i], NULL);
+    if (c->status == PT_OK && t && t->ops->params)
+      t->ops->params(t, s, c->pos, c->npos);
+    if (c->status < 0)
+      snprintf(c->msg, sizeof(c->msg), "%s", err.msg[0] ? err.msg : pt_strerror(c->status));
+    publish(s);
+    break;
+  }
   }
   if (c->kind == CMD_GET_STATE || c->kind == CMD_STEP || c->kind == CMD_RESET ||
-      c->kind == CMD_SET_STATE)
+      c->kind == CMD_SET_STATE || c->kind == CMD_SET_PARAMS)
     fill_snap(s, c->snap, c->fields);
   c->snap->mode = s->mode;
   spsc_push(&s->doneq, &c);   // never full: outstanding commands <= its capacity

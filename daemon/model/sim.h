@@ -38,6 +38,7 @@ typedef enum {
   CMD_SNAPSHOT,      // pt_data_copy into `copy` (the analyses' snapshot slots)
   CMD_SET_SUBS,      // replace the decimation table
   CMD_STATS,
+  CMD_SET_PARAMS,    // control parameters (pos: index, value), between two steps
 } cmd_kind;
 
 typedef struct {
@@ -68,6 +69,8 @@ typedef struct sim_cmd {
   uint32_t fields;
   pt_assign *pos, *vel;
   int npos, nvel;
+  pt_assign *ctl;             // SetState's control states (index, value)
+  int nctl;
   sim_sub *subs;
   int nsubs;
   pt_data *copy;
@@ -120,7 +123,8 @@ typedef struct {
   void (*watchdog)(sim_tap *t, sim *s, int zeroed);         // the input watchdog fired
   void (*reset)(sim_tap *t, sim *s);        // before pt_data_reset
   void (*set_state)(sim_tap *t, sim *s, const pt_assign *pos, int npos, const pt_assign *vel,
-                    int nvel);
+                    int nvel, const pt_assign *ctl, int nctl);
+  void (*params)(sim_tap *t, sim *s, const pt_assign *par, int npar);   // SetParameters
   void (*state_now)(sim_tap *t, sim *s);    // after Reset and SetState
   void (*event)(sim_tap *t, sim *s, const sim_event *ev);
 } sim_tap_ops;
@@ -134,10 +138,13 @@ struct sim {
   pt_data *d;                       // simulation thread only
   const config *cfg;
   int nc, ni, nb;                   // coordinates, inputs, bodies
+  int nx, nsig, npar;               // control states, signals, parameters (docs/controls.md)
   size_t snap_size;
   size_t mem_bytes;                 // data + rings + latest states, sized at load
   const char **coord_names;         // (nc) from the model, for messages
   const char **input_names;         // (ni)
+  const char **signal_names;        // (nsig)
+  const char **ctl_names;           // (nx) control states
 
   pthread_t thread;
   int started;

@@ -1,6 +1,7 @@
 // snap.h: a state record, the unit the model thread publishes (the latest state, subscription
 // frames, command answers, recordings): this header, then doubles q[nc], qd[nc], qdd[nc],
-// u[ni], body[nb][13] (position 3, Euler parameters 4, velocity 3, angular velocity 3). Only
+// u[ni], body[nb][13] (position 3, Euler parameters 4, velocity 3, angular velocity 3), then
+// the control elements' x[nx], sig[nsig], par[npar] (FIELD_CONTROLS). Only
 // the `fields` (the protocol's Field bits) are filled; sim.c fills records, state.c views one
 // as a StateFrame.
 #ifndef PD_SNAP_H
@@ -25,5 +26,9 @@ static inline double *snap_qd(snap_hdr *h, int nc) { return snap_q(h) + nc; }
 static inline double *snap_qdd(snap_hdr *h, int nc) { return snap_q(h) + 2 * nc; }
 static inline double *snap_u(snap_hdr *h, int nc) { return snap_q(h) + 3 * nc; }
 static inline double *snap_body(snap_hdr *h, int nc, int ni) { return snap_q(h) + 3 * nc + ni; }
+// x[nx], sig[nsig], par[npar] follow: control states, signals, tuned parameters
+static inline double *snap_ctl(snap_hdr *h, int nc, int ni, int nb) {
+  return snap_q(h) + 3 * nc + ni + 13 * nb;
+}
 
 #endif

@@ -8,6 +8,8 @@
 #include "model/visuals.h"
 
 void state_frame(ptb_frame *fr, sim *s, snap_hdr *h, uint32_t fields, int names) {
+  // control states, signals and parameters, one after the other in the record
+  const double *ctl = snap_ctl(h, s->nc, s->ni, s->nb);
   const ptb_state st = {
     .model = s->name,
     .time = h->time,
@@ -29,6 +31,14 @@ void state_frame(ptb_frame *fr, sim *s, snap_hdr *h, uint32_t fields, int names)
     // the name arrays are built once per model and kept for its lifetime
     .coord_names = (char *const *)s->coord_names,
     .input_names = (char *const *)s->input_names,
+    .nx = s->nx,
+    .nsig = s->nsig,
+    .npar = s->npar,
+    .x = ctl,
+    .sig = ctl + s->nx,
+    .par = ctl + s->nx + s->nsig,
+    .ctl_names = (char *const *)s->ctl_names,
+    .signal_names = (char *const *)s->signal_names,
   };
   ptb_frame_build(fr, &st, fields & h->fields, names);
   // what only a live model's record knows
@@ -80,6 +90,16 @@ Partita__V1__ModelInfo *model_info_new(sim *s) {
   mi->warnings = (char *)pt_model_warnings(m);
   mi->time = atomic_load(&s->pub_time);
   mi->step = atomic_load(&s->pub_step);
+  mi->n_signals = (size_t)s->nsig;
+  mi->signals = (char **)s->signal_names;
+  mi->n_control_states = (size_t)s->nx;
+  mi->control_states = (char **)s->ctl_names;
+  mi->parameters = names(pt_model_nparam(m), pt_param_name, m);
+  mi->n_parameters = mi->parameters ? (size_t)pt_model_nparam(m) : 0;
+  mi->input_sources = calloc((size_t)s->ni + 1, sizeof(char *));
+  for (int i = 0; mi->input_sources && i < s->ni; i++)
+    mi->input_sources[i] = (char *)(pt_input_source(m, i) ? pt_input_source(m, i) : "");
+  mi->n_input_sources = mi->input_sources ? (size_t)s->ni : 0;
   mi->visuals = visuals_new(m, s->name, &mi->n_visuals);
   mi->joint_markers = joint_markers_new(m, &mi->n_joint_markers);
   if (!mi->actuators || !mi->motions || !mi->body_names || !mi->joint_names)
@@ -97,6 +117,8 @@ void model_info_free(Partita__V1__ModelInfo *mi) {
   free(mi->body_names);
   free(mi->joint_names);
   free(mi->independent);
+  free(mi->parameters);
+  free(mi->input_sources);
   visuals_free(mi->visuals);
   joint_markers_free(mi->joint_markers);
   free(mi);

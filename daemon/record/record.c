@@ -181,7 +181,8 @@ static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint3
   r->fields = (fields ? fields : REC_FIELDS_DEFAULT) & PTB_FIELD_ALL;
   r->slow_us = cfg->record.test_slow_us;
   r->state_size = sizeof(uint64_t) + s->snap_size;
-  r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + 1);
+  r->input_size = sizeof(rec_in) + sizeof(input_entry) * (size_t)(s->ni + 2 * s->nc + s->nx +
+                                                                  s->npar + 1);
   size_t nstates = cfg->record.queue_frames > 0 ? (size_t)cfg->record.queue_frames : 4096;
   size_t ninputs = cfg->record.queue_inputs > 0 ? (size_t)cfg->record.queue_inputs : 65536;
   size_t nevents = cfg->record.queue_events > 0 ? (size_t)cfg->record.queue_events : 256;
@@ -209,6 +210,8 @@ static int start(rec_model *rm, sim *s, uv_loop_t *loop, const char *full, uint3
                  .start_step = atomic_load(&s->pub_step), .coord_names = s->coord_names,
                  .nc = s->nc, .input_names = s->input_names, .ni = s->ni,
                  .body_names = bodies, .nb = bodies ? nb : 0,
+                 .ctl_names = s->ctl_names, .nx = s->nx, .signal_names = s->signal_names,
+                 .nsig = s->nsig,
                  .library = "partitad " PT_VERSION, .fsync_chunks = cfg->record.fsync};
   r->w = rec_writer_open(full, &in, err, errlen);
   free(bodies);

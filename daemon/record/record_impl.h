@@ -20,11 +20,12 @@ enum { R_STARTING, R_ACTIVE, R_STOP, R_DONE };   // recorder.state
 typedef struct {
   uint64_t seq;
   uint32_t kind;              // RecordedInput.Kind
-  int32_t n, npos, nvel;      // e[0..n) inputs, then npos coordinates, then nvel rates
+  int32_t n, npos, nvel;      // e[0..n) inputs (or parameters), else npos coordinates, then
+  int32_t nctl;               // nvel rates, then nctl control states
   int64_t step, wall_ns;
   double time;
   uint64_t session, sequence;
-  input_entry e[];            // (ni + 2 nc)
+  input_entry e[];            // (ni + 2 nc + nx + npar)
 } rec_in;
 
 typedef struct {

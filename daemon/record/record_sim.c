@@ -105,7 +105,7 @@ static void reset(sim_tap *t, sim *s) {
 }
 
 static void set_state(sim_tap *t, sim *s, const pt_assign *pos, int npos, const pt_assign *vel,
-                      int nvel) {
+                      int nvel, const pt_assign *ctl, int nctl) {
   recorder *r = active(t);
   rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__SET_STATE) : NULL;
   if (!in)
@@ -114,6 +114,18 @@ static void set_state(sim_tap *t, sim *s, const pt_assign *pos, int npos, const 
     in->e[in->npos++] = (input_entry){pos[i].coord, pos[i].value};
   for (int i = 0; i < nvel && i < s->nc; i++)
     in->e[in->npos + in->nvel++] = (input_entry){vel[i].coord, vel[i].value};
+  for (int i = 0; i < nctl && i < s->nx; i++)
+    in->e[in->npos + in->nvel + in->nctl++] = (input_entry){ctl[i].coord, ctl[i].value};
+  spsc_publish(&r->inputs);
+}
+
+static void params(sim_tap *t, sim *s, const pt_assign *par, int npar) {
+  recorder *r = active(t);
+  rec_in *in = r ? claim_input(s, r, PARTITA__V1__RECORDED_INPUT__KIND__PARAMETERS) : NULL;
+  if (!in)
+    return;
+  for (int i = 0; i < npar && i < s->npar; i++)
+    in->e[in->n++] = (input_entry){par[i].coord, par[i].value};
   spsc_publish(&r->inputs);
 }
 
@@ -140,6 +152,7 @@ const sim_tap_ops record_tap_ops = {
     .watchdog = watchdog_fired,
     .reset = reset,
     .set_state = set_state,
+    .params = params,
     .state_now = state_now,
     .event = event,
 };

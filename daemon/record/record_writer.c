@@ -41,7 +41,7 @@ static int write_state(recorder *r, uint64_t *slot) {
 static int write_input(recorder *r, rec_in *in) {
   sim *s = r->s;
   Partita__V1__RecordedInput m = PARTITA__V1__RECORDED_INPUT__INIT;
-  size_t na = (size_t)(in->npos + in->nvel);
+  size_t na = (size_t)(in->npos + in->nvel + in->nctl);
   uint32_t *idx = calloc((size_t)in->n + 1, sizeof(*idx));
   double *val = calloc((size_t)in->n + 1, sizeof(*val));
   Partita__V1__IndexedValue *iv = calloc(na + 1, sizeof(*iv));
@@ -73,6 +73,8 @@ static int write_input(recorder *r, rec_in *in) {
     m.coordinates = ivp;
     m.n_rates = (size_t)in->nvel;
     m.rates = ivp + in->npos;
+    m.n_control_states = (size_t)in->nctl;
+    m.control_states = ivp + in->npos + in->nvel;
     atomic_fetch_add_explicit(&r->ninput, 1, memory_order_relaxed);
     rc = rec_write_input(r->w, (uint32_t)in->seq, (uint64_t)in->wall_ns, &m);
   }

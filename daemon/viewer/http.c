@@ -267,7 +267,7 @@ static void send_models(session *s) {
 }
 
 static size_t frame_bytes(const sim *m) {
-  return sizeof(double) * (size_t)(FRAME_HEAD + 7 * m->nb + 2 * m->nc + m->ni);
+  return sizeof(double) * (size_t)(FRAME_HEAD + 7 * m->nb + 2 * m->nc + m->ni + m->nsig);
 }
 
 static void watch(session *s, const char *name) {
@@ -291,7 +291,8 @@ static void watch(session *s, const char *name) {
 }
 
 // Frame layout (little-endian doubles): version 1, time, step, kinetic, potential, overran,
-// mode, nb, nc, ni; then per body x y z e0 e1 e2 e3; then q (nc), qd (nc), u (ni).
+// mode, nb, nc, ni; then per body x y z e0 e1 e2 e3; then q (nc), qd (nc), u (ni), then the
+// control signals (ModelInfo.signals' count, docs/controls.md).
 static size_t cut_frame(viewer *v, sim *m) {
   size_t n = frame_bytes(m);
   if (n > v->frame_cap) {
@@ -314,6 +315,9 @@ static size_t cut_frame(viewer *v, sim *m) {
   memcpy(d, snap_q(h), sizeof(double) * (size_t)m->nc);
   memcpy(d + m->nc, snap_qd(h, m->nc), sizeof(double) * (size_t)m->nc);
   memcpy(d + 2 * m->nc, snap_u(h, m->nc), sizeof(double) * (size_t)m->ni);
+  if (m->nsig)  // the latest record holds every field
+    memcpy(d + 2 * m->nc + m->ni, snap_ctl(h, m->nc, m->ni, m->nb) + m->nx,
+           sizeof(double) * (size_t)m->nsig);
   return n;
 }
 

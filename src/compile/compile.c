@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "compile_control.h"
 #include "ptu.h"
 #include "tolerances.h"
 
@@ -46,7 +47,7 @@ static int model_counts(pt_model *m, const pt_spec *s, int *nrow_joint, int *nco
   m->nmotion = s->nmotion;
   m->nforce = s->nforce;
   m->nactuator = s->nactuator;
-  m->ninput = pt_compile_count_inputs(s);
+  m->ninput = pt_compile_count_inputs(s) + pt_control_ninput(s);  // actuators', controls'
   int nrow = 0, nc = s->ncoord;
   for (int j = 0; j < s->njoint; j++) {
     if ((unsigned)s->joints[j].type >= PT_JOINT_NTYPES)
@@ -107,8 +108,10 @@ static int check_input_names(const pt_model *m, const pt_spec *s, pt_error *err)
   return PT_OK;
 }
 
-// The model's parts in order: each step reads what the ones before it built.
-static int build(pt_model *m, const pt_spec *s, pt_error *err) {
+// The model's parts in order: each step reads what the ones before it built. s: the spec as
+// compiled (expression forces as driven actuators, compile_control.c); orig: as loaded (its
+// controls and the expression forces' formulas).
+static int build(pt_model *m, const pt_spec *orig, const pt_spec *s, pt_error *err) {
   if (s->nbody < 1)
     return pt_error_set(err, PT_EMODEL, "%s:%d: model \"%s\": at least one body is required",
                         s->source, s->line, s->model);
@@ -118,6 +121,7 @@ static int build(pt_model *m, const pt_spec *s, pt_error *err) {
   if (!rc) rc = pt_compile_motions(m, s, err);
   if (!rc) rc = pt_compile_forces(m, s, err);
   if (!rc) rc = pt_compile_actuators(m, s, err);
+  if (!rc) rc = pt_control_compile(m, orig, s, err);
   if (!rc) rc = check_input_names(m, s, err);
   if (!rc) rc = pt_compile_couplers(m, s, err);
   if (!rc) rc = pt_compile_initial_state(m, s, err);  // and checks that it partitions
@@ -129,13 +133,7 @@ static int build(pt_model *m, const pt_spec *s, pt_error *err) {
   return rc;
 }
 
-int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
-  *out = NULL;
-  // OpenBLAS splits its work by its thread count, and a split rounds its own way: the rank of
-  // the rows and the Cartesian partitions' dense factorisations would give results that
-  // depend on the host's cores (issue 23). The library runs it on one thread, in every host
-  // process (the daemon, the CLI, the Python engine); its problems are small or sparse.
-  openblas_set_num_threads(1);
+static int compile(const pt_spec *orig, const pt_spec *s, pt_model **out, pt_error *err) {
   pt_model *m = calloc(1, sizeof(*m));
   if (!m) return pt_error_set(err, PT_ENOMEM, "out of memory");
   int nrow_joint = 0, ncoord = 0;
@@ -143,7 +141,7 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   if (!rc) rc = model_counts(m, s, &nrow_joint, &ncoord, err);
   if (!rc && !model_arrays(m, s, nrow_joint, ncoord))
     rc = pt_error_set(err, PT_ENOMEM, "out of memory");
-  if (!rc) rc = build(m, s, err);
+  if (!rc) rc = build(m, orig, s, err);
   if (!rc && !m->warnings) m->warnings = calloc(1, 1);
   if (rc) {
     pt_model_free(m);
@@ -151,4 +149,19 @@ int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   }
   *out = m;
   return PT_OK;
+}
+
+int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
+  *out = NULL;
+  // OpenBLAS splits its work by its thread count, and a split rounds its own way: the rank of
+  // the rows and the Cartesian partitions' dense factorisations would give results that
+  // depend on the host's cores (issue 23). The library runs it on one thread, in every host
+  // process (the daemon, the CLI, the Python engine); its problems are small or sparse.
+  openblas_set_num_threads(1);
+  pt_spec *view;
+  int rc = pt_control_view(s, &view, err);
+  if (rc) return rc;
+  rc = compile(s, view, out, err);
+  pt_control_view_free(s, view);
+  return rc;
 }

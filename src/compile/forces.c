@@ -73,6 +73,8 @@ int pt_compile_forces(pt_model *m, const pt_spec *s, pt_error *err) {
       ptu_copy(par, sf->value, 3);
       if (sf->type == PT_FORCE_FORCE) pt_body_fixed_point(m, b1, sf->point, par + 3);
       break;
+    case PT_FORCE_EXPRESSION:  // compiled into a driven actuator (compile_control.c)
+      break;
     }
     if (missing)
       return pt_spec_fail(err, PT_EMODEL, s, sf->line, "forces", i, sf->name, "unknown body \"%s\"",

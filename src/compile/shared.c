@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "control.h"
 
 int pt_model_own(pt_model *m, void *p) {
   if (m->nalloc == m->maxalloc) {
@@ -30,6 +31,7 @@ void *pt_model_alloc(pt_model *m, size_t n, size_t size) {
 
 void pt_model_free(pt_model *m) {
   if (!m) return;
+  pt_ctl_free(m->ctl);
   for (int i = 0; i < m->nalloc; i++) free(m->allocs[i]);
   free(m->allocs);
   free(m->warnings);

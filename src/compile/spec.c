@@ -24,10 +24,26 @@ void pt_spec_free(pt_spec *s) {
   free(s->bodies);
   free(s->joints);
   free(s->motions);
+  for (int i = 0; i < s->nforce; i++) free(s->forces[i].expr);
   free(s->forces);
   free(s->actuators);
   free(s->coords);
   free(s->couplers);
+  for (int i = 0; i < s->ncontrol; i++) {
+    pt_spec_control *c = &s->controls[i];
+    free(c->inputs);
+    free(c->signs);
+    free(c->num);
+    free(c->den);
+    for (int k = 0; k < 4; k++) free(c->mat[k].v);
+    free(c->initial);
+    free(c->expr);
+    free(c->states);
+    if (c->derivatives)
+      for (int k = 0; k < c->nderivative; k++) free(c->derivatives[k]);
+    free(c->derivatives);
+  }
+  free(s->controls);
   free(s->visuals);
   for (int i = 0; i < s->ncollision; i++) free(s->collisions[i].vert);
   free(s->collisions);
@@ -77,6 +93,12 @@ pt_spec_actuator *pt_spec_add_actuator(pt_spec *s) {
 
 pt_spec_coord *pt_spec_add_coord(pt_spec *s) {
   return grow((void **)&s->coords, &s->ncoord, &s->cap[5], sizeof(pt_spec_coord));
+}
+
+pt_spec_control *pt_spec_add_control(pt_spec *s) {
+  pt_spec_control *c = grow((void **)&s->controls, &s->ncontrol, &s->control_cap, sizeof(*c));
+  if (c) c->k = 1;
+  return c;
 }
 
 pt_spec_coupler *pt_spec_add_coupler(pt_spec *s) {

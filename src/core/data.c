@@ -27,6 +27,9 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   const size_t ncoord = (size_t)m->ncoord, ncq = (size_t)m->ncq, njoint = (size_t)m->njoint;
   const size_t ndof = (size_t)(m->ndof > 0 ? m->ndof : 0), nlimit = (size_t)m->nlimit;
   const size_t ncoupler = (size_t)m->ncoupler;
+  const size_t nsig = (size_t)m->nsig, nctlx = (size_t)m->nctlx, nctlpar = (size_t)m->nctlpar;
+  const size_t nctlmeas = (size_t)m->nctlmeas, nctlstack = (size_t)m->nctlstack;
+  const size_t ny = (size_t)pt_ny(m);
   const size_t ntri = ncq * (ncq > 0 ? ncq - 1 : 0) / 2;
   const size_t nlw = (size_t)m->nlw, nls = (size_t)m->nls, nlc = (size_t)m->nlc;
   const size_t nlcs = (size_t)m->nlcs, nlm = (size_t)m->nlm, nlz = (size_t)m->nlz;
@@ -94,6 +97,7 @@ void pt_data_initial(const pt_model *m, pt_data *d) {
   ptu_copy(d->q, m->q0, m->nq);
   ptu_copy(d->qd, m->qd0, m->nq);
   ptu_zero(d->input, m->ninput);
+  if (m->ctl) ptu_copy(d->ctl_x, m->ctl->x0, m->nctlx);  // the tuned parameters stay
   ptu_zero(d->coord_ref, m->ncoord);
   d->acc_valid = 0;
   d->abm_count = 0;
@@ -118,6 +122,7 @@ pt_data *pt_data_alloc(const pt_model *m) {
   d->model = m;
   d->dt = m->dt;
   d->integrator = m->integrator;
+  if (m->ctl) ptu_copy(d->ctl_par, m->ctl->par0, m->nctlpar);
   pt_ldl_pattern(m, d);
   pt_data_initial(m, d);
   // at the assembled initial state; a tree that fails its self-check takes the Cartesian
@@ -185,6 +190,7 @@ void pt_set_integrator(pt_data *d, pt_integrator it) {
 
 int pt_set_input(const pt_model *m, pt_data *d, int i, double value) {
   if (i < 0 || i >= m->ninput || !isfinite(value)) return PT_EINVAL;
+  if (m->input_source[i] >= 0) return PT_EPRECOND;  // driven by a signal (pt_input_source)
   int clipped = 0;
   const double lim = m->input_limit[i];
   if (lim > 0 && fabs(value) > lim) {

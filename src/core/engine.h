@@ -11,6 +11,7 @@
 #include <klu.h>  // for the linearization's sparse solves (linearize_system.c)
 
 #include "collide.h"
+#include "control.h"
 #include "partita.h"
 
 #define PT_GROUND (-1)
@@ -194,6 +195,20 @@ struct pt_model {
   double *input_limit;         // (ninput)
   double *input_gear;          // (ninput) joint effort per unit input (1 but for gears)
 
+  // control elements (src/control; the stage in control_stage.c, issue 26): the signal graph
+  // and how it meets the mechanism. Inputs are the actuators' (actuator_input_adr), then the
+  // control `input` signals from ctl_input_adr; an input with input_source >= 0 is driven by
+  // that signal (input = input_scale x signal, clipped to its limit), not by clients.
+  pt_ctl *ctl;                 // NULL without controls
+  int nsig, nctlx, nctlpar, nctlmeas, nctlstack;  // its sizes (0 without)
+  int ctl_input_adr;           // first control input in the inputs
+  int *ctl_meas_kind;          // (nctlmeas) pt_measure_kind
+  int *ctl_meas_ref;           // (nctlmeas) the coordinate or body measured
+  int *ctl_meas_axis;          // (nctlmeas) body quantities: 0, 1, 2
+  int *input_source;           // (ninput) the signal driving each input, -1: a client's
+  double *input_scale;         // (ninput)
+  char (*ctl_par_name)[PT_NAME_MAX + PT_PAR_NAME_MAX];  // (nctlpar) "pid.kp"
+
   // W = J M^-1 J^T sparsity (active rows), full symmetric CSC, and its LDL symbolic analysis
   int w_nnz;
   int *w_colptr;               // (ncon + 1)
@@ -306,6 +321,14 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, inertia_g, 9 * nbody, kin)      /* inertia in global axes */                           \
   X(double, inertia_ginv, 9 * nbody, kin)                                                          \
   X(double, input, ninput, state)           /* clipped inputs */                                   \
+  /* control elements (control_stage.c): states, tuned parameters, and each evaluation's */     \
+  /* measured quantities, signals, state derivatives and formula stack */                         \
+  X(double, ctl_x, nctlx, state)                                                                   \
+  X(double, ctl_par, nctlpar, state)                                                               \
+  X(double, ctl_meas, nctlmeas, control)                                                           \
+  X(double, ctl_sig, nsig, control)                                                                \
+  X(double, ctl_xdot, nctlx, control)                                                              \
+  X(double, ctl_stack, nctlstack, control)                                                         \
   /* applied generalized forces (force, torque global) */                                          \
   X(double, qfrc, nv, state)                                                                       \
   X(double, row_phi, nrow, rows)                                                                   \
@@ -389,12 +412,14 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, cpl_rhs, ncoupler, couplers)    /* work */                                             \
   X(double, cpl_force, ncoupler, couplers)  /* joint force on the follower at the last hold */     \
   X(int, iwork, 2 * nq, integ)                                                                     \
-  X(double, y, 2 * ndof, integ)             /* v, vdot at step start */                            \
-  X(double, ystage, 2 * ndof, integ)                                                               \
-  X(double, k, 16 * ndof, integ)            /* RK4 stages k1..k4, ABM history f_n..f_n-3 */        \
-  X(double, ysum, 2 * ndof, integ)                                                                 \
+  /* the integrated state y = (v, vdot, control states), ny = 2 ndof + nctlx */                    \
+  X(double, y, ny, integ)                   /* at step start */                                    \
+  X(double, ystage, ny, integ)                                                                     \
+  X(double, k, 8 * ny, integ)               /* RK4 stages k1..k4, ABM history f_n..f_n-3 */        \
+  X(double, ysum, ny, integ)                                                                       \
   X(double, q_save, nq, integ)              /* state at step start */                              \
   X(double, qd_save, nq, integ)                                                                    \
+  X(double, ctl_x_save, nctlx, integ)                                                              \
   X(double, qr_ref, nq, qr)                 /* q at the QR build: z = Q2^T (q - qr_ref) */         \
   X(double, qr_vec, nq, qr)                 /* work */                                             \
   X(double, qr_lwork, 64 * nq + 64, qr)     /* LAPACK work */                                      \
@@ -699,6 +724,13 @@ void pt_limits_lcp(pt_data *d, int ns, const double *b);
 void pt_limits_solve(pt_data *d, int ns, const double *b);
 // output.c
 void pt_outputs(const pt_model *m, pt_data *d);
+// control_stage.c: the measured quantities, signals, driven inputs and control states'
+// derivatives at the state held now (kinematics evaluated); called by pt_forces.
+void pt_control_eval(const pt_model *m, pt_data *d);
+// The measured quantity k of the control elements at d's state (kinematics evaluated).
+double pt_control_measure(const pt_model *m, const pt_data *d, int k);
+// The integrated state's size: 2 ndof + control states.
+static inline int pt_ny(const pt_model *m) { return 2 * (m->ndof > 0 ? m->ndof : 0) + m->nctlx; }
 // data.c
 void pt_qd_from_x(const pt_model *m, pt_data *d);
 // Gives d the dense work of the Cartesian partitions (LU of Phi_u, QR partition, dense

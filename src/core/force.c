@@ -131,6 +131,8 @@ static void force_element(const pt_model *m, pt_data *d, int f, double *qfrc) {
   case PT_FORCE_TORQUE:
     apply_torque(b1, par, qfrc);
     return;
+  case PT_FORCE_EXPRESSION:  // compiled into a driven actuator (compile_control.c)
+    return;
   }
 }
 
@@ -208,6 +210,7 @@ static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
 
 void pt_forces(const pt_model *m, pt_data *d) {
   double *qfrc = d->qfrc;
+  pt_control_eval(m, d);  // signals first: driven actuators apply them (control_stage.c)
   for (int i = 0; i < m->nbody; i++) {
     const double *w = d->x + 6 * i + 3;
     double Iw[3], g[3];
@@ -261,6 +264,7 @@ double pt_potential(const pt_model *m, const pt_data *d) {
       break;
     }
     case PT_FORCE_TORQUE:  // a constant torque has no potential in general
+    case PT_FORCE_EXPRESSION:
       break;
     }
   }

@@ -23,7 +23,9 @@
 #define MAX_ENTRIES 10000     // entries per list (bodies and joints: pt_load_options)
 #define MAX_POINTS 100000     // table points in one file
 #define MAX_COEF 100          // coefficients of one polynomial
-#define MAX_KEYS 20           // keys of one entry kind
+#define MAX_KEYS 32           // keys of one entry kind
+#define MAX_LIST 100          // numbers of a control element's list or matrix row, rows of a
+                              // matrix, signals read, states of an ode
 #define ZERO_LENGTH 1e-12     // axes and quaternions shorter than this are refused
 
 // Enum-valued spec fields are written through an int.
@@ -34,6 +36,7 @@ _Static_assert(sizeof(pt_actuator_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(pt_ucoord_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(pt_integrator) == sizeof(int), "enum size");
 _Static_assert(sizeof(pt_visual_type) == sizeof(int), "enum size");
+_Static_assert(sizeof(pt_control_type) == sizeof(int), "enum size");
 
 typedef enum {
   V_NUM,      // number
@@ -53,7 +56,17 @@ typedef enum {
   V_PATH,     // a file name, 1..PT_PATH_MAX-1 bytes -> char[PT_PATH_MAX]
   V_VISUALS,  // a body's list of visual shapes (pt_spec_visual)
   V_COLLISION,  // a body's list of collision shapes (pt_spec_visual, in spec->collisions)
-  V_LIMITS    // [lower, upper], finite, lower < upper (pt_spec_joint)
+  V_LIMITS,   // [lower, upper], finite, lower < upper (pt_spec_joint)
+  V_CNAME,    // a coordinate's or body's name -> char[PT_COORD_NAME_MAX]
+  V_SIGNAL,   // one signal's name -> pt_spec_control inputs (ninput 1)
+  V_SIGNALS,  // a list of signal names -> pt_spec_control inputs
+  V_SIGNS,    // a list of 1, -1, "+" or "-" -> pt_spec_control signs
+  V_NUMS,     // a list of numbers -> double * at off, its count (int) at off6
+  V_MATRIX,   // a list of rows of numbers -> pt_spec_matrix at off
+  V_EXPR,     // a formula -> char * at off (malloc'd)
+  V_STATES,   // a list of names -> pt_spec_control states
+  V_EXPRS,    // a list of formulas -> pt_spec_control derivatives
+  V_SOURCE    // a signal, or a list of 3 (body actuators) -> pt_spec_actuator source
 } vkind;
 
 typedef struct {
@@ -258,22 +271,28 @@ static int vec_here(loader *L, const char *key, double *v, int count, const char
 
 static double norm3(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
-static int string_here(loader *L, const char *key, char out[PT_NAME_MAX]) {
+// A name of 1..max-1 bytes without control characters into out (what: the kind of value, for
+// the message when it is not a scalar).
+static int name_here(loader *L, const char *key, char *out, size_t max, const char *what) {
   char q[72];
   if (!is_scalar(L))
-    return fail(L, line_of(L), "%s: string expected, got %s", key, describe(L, q));
+    return fail(L, line_of(L), "%s: %s expected, got %s", key, what, describe(L, q));
   const char *s = scalar(L);
   size_t n = L->ev.data.scalar.length;
   if (n == 0) return fail(L, line_of(L), "%s: must not be empty", key);
-  if (n > PT_NAME_MAX - 1)
+  if (n > max - 1)
     return fail(L, line_of(L), "%s: %s is longer than %d bytes", key, quote(q, s, n),
-                PT_NAME_MAX - 1);
+                (int)max - 1);
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
       return fail(L, line_of(L), "%s: %s contains control characters", key, quote(q, s, n));
   memcpy(out, s, n);
   out[n] = '\0';
   return 0;
+}
+
+static int string_here(loader *L, const char *key, char out[PT_NAME_MAX]) {
+  return name_here(L, key, out, PT_NAME_MAX, "string");
 }
 
 static int enum_here(loader *L, const char *key, const char *const *names, int *out) {
@@ -485,6 +504,156 @@ static int path_here(loader *L, const char *key, char out[PT_PATH_MAX]) {
   return 0;
 }
 
+// ---- control elements' values (docs/controls.md) ---------------------------------------------
+
+// A signal's name, 1..PT_SIGNAL_NAME_MAX-1 bytes; a coordinate's or body's, PT_COORD_NAME_MAX.
+static int signal_here(loader *L, const char *key, char out[PT_SIGNAL_NAME_MAX]) {
+  return name_here(L, key, out, PT_SIGNAL_NAME_MAX, "signal name");
+}
+
+static int cname_here(loader *L, const char *key, char out[PT_COORD_NAME_MAX]) {
+  return name_here(L, key, out, PT_COORD_NAME_MAX, "name");
+}
+
+// The current event: a list (the key's list) whose items `item` reads one by one; *n counts
+// them, at most MAX_LIST.
+typedef int (*item_fn)(loader *L, const char *key, void *ctx, int k);
+static int list_here(loader *L, const char *key, const char *what, item_fn item, void *ctx,
+                     int *n) {
+  char q[72];
+  int start = line_of(L);
+  if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+    return fail(L, start, "%s: list of %s expected, got %s", key, what, describe(L, q));
+  *n = 0;
+  for (;;) {
+    if (next(L)) return -1;
+    if (L->ev.type == YAML_SEQUENCE_END_EVENT) break;
+    if (*n == MAX_LIST) return fail(L, start, "%s: more than %d %s", key, MAX_LIST, what);
+    if (item(L, key, ctx, *n)) return -1;
+    (*n)++;
+  }
+  if (*n == 0) return fail(L, start, "%s: at least one of %s expected", key, what);
+  return 0;
+}
+
+// A list read into storage for MAX_LIST items, cut to the n read (what stays allocated is in
+// proportion to the text, whatever the number of entries).
+static void *shrink(void *p, int n, size_t size) {
+  void *q = realloc(p, size * (size_t)(n > 0 ? n : 1));
+  return q ? q : p;
+}
+
+static int signal_item(loader *L, const char *key, void *ctx, int k) {
+  char (*names)[PT_SIGNAL_NAME_MAX] = ctx;
+  return signal_here(L, key, names[k]);
+}
+
+static int signals_here(loader *L, const char *key, pt_spec_control *c) {
+  c->inputs = calloc(MAX_LIST, sizeof(*c->inputs));
+  if (!c->inputs) return out_of_memory(L);
+  int rc = list_here(L, key, "signal names", signal_item, c->inputs, &c->ninput);
+  c->inputs = shrink(c->inputs, c->ninput, sizeof(*c->inputs));
+  return rc;
+}
+
+static int sign_item(loader *L, const char *key, void *ctx, int k) {
+  double *signs = ctx;
+  char q[72];
+  if (is_scalar(L) && (!strcmp(scalar(L), "+") || !strcmp(scalar(L), "-"))) {
+    signs[k] = scalar(L)[0] == '+' ? 1 : -1;
+    return 0;
+  }
+  if (number_here(L, key, &signs[k])) return -1;
+  if (signs[k] != 1 && signs[k] != -1)
+    return fail(L, line_of(L), "%s: each sign is 1, -1, + or -, got %s", key, describe(L, q));
+  return 0;
+}
+
+static int number_item(loader *L, const char *key, void *ctx, int k) {
+  return number_here(L, key, (double *)ctx + k);
+}
+
+// A list of numbers into a malloc'd array at *out, its count at *n.
+static int nums_here(loader *L, const char *key, double **out, int *n) {
+  *out = calloc(MAX_LIST, sizeof(double));
+  if (!*out) return out_of_memory(L);
+  int rc = list_here(L, key, "numbers", number_item, *out, n);
+  *out = shrink(*out, *n, sizeof(double));
+  return rc;
+}
+
+static int matrix_here(loader *L, const char *key, pt_spec_matrix *mt) {
+  char q[72];
+  int start = line_of(L);
+  if (L->ev.type != YAML_SEQUENCE_START_EVENT)
+    return fail(L, start, "%s: list of rows expected, got %s", key, describe(L, q));
+  mt->v = calloc((size_t)MAX_LIST * MAX_LIST, sizeof(double));
+  if (!mt->v) return out_of_memory(L);
+  for (;;) {
+    if (next(L)) return -1;
+    if (L->ev.type == YAML_SEQUENCE_END_EVENT) break;
+    if (mt->rows == MAX_LIST) return fail(L, start, "%s: more than %d rows", key, MAX_LIST);
+    int at = line_of(L), n = 0;
+    if (list_here(L, key, "numbers", number_item, mt->v + (size_t)mt->rows * MAX_LIST, &n))
+      return -1;
+    if (mt->rows > 0 && n != mt->cols)
+      return fail(L, at, "%s: row %d has %d numbers, row 1 has %d", key, mt->rows + 1, n,
+                  mt->cols);
+    mt->cols = n;
+    mt->rows++;
+  }
+  if (mt->rows == 0) return fail(L, start, "%s: at least one row expected", key);
+  for (int r = 1; r < mt->rows; r++)  // packed row-major
+    memmove(mt->v + r * mt->cols, mt->v + (size_t)r * MAX_LIST, sizeof(double) * (size_t)mt->cols);
+  mt->v = shrink(mt->v, mt->rows * mt->cols, sizeof(double));
+  return 0;
+}
+
+// A formula: a string of at most PT_EXPR_MAX_TEXT bytes (its grammar is checked by
+// pt_model_compile, which knows the signals).
+#define EXPR_MAX 65536
+static int expr_here(loader *L, const char *key, char **out) {
+  char q[72];
+  if (!is_scalar(L) || L->ev.data.scalar.length == 0)
+    return fail(L, line_of(L), "%s: formula expected, got %s", key, describe(L, q));
+  const char *s = scalar(L);
+  size_t n = L->ev.data.scalar.length;
+  if (n > EXPR_MAX) return fail(L, line_of(L), "%s: longer than %d bytes", key, EXPR_MAX);
+  for (size_t i = 0; i < n; i++)
+    if (((unsigned char)s[i] < 0x20 && s[i] != '\n' && s[i] != '\t' && s[i] != '\r') ||
+        s[i] == 0x7f || s[i] == 0)
+      return fail(L, line_of(L), "%s: contains control characters", key);
+  *out = malloc(n + 1);
+  if (!*out) return out_of_memory(L);
+  memcpy(*out, s, n + 1);
+  return 0;
+}
+
+static int state_item(loader *L, const char *key, void *ctx, int k) {
+  char (*names)[PT_NAME_MAX] = ctx;
+  return string_here(L, key, names[k]);
+}
+
+static int expr_item(loader *L, const char *key, void *ctx, int k) {
+  return expr_here(L, key, (char **)ctx + k);
+}
+
+static int source_here(loader *L, const char *key, pt_spec_actuator *a) {
+  for (int k = 0; k < 3; k++) a->source_scale[k] = 1;
+  if (L->ev.type != YAML_SEQUENCE_START_EVENT) {
+    a->nsource = 1;
+    return signal_here(L, key, a->source[0]);
+  }
+  char (*names)[PT_SIGNAL_NAME_MAX] = calloc(MAX_LIST, sizeof(*names));
+  if (!names) return out_of_memory(L);
+  int start = line_of(L), rc = list_here(L, key, "signal names", signal_item, names, &a->nsource);
+  if (!rc && a->nsource != 3)
+    rc = fail(L, start, "%s: one signal, or a list of 3 (x, y, z) for a body actuator", key);
+  if (!rc) memcpy(a->source, names, sizeof(a->source));
+  free(names);
+  return rc;
+}
+
 // Reads the value of `k` (the current event is its first event) into the entry.
 static int value_here(loader *L, const keydef *k, void *entry, int *as_list) {
   char *f = (char *)entry + k->off;
@@ -554,6 +723,53 @@ static int value_here(loader *L, const keydef *k, void *entry, int *as_list) {
       return shapes_here(L, k->key, SHAPES_VISUAL);
     case V_COLLISION:
       return shapes_here(L, k->key, SHAPES_COLLISION);
+    case V_CNAME:
+      return cname_here(L, k->key, f);
+    case V_SIGNAL: {
+      pt_spec_control *c = entry;
+      c->inputs = calloc(1, sizeof(*c->inputs));
+      if (!c->inputs) return out_of_memory(L);
+      c->ninput = 1;
+      return signal_here(L, k->key, c->inputs[0]);
+    }
+    case V_SIGNALS:
+      return signals_here(L, k->key, entry);
+    case V_SIGNS: {
+      pt_spec_control *c = entry;
+      int n = 0;
+      c->signs = calloc(MAX_LIST, sizeof(double));
+      if (!c->signs) return out_of_memory(L);
+      int rc = list_here(L, k->key, "signs", sign_item, c->signs, &n);
+      c->signs = shrink(c->signs, n, sizeof(double));
+      if (rc) return -1;
+      *as_list = n;  // checked against inputs by check_control
+      return 0;
+    }
+    case V_NUMS:
+      return nums_here(L, k->key, (double **)(void *)f, (int *)(void *)((char *)entry + k->off6));
+    case V_MATRIX:
+      return matrix_here(L, k->key, (pt_spec_matrix *)(void *)f);
+    case V_EXPR:
+      return expr_here(L, k->key, (char **)(void *)f);
+    case V_STATES: {
+      pt_spec_control *c = entry;
+      c->states = calloc(MAX_LIST, sizeof(*c->states));
+      if (!c->states) return out_of_memory(L);
+      int rc = list_here(L, k->key, "state names", state_item, c->states, &c->nstate);
+      c->states = shrink(c->states, c->nstate, sizeof(*c->states));
+      return rc;
+    }
+    case V_EXPRS: {
+      pt_spec_control *c = entry;
+      c->derivatives = calloc(MAX_LIST, sizeof(char *));
+      if (!c->derivatives) return out_of_memory(L);
+      // nderivative counts the formulas read (and allocated), also when a later one fails
+      int rc = list_here(L, k->key, "formulas", expr_item, c->derivatives, &c->nderivative);
+      c->derivatives = shrink(c->derivatives, c->nderivative, sizeof(char *));
+      return rc;
+    }
+    case V_SOURCE:
+      return source_here(L, k->key, entry);
     case V_LIMITS: {
       int start = line_of(L);
       if (vec_here(L, k->key, d, 2, "[lower, upper]")) return -1;
@@ -732,18 +948,19 @@ static int check_motion(loader *L, void *e, const seen *sn) {
 }
 
 // forces
-enum { F_TS = 1, F_SD = 2, F_BU = 4, F_FO = 8, F_TQ = 16 };
+enum { F_TS = 1, F_SD = 2, F_BU = 4, F_FO = 8, F_TQ = 16, F_EX = 32 };
 static const char *const force_types[] = {"torsion_spring", "spring_damper", "bushing", "force",
-                                          "torque", NULL};
+                                          "torque", "expression_force", NULL};
+static const char *const frames[] = {"global", "body", NULL};
 
 static const keydef force_keys[] = {
     {"name", V_NAME, FIELD(pt_spec_force, name), ALL, ALL, NULL, 0},
     {"type", V_ENUM, FIELD(pt_spec_force, type), ALL, ALL, force_types, 0},
-    {"joint", V_NAME, FIELD(pt_spec_force, joint), F_TS, F_TS, NULL, 0},
+    {"joint", V_NAME, FIELD(pt_spec_force, joint), F_TS | F_EX, F_TS, NULL, 0},
     {"body1", V_NAME, FIELD(pt_spec_force, body1), F_SD | F_BU, F_SD | F_BU, NULL, 0},
     {"body2", V_NAME, FIELD(pt_spec_force, body2), F_SD | F_BU, F_SD | F_BU, NULL, 0},
-    {"body", V_NAME, FIELD(pt_spec_force, body), F_FO | F_TQ, F_FO | F_TQ, NULL, 0},
-    {"point", V_VEC3, FIELD(pt_spec_force, point), F_BU | F_FO, F_BU | F_FO, NULL, 0},
+    {"body", V_NAME, FIELD(pt_spec_force, body), F_FO | F_TQ | F_EX, F_FO | F_TQ, NULL, 0},
+    {"point", V_VEC3, FIELD(pt_spec_force, point), F_BU | F_FO | F_EX, F_BU | F_FO, NULL, 0},
     {"point1", V_VEC3, FIELD(pt_spec_force, point1), F_SD, F_SD, NULL, 0},
     {"point2", V_VEC3, FIELD(pt_spec_force, point2), F_SD, F_SD, NULL, 0},
     {"stiffness", V_NUM_OR6, FIELD(pt_spec_force, stiffness), F_TS | F_SD | F_BU,
@@ -755,6 +972,11 @@ static const keydef force_keys[] = {
     {"preload", V_NUM, FIELD(pt_spec_force, preload), F_TS | F_SD, 0, NULL, 0},
     {"axes", V_AXES, FIELD(pt_spec_force, axes), F_BU, 0, NULL, 0},
     {"value", V_VEC3, FIELD(pt_spec_force, value), F_FO | F_TQ, F_FO | F_TQ, NULL, 0},
+    {"expr", V_EXPR, FIELD(pt_spec_force, expr), F_EX, F_EX, NULL, 0},
+    {"coordinate", V_NAME, FIELD(pt_spec_force, coordinate), F_EX, 0, NULL, 0},
+    {"direction", V_DIR, FIELD(pt_spec_force, direction), F_EX, 0, NULL, 0},
+    {"axis", V_DIR, FIELD(pt_spec_force, axis), F_EX, 0, NULL, 0},
+    {"frame", V_ENUM, FIELD(pt_spec_force, frame_body), F_EX, 0, frames, 0},
 };
 
 static int check_force(loader *L, void *e, const seen *sn) {
@@ -771,6 +993,29 @@ static int check_force(loader *L, void *e, const seen *sn) {
       return fail(L, sn->line[i], "%s: number expected, got a list", key);
   }
   f->has_axes = LINE(force_keys, "axes") != 0;
+  if (f->type != PT_FORCE_EXPRESSION) return 0;
+  // expression_force: a joint effort (joint, coordinate), or on a body a force (direction,
+  // point) or a torque (axis), in the global or the body frame
+  int joint = LINE(force_keys, "joint"), body = LINE(force_keys, "body");
+  int dir = LINE(force_keys, "direction"), axis = LINE(force_keys, "axis");
+  int point = LINE(force_keys, "point"), frame = LINE(force_keys, "frame");
+  f->has_direction = dir != 0;
+  f->has_axis = axis != 0;
+  if (!joint == !body)
+    return fail(L, joint ? joint : sn->line[0] ? sn->line[0] : line_of(L),
+                "an expression_force acts on a joint (joint:) or on a body (body:), one of them");
+  if (joint && (dir || axis || point || frame))
+    return fail(L, dir ? dir : axis ? axis : point ? point : frame,
+                "a joint's expression_force takes joint and coordinate, not direction, axis, "
+                "point or frame");
+  if (body && LINE(force_keys, "coordinate"))
+    return fail(L, LINE(force_keys, "coordinate"), "coordinate applies to a joint's "
+                "expression_force");
+  if (body && !dir == !axis)
+    return fail(L, body, "a body's expression_force is a force along direction: (at point:) or a "
+                "torque about axis:, one of them");
+  if (dir && !point) return fail(L, dir, "a force along direction: needs its point:");
+  if (axis && point) return fail(L, point, "a torque about axis: has no point");
   return 0;
 }
 
@@ -778,8 +1023,6 @@ static int check_force(loader *L, void *e, const seen *sn) {
 enum { A_JT = 1, A_JF = 2, A_BF = 4, A_BT = 8 };
 static const char *const actuator_types[] = {"joint_torque", "joint_force", "body_force",
                                              "body_torque", NULL};
-static const char *const frames[] = {"global", "body", NULL};
-
 static const keydef actuator_keys[] = {
     {"name", V_NAME, FIELD(pt_spec_actuator, name), ALL, ALL, NULL, 0},
     {"type", V_ENUM, FIELD(pt_spec_actuator, type), ALL, ALL, actuator_types, 0},
@@ -790,6 +1033,7 @@ static const keydef actuator_keys[] = {
     {"frame", V_ENUM, FIELD(pt_spec_actuator, frame_body), A_BF | A_BT, 0, frames, 0},
     {"limit", V_POS, FIELD(pt_spec_actuator, limit), ALL, 0, NULL, 0},
     {"gear", V_NUM, FIELD(pt_spec_actuator, gear), A_JT | A_JF, 0, NULL, 0},
+    {"source", V_SOURCE, 0, ALL, 0, NULL, 0},
 };
 
 static int check_actuator(loader *L, void *e, const seen *sn) {
@@ -797,6 +1041,12 @@ static int check_actuator(loader *L, void *e, const seen *sn) {
   const pt_spec_actuator *a = e;
   int line = LINE(actuator_keys, "gear");
   if (line && a->gear == 0) return fail(L, line, "gear: must not be 0 (joint effort = gear x input)");
+  int src = LINE(actuator_keys, "source"), body = a->type == PT_ACT_BODY_FORCE ||
+                                                   a->type == PT_ACT_BODY_TORQUE;
+  if (src && body && a->nsource != 3)
+    return fail(L, src, "source: a body actuator takes a list of 3 signals (x, y, z)");
+  if (src && !body && a->nsource != 1)
+    return fail(L, src, "source: a joint actuator takes one signal");
   return 0;
 }
 
@@ -882,6 +1132,80 @@ static int check_visual(loader *L, void *e, const seen *sn) {
   return 0;
 }
 
+// controls (docs/controls.md): the signal graph's elements
+enum { K_MEA = 1, K_INP = 2, K_GAIN = 4, K_SUM = 8, K_SAT = 16, K_EXPR = 32, K_PID = 64,
+       K_TF = 128, K_SS = 256, K_ODE = 512 };
+static const char *const control_types[] = {"measure", "input", "gain", "sum", "saturation",
+                                            "expression", "pid", "transfer_function",
+                                            "state_space", "ode", NULL};
+static const char *const quantities[] = {"position", "velocity", "angular_velocity", NULL};
+#define CF(f) FIELD(pt_spec_control, f)
+
+static const keydef control_keys[] = {
+    {"name", V_NAME, CF(name), ALL, ALL, NULL, 0},
+    {"type", V_ENUM, CF(type), ALL, ALL, control_types, 0},
+    {"coordinate", V_CNAME, CF(target), K_MEA, 0, NULL, 0},
+    {"rate", V_CNAME, CF(target), K_MEA, 0, NULL, 0},
+    {"body", V_NAME, CF(target), K_MEA, 0, NULL, 0},
+    {"quantity", V_ENUM, CF(measure), K_MEA, 0, quantities, 0},
+    {"axis", V_ENUM, CF(axis), K_MEA, 0, components, 0},
+    {"input", V_SIGNAL, 0, K_GAIN | K_SAT | K_PID | K_TF, K_GAIN | K_SAT | K_PID | K_TF, NULL, 0},
+    {"inputs", V_SIGNALS, 0, K_SUM | K_SS, K_SUM | K_SS, NULL, 0},
+    {"signs", V_SIGNS, 0, K_SUM, 0, NULL, 0},
+    {"k", V_NUM, CF(k), K_GAIN, K_GAIN, NULL, 0},
+    {"lower", V_NUM, CF(lower), K_SAT, 0, NULL, 0},
+    {"upper", V_NUM, CF(upper), K_SAT, 0, NULL, 0},
+    {"expr", V_EXPR, CF(expr), K_EXPR, K_EXPR, NULL, 0},
+    {"kp", V_NUM, CF(kp), K_PID, 0, NULL, 0},
+    {"ki", V_NUM, CF(ki), K_PID, 0, NULL, 0},
+    {"kd", V_NUM, CF(kd), K_PID, 0, NULL, 0},
+    {"tf", V_NONNEG, CF(tf), K_PID, 0, NULL, 0},
+    {"limit", V_POS, CF(limit), K_PID, 0, NULL, 0},
+    {"num", V_NUMS, CF(num), K_TF, K_TF, NULL, CF(nnum)},
+    {"den", V_NUMS, CF(den), K_TF, K_TF, NULL, CF(nden)},
+    {"A", V_MATRIX, CF(mat[0]), K_SS, 0, NULL, 0},   // A, B, C, D: checked by compile
+    {"B", V_MATRIX, CF(mat[1]), K_SS, 0, NULL, 0},
+    {"C", V_MATRIX, CF(mat[2]), K_SS, 0, NULL, 0},
+    {"D", V_MATRIX, CF(mat[3]), K_SS, 0, NULL, 0},
+    {"initial", V_NUMS, CF(initial), K_SS | K_ODE, 0, NULL, CF(ninitial)},
+    {"states", V_STATES, 0, K_ODE, K_ODE, NULL, 0},
+    {"derivatives", V_EXPRS, 0, K_ODE, K_ODE, NULL, 0},
+};
+_Static_assert(NKEYS(control_keys) <= MAX_KEYS, "MAX_KEYS");
+
+static int check_control(loader *L, void *e, const seen *sn) {
+  pt_spec_control *c = e;
+  if (c->type == PT_CONTROL_MEASURE) {
+    int co = LINE(control_keys, "coordinate"), ra = LINE(control_keys, "rate");
+    int bo = LINE(control_keys, "body"), qu = LINE(control_keys, "quantity");
+    int ax = LINE(control_keys, "axis");
+    if ((co != 0) + (ra != 0) + (bo != 0) != 1)
+      return fail(L, co ? co : ra ? ra : bo ? bo : sn->line[0],
+                  "a measure reads one of coordinate:, rate: or body: (with quantity: and "
+                  "axis:)");
+    if (bo && (!qu || !ax))
+      return fail(L, bo, "body: needs quantity: (position, velocity or angular_velocity) and "
+                  "axis: (x, y or z)");
+    if (!bo && (qu || ax))
+      return fail(L, qu ? qu : ax, "quantity: and axis: go with body:");
+    int quantity = (int)c->measure;  // the enum's index, read into measure
+    c->measure = co   ? PT_MEASURE_COORDINATE
+                 : ra ? PT_MEASURE_RATE
+                      : (pt_measure_kind)(PT_MEASURE_POSITION + quantity);
+  }
+  if (c->type == PT_CONTROL_SUM) {
+    int si = key_index(control_keys, NKEYS(control_keys), "signs");
+    if (sn->line[si] && sn->list[si] != c->ninput)
+      return fail(L, sn->line[si], "signs: %d given for %d inputs", sn->list[si], c->ninput);
+  }
+  c->has_lower = LINE(control_keys, "lower") != 0;
+  c->has_upper = LINE(control_keys, "upper") != 0;
+  c->has_limit = LINE(control_keys, "limit") != 0;
+  return 0;
+}
+
+static void *add_control(pt_spec *s) { return pt_spec_add_control(s); }
+
 // couplers: follower = multiplier x leader + offset between two joints' coordinates
 static const keydef coupler_keys[] = {
     {"name", V_NAME, FIELD(pt_spec_coupler, name), ALL, ALL, NULL, 0},
@@ -926,6 +1250,8 @@ static const kinddef kinds[] = {
      NULL},
     {"couplers", coupler_keys, NKEYS(coupler_keys), -1, FIELD(pt_spec_coupler, line), add_coupler,
      check_coupler},
+    {"controls", control_keys, NKEYS(control_keys), 1, FIELD(pt_spec_control, line), add_control,
+     check_control},
 };
 #define NKINDS NKEYS(kinds)
 #define MAX_VISUALS 10000     // visual shapes in one file
@@ -1202,13 +1528,13 @@ static int model_name_here(loader *L) {
 // ground and contact mappings.
 static const char *const top_keys[] = {"model",     "gravity",    "simulation", "bodies",
                                        "joints",    "motions",    "forces",     "actuators",
-                                       "coordinates", "couplers", "ground",     "contact",
-                                       NULL};
-#define TOP_GROUND 10
+                                       "coordinates", "couplers", "controls",   "ground",
+                                       "contact",   NULL};
+#define TOP_GROUND 11
 
 static int parse_document(loader *L) {
   char q[72];
-  int seen_key[12] = {0};
+  int seen_key[13] = {0};
   if (next(L) || next(L)) return -1;  // stream start, then a document or the end
   if (L->ev.type == YAML_STREAM_END_EVENT)
     return fail(L, line_of(L), "empty file (expected a mapping with model: and bodies:)");

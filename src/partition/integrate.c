@@ -7,7 +7,9 @@
 // The integrated variables are v of the cached LU partition, the tangent coordinates z of
 // the QR partition (qr_partition.c, eq. 4-9), both behind one interface (partition.h), or a
 // tree's joint coordinates (tree.c); when to rebuild a partition or switch between LU and QR
-// is partition_policy.c's decision.
+// is partition_policy.c's decision. The control elements' states (issue 26) follow them in
+// y = (v, vdot, X), their derivatives in f = (vdot, vddot, Xdot): every stage of every
+// integrator carries them (control_stage.c evaluates Xdot with the forces of each stage).
 #include "engine.h"
 #include "partition.h"
 #include "loop.h"
@@ -120,12 +122,22 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
   return PT_OK;
 }
 
-// f(t, y) for y = (v, vd) or (z, zd): set the independent coordinates, recover the dependent
-// ones, and evaluate the accelerations. f = (vd, vdd).
+// The control states' part of y (after the mechanism's 2 ndof): into the data, out of it.
+static void ctl_from_y(const pt_model *m, pt_data *d, const double *y) {
+  if (m->nctlx) ptu_copy(d->ctl_x, y + 2 * m->ndof, m->nctlx);
+}
+static void ctl_to_y(const pt_model *m, const pt_data *d, double *y) {
+  if (m->nctlx) ptu_copy(y + 2 * m->ndof, d->ctl_x, m->nctlx);
+}
+
+// f(t, y) for y = (v, vd, X) or (z, zd, X): set the independent coordinates and the control
+// states, recover the dependent coordinates, and evaluate the accelerations (the forces
+// evaluate the signals and Xdot). f = (vd, vdd, Xdot).
 static int stage(const pt_model *m, pt_data *d, double t, const double *y, double *f) {
   const int n = m->ndof;
   const double tau = t - d->time;  // from the state held now to the stage's time
   d->time = t;
+  ctl_from_y(m, d, y);
   if (tree_active(d)) {
     int rc = stage_tree(m, d, y, f);
     if (rc) return rc;
@@ -144,7 +156,8 @@ static int stage(const pt_model *m, pt_data *d, double t, const double *y, doubl
     int rc = stage_partition(m, d, y, f);
     if (rc) return rc;
   }
-  for (int i = 0; i < 2 * n; i++)
+  if (m->nctlx) ptu_copy(f + 2 * n, d->ctl_xdot, m->nctlx);
+  for (int i = 0; i < pt_ny(m); i++)
     if (!isfinite(f[i])) return PT_EDIVERGED;
   d->acc_valid = 1;
   return PT_OK;
@@ -157,6 +170,7 @@ static void axpy(double *y, const double *a, double h, const double *b, int n) {
 
 static void current_y(const pt_model *m, const pt_data *d, double *y) {
   const int n = m->ndof;
+  ctl_to_y(m, d, y);
   if (tree_active(d)) {
     if (d->tree_y_valid)
       ptu_copy(y, d->tree_y, 2 * n);
@@ -171,6 +185,7 @@ static void current_y(const pt_model *m, const pt_data *d, double *y) {
 static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
   const int n = m->ndof;
   if (d->acc_valid) {
+    if (m->nctlx) ptu_copy(f + 2 * n, d->ctl_xdot, m->nctlx);
     if (tree_active(d)) {
       ptu_copy(f, y0 + n, n);
       pt_tree_coords(m, d, NULL, NULL, f + n);
@@ -183,7 +198,7 @@ static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
 }
 // One RK4 step from y0 = d->y with k1 = f(t0, y0) already in d->k (the first n2 entries).
 static int rk4_from_k1(const pt_model *m, pt_data *d, double t0, double h, double *fnew) {
-  const int n2 = 2 * m->ndof;
+  const int n2 = pt_ny(m);
   double *y0 = d->y, *ys = d->ystage, *k1 = d->k, *k2 = k1 + n2, *k3 = k2 + n2, *k4 = k3 + n2;
   // k2 to k4 by the articulated-body algorithm alone on a tree (and without the rows nobody
   // reads on a closed loop); the step's end point in full (rows, qdd: what a caller reads)
@@ -277,7 +292,7 @@ static int step_rk4_sub(const pt_model *m, pt_data *d, double t0, double h, doub
 
 // Adams-Bashforth-Moulton 4, PECE: history f_n .. f_n-3 in k[4..7].
 static int step_abm4(const pt_model *m, pt_data *d, double t0, double h) {
-  const int n2 = 2 * m->ndof;
+  const int n2 = pt_ny(m);
   double *hist = d->k + 4 * n2, *f0 = hist, *f1 = hist + n2, *f2 = hist + 2 * n2,
          *f3 = hist + 3 * n2, *fp = d->ysum;
   double *y0 = d->y, *ys = d->ystage;
@@ -316,9 +331,9 @@ static int step_abm4(const pt_model *m, pt_data *d, double t0, double h) {
   return PT_OK;
 }
 
-// Semi-implicit (symplectic) Euler: vd += h vdd; v += h vd.
+// Semi-implicit (symplectic) Euler: vd += h vdd; v += h vd; the control states X += h Xdot.
 static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
-  const int n = m->ndof;
+  const int n = m->ndof, ny = pt_ny(m);
   double *y0 = d->y, *ys = d->ystage, *f = d->k;
   d->tree_fast = d->tree_aba;  // as RK4's first stage
   d->stage_inner = 1;
@@ -330,7 +345,8 @@ static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
     ys[n + i] = y0[n + i] + h * f[n + i];
     ys[i] = y0[i] + h * ys[n + i];
   }
-  return stage(m, d, t0 + h, ys, d->k + 2 * n);
+  for (int i = 2 * n; i < ny; i++) ys[i] = y0[i] + h * f[i];
+  return stage(m, d, t0 + h, ys, d->k + ny);
 }
 
 static void save_state(const pt_model *m, pt_data *d) {
@@ -338,6 +354,7 @@ static void save_state(const pt_model *m, pt_data *d) {
   ptu_copy(d->qd_save, d->qd, m->nq);
   ptu_copy(d->loop_s_save, d->loop_s, m->nls);  // a closed loop's joint coordinates (loop.h)
   ptu_copy(d->loop_s_save + m->nls, d->loop_sd, m->nls);
+  ptu_copy(d->ctl_x_save, d->ctl_x, m->nctlx);
   if (d->tree_y_valid) ptu_copy(d->tree_y_save, d->tree_y, 2 * m->ndof);
   for (int k = 0; k < d->lim_n; k++) d->lim_state_save[k] = d->lim_state[k];
   d->lim_nactive_save = d->lim_nactive;
@@ -351,6 +368,7 @@ static void restore_state(const pt_model *m, pt_data *d, double t0) {
   ptu_copy(d->loop_sd, d->loop_s_save + m->nls, m->nls);
   d->loop_held = 0;       // factors of a failed or discarded stage
   d->loop_qr_exact = 0;
+  ptu_copy(d->ctl_x, d->ctl_x_save, m->nctlx);
   if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
   for (int k = 0; k < d->lim_n; k++) d->lim_state[k] = d->lim_state_save[k];  // held limits
   d->lim_nactive = d->lim_nactive_save;
@@ -454,11 +472,13 @@ static int limits_after_step(const pt_model *m, pt_data *d) {
     const int what = pt_loop_limits_after_step(m, d, pt_partition_of(d), y);
     if (what <= 0) return what;
     if (what == 1) d->abm_count = 0;
+    ctl_to_y(m, d, y);
     return stage(m, d, d->time, y, d->ysum);
   }
   if ((!d->lim_on && !d->cpl_on) || !tree_active(d) || !d->tree_y_valid) return PT_OK;
   double *y = d->ystage;
   ptu_copy(y, d->tree_y, 2 * m->ndof);
+  ctl_to_y(m, d, y);
   int what = pt_couplers_after_step(m, d, y) ? 2 : 0;
   if (d->lim_on) {
     const int lw = pt_limits_after_step(m, d, y);

@@ -59,7 +59,7 @@ void pt_loop_forces(const pt_model *m, pt_data *d);
 // inputs it took (loop_u).
 void pt_loop_gen_forces(const pt_model *m, pt_data *d);
 // 1 when the inputs changed since pt_loop_gen_forces only on actuators of tree coordinates
-// (qfrc stands).
+// (qfrc stands); never on a model with control elements.
 int pt_loop_inputs_on_tree(const pt_model *m, const pt_data *d);
 // L^T D L of loop_m, Z, S and its LDL^T. Returns PT_OK, or PT_ESINGULAR when S is singular
 // (d->w_singular, w_ratio as for W = J M^-1 J^T on the Cartesian partitions).

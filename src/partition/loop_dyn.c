@@ -191,6 +191,9 @@ void pt_loop_forces(const pt_model *m, pt_data *d) {
 }
 
 int pt_loop_inputs_on_tree(const pt_model *m, const pt_data *d) {
+  // control elements (issue 26) drive inputs, and their own inputs act through them: the
+  // forces are evaluated in full (pt_forces evaluates the signals first)
+  if (m->ctl) return 0;
   for (int a = 0; a < m->nactuator; a++) {
     const int k = m->actuator_input_adr[a], t = m->actuator_type[a];
     const int n = t == PT_ACT_BODY_FORCE || t == PT_ACT_BODY_TORQUE ? 3 : 1;

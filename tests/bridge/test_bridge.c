@@ -284,14 +284,67 @@ static void test_frame(void) {
         "energy");
   CHECK(fr.f.coordinate_names == names && !strcmp(fr.f.model, "pend"), "names");
   ptb_frame_release(&fr);
-  CHECK(PTB_FIELD_ALL == 127 && PTB_FIELD_DEFAULT == 99 && PTB_FIELD_BODIES == 16,
+  CHECK(PTB_FIELD_ALL == 255 && PTB_FIELD_DEFAULT == 99 && PTB_FIELD_BODIES == 16 &&
+            PTB_FIELD_CONTROLS == 128,
         "field bits as proto/partita.proto numbers them");
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// Control states and parameters by name (SetState.control_states, SetParameters.values): the
+// same checks with their own tables, and a frame with FIELD_CONTROLS names them.
+static void test_control_names(void) {
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "%s"
+           "controls:\n"
+           "  - {name: angle, type: measure, coordinate: hinge}\n"
+           "  - {name: pi_, type: pid, input: angle, kp: 2, ki: 1}\n",
+           pendulum);
+  pt_model *m = load_yaml(text);
+  ptb_error e;
+  pt_assign *a = NULL;
+  int n = -1;
+  nv_list l = {0};
+  nv_add(&l, "pi_.ki", 3.0);
+  ptb_error_clear(&e);
+  int rc = ptb_named_assigns(m, l.p, l.n, "values", &ptb_parameters, NULL, &a, &n, &e);
+  CHECK(rc == PT_OK && n == 1 && a[0].coord == pt_param_index(m, "pi_.ki") && a[0].value == 3,
+        "parameter by name: rc %d", rc);
+  free(a);
+  nv_add(&l, "pi_.nope", 1.0);
+  ptb_error_clear(&e);
+  rc = ptb_named_assigns(m, l.p, l.n, "values", &ptb_parameters, NULL, &a, &n, &e);
+  CHECK(rc == PT_EINVAL && e.why == PTB_WHY_NAME && !strcmp(e.name, "pi_.nope") &&
+            !strcmp(e.msg, "values: no such parameter 'pi_.nope'"),
+        "%s", e.msg);
+  nv_list x = {0};
+  nv_add(&x, "pi_.integral", 0.5);
+  ptb_error_clear(&e);
+  rc = ptb_named_assigns(m, x.p, x.n, "control_states", &ptb_control_states, NULL, &a, &n, &e);
+  CHECK(rc == PT_OK && n == 1 && a[0].coord == pt_control_state_index(m, "pi_.integral"),
+        "control state by name: rc %d %s", rc, e.msg);
+  free(a);
+  pt_data *d = pt_data_new(m);
+  ptb_state st;
+  ptb_state_of_data(&st, m, d);
+  char *sig[2] = {"angle", "pi_"}, *xs[1] = {"pi_.integral"};
+  st.signal_names = sig, st.ctl_names = xs;
+  ptb_frame fr;
+  ptb_frame_build(&fr, &st, PTB_FIELD_CONTROLS, 1);
+  CHECK(fr.f.n_signals == 2 && fr.f.n_control_states == (size_t)pt_model_ncontrol_state(m) &&
+            fr.f.n_parameters == (size_t)pt_model_nparam(m) && fr.f.n_signal_names == 2 &&
+            !strcmp(fr.f.control_state_names[0], "pi_.integral"),
+        "controls in the frame: %zu signals, %zu states, %zu parameters, %zu names",
+        fr.f.n_signals, fr.f.n_control_states, fr.f.n_parameters, fr.f.n_signal_names);
+  ptb_frame_release(&fr);
   pt_data_free(d);
   pt_model_free(m);
 }
 
 int main(void) {
   test_assigns();
+  test_control_names();
   test_all_expansion();
   test_inverse();
   test_linearize();

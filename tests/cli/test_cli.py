@@ -470,6 +470,44 @@ class SimulateTest(Base):
         self.assertEqual(out, "")
 
 
+class ControlsTest(Base):
+    """simulate and check with control elements (docs/controls.md), as a user runs them."""
+
+    def test_signals(self):
+        path = os.path.join(MODELS, "pendulum_motor_pid.yaml")
+        out, _ = self.ok("simulate", path, "--duration", "0.01", "--every", "5", "--set",
+                         "target=0.1", "--init", "voltage.integral=2", "--signals",
+                         "voltage,motor.y1", "--json")
+        doc = json.loads(out)
+        self.assertEqual(doc["columns"][3:8], ["voltage.integral", "voltage.filter", "motor.x1",
+                                               "voltage", "motor.y1"])
+        first = doc["rows"][0]
+        self.assertEqual(first[3], 2)               # --init of a control state
+        self.assertEqual(first[6], 24)              # 20 x 0.1 + 2 + 2 x 0.1 / 0.01, limited
+        self.assertEqual(first[7], 0)               # no current yet
+        self.assertGreater(doc["rows"][-1][5], 0)   # the current rises
+        out, err = self.fails(2, "simulate", path, "--signals", "volts")
+        self.assertIn("no signal 'volts' (signals: angle, rate, target, error, voltage, "
+                      "motor.y1)", err)
+        out, err = self.fails(2, "simulate", path, "--set", "drive=1")
+        self.assertIn("driven by signal 'motor.y1'", err)
+        # a recording with a control state set and control inputs replays bit for bit, and
+        # export gives simulate's columns
+        rec = os.path.join(self.dir, "ctl.mcap")
+        out, _ = self.ok("simulate", path, "--duration", "0.05", "--every", "10", "--set",
+                         "target=0.1", "--init", "voltage.integral=1", "--record", rec)
+        out2, _ = self.ok("replay", rec, "--json")
+        self.assertTrue(json.loads(out2)["bit_identical"])
+        csv, _ = self.ok("export", rec, "--csv")
+        self.assertEqual(csv.splitlines()[0], out.splitlines()[0])
+        self.assertEqual(csv.splitlines()[-1], out.splitlines()[-1])
+        info = json.loads(self.ok("check", path, "--json")[0])
+        self.assertEqual(info["actuators"], ["drive"])
+        self.assertEqual(info["control_inputs"], ["target"])
+        self.assertEqual(info["driven"], {"drive": "motor.y1"})
+        self.assertEqual(info["parameters"]["voltage.kp"], 20)
+
+
 class ExampleModelsTest(Base):
     """Every example model checks and simulates a few steps with consistent output."""
 
@@ -485,6 +523,7 @@ class ExampleModelsTest(Base):
                 doc = json.loads(out)
                 coords = info["coordinates"]
                 self.assertEqual(doc["columns"], ["t"] + coords + [c + ".rate" for c in coords]
+                                 + info["control_states"]
                                  + ["energy", "residual_pos", "residual_vel"])
                 self.assertEqual(len(doc["rows"]), 11)
                 for r in doc["rows"]:

@@ -54,7 +54,8 @@ def decode(data):
     q0 = FRAME_HEAD + 7 * nb
     return {"version": d[0], "time": d[1], "step": int(d[2]), "kinetic": d[3],
             "potential": d[4], "bodies": bodies, "q": d[q0:q0 + nc],
-            "qd": d[q0 + nc:q0 + 2 * nc], "u": d[q0 + 2 * nc:q0 + 2 * nc + ni]}
+            "qd": d[q0 + nc:q0 + 2 * nc], "u": d[q0 + 2 * nc:q0 + 2 * nc + ni],
+            "signals": d[q0 + 2 * nc + ni:]}
 
 
 def next_frame(ws, limit=500):
@@ -111,6 +112,31 @@ def test_stream_matches_get_state(viewer_daemon):
             assert list(f["qd"]) == list(st.msg.rates)
             assert list(f["u"]) == [0.25]
             assert f["kinetic"] == st.msg.energy.kinetic
+        finally:
+            ws.close()
+            c.unload_model(name)
+
+
+def test_stream_carries_signals(viewer_daemon):
+    """A model with control elements: the info names its signals and each pose frame ends with
+    their values, GetState's bits (the page plots them, docs/viewer.md)."""
+    name = unique("vctl")
+    path = os.path.join(os.environ.get("PARTITA_ROOT", "."), "configs", "models",
+                        "pendulum_motor_pid.yaml")
+    with viewer_daemon.client() as c, open(path) as f:
+        c.load_model(f.read(), name=name, format=partita.pb.YAML, mode="lockstep")
+        c.set_state(name, {"hinge": 0.1})
+        c.step(name, 20)
+        st = c.get_state(name, fields=partita.FIELD_ALL)
+        ws, _ = open_ws(viewer_daemon.http_port)
+        try:
+            ws.send(json.dumps({"watch": name}))
+            info = recv_json(ws, "info")["info"]
+            assert info["signals"] == ["angle", "rate", "target", "error", "voltage",
+                                       "motor.y1"]
+            fr = next_frame(ws)
+            assert fr["step"] == 20 and list(fr["signals"]) == list(st.msg.signals)
+            assert fr["signals"][0] == pytest.approx(fr["q"][0], abs=1e-15)   # angle: the hinge
         finally:
             ws.close()
             c.unload_model(name)

@@ -39,6 +39,36 @@ static inline pt_model *load_yaml(const char *text) {
   return m;
 }
 
+// ROOT/configs/models/NAME loaded (ROOT: the project root); exits on failure.
+static inline pt_model *load_config(const char *root, const char *name) {
+  char path[2048];
+  snprintf(path, sizeof(path), "%.1000s/configs/models/%.900s", root, name);
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_file(path, NULL, &m, &err)) {
+    printf("FAIL load %s: %s\n", path, err.msg);
+    exit(1);
+  }
+  return m;
+}
+
+// A 1 kg rod of CoM 0.5 m below a y-axis hinge at the origin, with the inertia (and
+// orientation: YAML keys, or "") given, then `rest` (the model's other sections).
+static inline pt_model *rod_model(const char *inertia, const char *orientation, const char *rest) {
+  char text[4096];
+  snprintf(text, sizeof(text),
+           "model: rod\n"
+           "bodies:\n"
+           "  - {name: rod, mass: 1, inertia: %s, position: [0, 0, -0.5]%s}\n"
+           "joints:\n"
+           "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
+           " axis: [0, 1, 0]}\n%s", inertia, orientation, rest);
+  return load_yaml(text);
+}
+
+#define ROD_INERTIA "[0.1, 0.1, 0.01]"  // inertia of the tests' rod
+#define SLENDER_INERTIA "[0.0833333333333333, 0.0833333333333333, 1e-4]"  // a 1 m rod: J_O = 1/3
+
 static inline double energy(const pt_data *d) {
   return pt_energy_kinetic(d) + pt_energy_potential(d);
 }

@@ -4,12 +4,12 @@
 // count instead. The counted runs must show rebuilds and switches happening (a swinging Panda
 // released from a bent pose and a chain in LU mode, the parallelogram four-bar through its
 // singular positions; the same arm and chain in hybrid mode never rebuild: their joint
-// coordinates are the independent set). A snapshot (pt_data_copy, issue 10, item 5) allocates
-// nothing either, and the copy taken mid-run continues bit-identically to the original, in LU,
-// QR and hybrid mode. Closed loops in joint coordinates (issue 23): the Stewart platform with
-// its leg forces changed every step, the Delta robot, the five-cell chain through its
-// singular positions (rebuilds and switches in joint coordinates), the four-bar with the
-// Cartesian partitions standing in for a while.
+// coordinates are the independent set); control elements of every type too (issue 26). A
+// snapshot (pt_data_copy, issue 10, item 5) allocates nothing either, and the copy taken mid-run
+// continues bit-identically to the original, in LU, QR and hybrid mode. Closed loops in joint
+// coordinates (issue 23): the Stewart platform with its leg forces changed every step, the
+// Delta robot, the five-cell chain through its singular positions (rebuilds and switches in
+// joint coordinates), the four-bar with the Cartesian partitions standing in for a while.
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -264,6 +264,62 @@ static void coupler_run(pt_integrator integ) {
   pt_model_free(m);
 }
 
+// Control elements of every type (issue 26) on a pendulum, on its tree partition (hybrid) and
+// on the Cartesian LU partition: evaluated in every stage and integrated beside the
+// mechanism, an input and a gain changed between steps, no allocation.
+static void controls_run(pt_integrator integ, int mode) {
+  static const char text[] =
+      "model: controlled\n"
+      "bodies:\n"
+      "  - {name: rod, mass: 1, inertia: [0.0833, 0.0833, 0.0001], position: [0, 0, -0.5]}\n"
+      "joints:\n"
+      "  - {name: hinge, type: revolute, body1: ground, body2: rod, point: [0, 0, 0],"
+      " axis: [0, 1, 0]}\n"
+      "forces:\n"
+      "  - {name: drag, type: expression_force, body: rod, point: [0, 0, -1],"
+      " direction: [1, 0, 0], expr: -0.1 * tip_v * abs(tip_v)}\n"
+      "controls:\n"
+      "  - {name: th, type: measure, coordinate: hinge}\n"
+      "  - {name: w, type: measure, rate: hinge}\n"
+      "  - {name: tip_v, type: measure, body: rod, quantity: velocity, axis: x}\n"
+      "  - {name: wy, type: measure, body: rod, quantity: angular_velocity, axis: y}\n"
+      "  - {name: zc, type: measure, body: rod, quantity: position, axis: z}\n"
+      "  - {name: ref, type: input}\n"
+      "  - {name: e, type: sum, inputs: [ref, th], signs: [+, -]}\n"
+      "  - {name: c, type: pid, input: e, kp: 8, ki: 2, kd: 2, tf: 0.02, limit: 6}\n"
+      "  - {name: g, type: gain, input: c, k: 0.5}\n"
+      "  - {name: s, type: saturation, input: g, lower: -2, upper: 2}\n"
+      "  - {name: f, type: transfer_function, input: s, num: [1], den: [0.01, 1]}\n"
+      "  - {name: obs, type: state_space, inputs: [th, wy], A: [[-2, 0], [0, -3]],"
+      " B: [[2, 0], [0, 3]], C: [[1, 0], [0, 1]]}\n"
+      "  - {name: o, type: ode, states: [p], derivatives: ['zc + 0.5 - p + 0 * t']}\n"
+      "  - {name: x, type: expression, expr: 'f + 0.01 * tanh(obs.y1) + 0 * o.p + 0 * w'}\n"
+      "actuators:\n"
+      "  - {name: tau, type: joint_torque, joint: hinge, limit: 5, source: x}\n";
+  pt_model *m = NULL;
+  pt_error err = {0};
+  if (pt_model_load_string(text, strlen(text), 1, "controlled.yaml", NULL, &m, &err)) {
+    CHECK(0, "controlled: %s", err.msg);
+    return;
+  }
+  pt_data *d = pt_data_new(m);
+  pt_set_integrator(d, integ);
+  CHECK(pt_set_partition_mode(d, mode) == PT_OK, "mode %d", mode);
+  pt_set_input(m, d, pt_input_index(m, "ref"), 0.6);
+  pt_counters c;
+  long allocs = count_steps(m, d, 1000, &c);
+  CHECK(pt_set_param(m, d, pt_param_index(m, "c.kp"), 12.0, &err) == PT_OK, "%s", err.msg);
+  pt_set_input(m, d, pt_input_index(m, "ref"), -0.3);
+  allocs += count_steps(m, d, 1000, &c);
+  const double th = pt_coords(d)[0];
+  printf("%-26s %s mode %d, 2000 steps: %ld allocations; hinge %.4f (asked -0.3)\n",
+         "controlled pendulum", pt_integrator_name(integ), mode, allocs, th);
+  CHECK(allocs == 0, "controls: %ld allocations", allocs);
+  CHECK(th < -0.05 && th > -0.4, "the loop did not take the pendulum towards -0.3: %g", th);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 // Seven links falling onto limits [-0.3, 0.3] on every joint: several limits hit in one step
 // and held together (the coupled complementarity problems), no allocation.
 static void limits_chain(void) {
@@ -433,6 +489,11 @@ int main(int argc, char **argv) {
   loop_limits_run(PT_INT_RK4, PT_MODE_QR);
   coupler_run(PT_INT_RK4);
   coupler_run(PT_INT_ABM4);
+  controls_run(PT_INT_RK4, PT_MODE_HYBRID);
+  controls_run(PT_INT_ABM4, PT_MODE_HYBRID);
+  controls_run(PT_INT_EULER, PT_MODE_HYBRID);
+  controls_run(PT_INT_RK4, PT_MODE_LU);
+  controls_run(PT_INT_ABM4, PT_MODE_QR);
   for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
     const char *file = runs[k].file;
     pt_model *m = load(root, file);

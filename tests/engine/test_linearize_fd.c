@@ -109,18 +109,6 @@ static int fd_check(const pt_model *m, const pt_data *d0, const char *const *sta
   return 0;
 }
 
-static pt_model *load_config(const char *root, const char *name) {
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/configs/models/%s", root, name);
-  pt_model *m = NULL;
-  pt_error err = {0};
-  if (pt_model_load_file(path, NULL, &m, &err)) {
-    printf("FAIL load %s: %s\n", path, err.msg);
-    exit(1);
-  }
-  return m;
-}
-
 static void test_chain7(const char *root) {
   pt_model *m = load_config(root, "chain7.yaml");
   pt_data *d = pt_data_new(m);

@@ -89,18 +89,6 @@ static void same(const pt_model *m, const pt_data *d, const char *const *states,
   pt_linearization_free(g);
 }
 
-static pt_model *load_config(const char *root, const char *name) {
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/configs/models/%s", root, name);
-  pt_model *m = NULL;
-  pt_error err = {0};
-  if (pt_model_load_file(path, NULL, &m, &err)) {
-    printf("FAIL load %s: %s\n", path, err.msg);
-    exit(1);
-  }
-  return m;
-}
-
 // Joint coordinate i (the first ndof coordinates on a tree) at q0 + 0.1 i, rate v0 - 0.2 i;
 // inputs 0.5 - 0.3 i.
 static void set_all(const pt_model *m, pt_data *d, double q0, double v0) {

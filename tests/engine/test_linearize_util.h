@@ -24,17 +24,23 @@ static inline void set_named(const pt_model *m, pt_data *d, const char *const *n
   }
 }
 
-static inline pt_linearization *linearize(const pt_model *m, const pt_data *d,
-                                          const char *const *states, int ns,
-                                          const char *const *outputs, int ny) {
-  pt_linearize_options o = {states, ns, NULL, 0, outputs, ny, PT_LIN_SPARSE};
+// pt_linearize with these options; exits on failure.
+static inline pt_linearization *linearize_with(const pt_model *m, const pt_data *d,
+                                               const pt_linearize_options *o) {
   pt_linearization *r = NULL;
   pt_error err = {0};
-  if (pt_linearize(m, d, &o, &r, &err)) {
+  if (pt_linearize(m, d, o, &r, &err)) {
     printf("FAIL linearize: %s\n", err.msg);
     exit(1);
   }
   return r;
+}
+
+static inline pt_linearization *linearize(const pt_model *m, const pt_data *d,
+                                          const char *const *states, int ns,
+                                          const char *const *outputs, int ny) {
+  const pt_linearize_options o = {states, ns, NULL, 0, outputs, ny, PT_LIN_SPARSE};
+  return linearize_with(m, d, &o);
 }
 
 static inline double max_abs_eig(const pt_linearization *r) {

@@ -63,6 +63,8 @@ class Tutorial(unittest.TestCase):
             os.chmod(path, 0o755)
         work = os.path.join(tmp, "work")
         os.makedirs(work)
+        # the text also names the repository's example models (configs/models/...)
+        os.symlink(os.path.join(ROOT, "configs"), os.path.join(work, "configs"))
         env = clean_env()
         env["PATH"] = bindir + os.pathsep + env["PATH"]
         env["PARTITA_CONNECT"] = "127.0.0.1:%d" % tcp
@@ -172,6 +174,22 @@ class Tutorial(unittest.TestCase):
         self.assertLess(float(m.group(2)), 0.05, live)   # balanced, whatever the pace
         self.assertEqual(live.count("cartpole  t = "), 3, live)   # partita watch --count 3
         self.assertIn("overruns", live)                           # partita stats
+        self.check_model_controller(outputs)
+
+    def check_model_controller(self, outputs):
+        """Section 8: the LQR as control elements holds the pole from 0.2 rad, and the
+        closed loop's eigenvalues are those the text prints (A - B K, K to 3 decimals)."""
+        body = self.output_of(outputs, "simulate configs/models/cartpole_lqr.yaml")
+        rows = [line.split(",") for line in body.strip().splitlines()]
+        col = rows[0].index("hinge")
+        csv = [r for r in rows[1:] if len(r) == len(rows[0])]
+        self.assertLess(abs(float(csv[-1][col])), 1e-3, csv[-1])
+        text = body[body.index("eigenvalues"):].splitlines()[2:6]
+        eig = sorted((float(line.split()[0]), abs(float(line.split()[1]))) for line in text)
+        for (re_, im), (want_re, want_im) in zip(eig, [(-4.484, 1.464), (-4.484, 1.464),
+                                                       (-1.076, 0.913), (-1.076, 0.913)]):
+            self.assertAlmostEqual(re_, want_re, delta=6e-4)
+            self.assertAlmostEqual(im, want_im, delta=6e-4)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ of partitad (Client).
 
 from ._pb import pb
 from .client import (DEFAULT_HOST, DEFAULT_PORT, FIELD_ACCELERATIONS, FIELD_ALL, FIELD_BODIES,
-                     FIELD_COORDINATES, FIELD_DEFAULT, FIELD_ENERGY, FIELD_INPUTS,
+                     FIELD_CONTROLS, FIELD_COORDINATES, FIELD_DEFAULT, FIELD_ENERGY, FIELD_INPUTS,
                      FIELD_RATES, FIELD_RESIDUAL, PROTOCOL_VERSION, Client, ConnectionClosed,
                      PartitaError, State, matrix_to_numpy, mode_name, mode_value,
                      parse_address)
@@ -33,5 +33,5 @@ __all__ = [
     "encode_varint", "matrix_to_numpy", "mode_name", "mode_value", "parse_address",
     "PROTOCOL_VERSION", "DEFAULT_HOST", "DEFAULT_PORT", "FIELD_COORDINATES", "FIELD_RATES",
     "FIELD_ACCELERATIONS", "FIELD_INPUTS", "FIELD_BODIES", "FIELD_ENERGY", "FIELD_RESIDUAL",
-    "FIELD_DEFAULT", "FIELD_ALL", "read_recording", "Recording", "RecordingError",
+    "FIELD_DEFAULT", "FIELD_CONTROLS", "FIELD_ALL", "read_recording", "Recording", "RecordingError",
 ]

@@ -28,6 +28,7 @@ FIELD_INPUTS = pb.FIELD_INPUTS
 FIELD_BODIES = pb.FIELD_BODIES
 FIELD_ENERGY = pb.FIELD_ENERGY
 FIELD_RESIDUAL = pb.FIELD_RESIDUAL
+FIELD_CONTROLS = pb.FIELD_CONTROLS          # control states, signals, tuned parameters
 FIELD_DEFAULT = pb.FIELD_DEFAULT
 FIELD_ALL = pb.FIELD_ALL
 
@@ -106,6 +107,12 @@ class State:
         self.inputs = np.array(msg.inputs, dtype=float)
         self.coordinate_names = list(msg.coordinate_names)
         self.input_names = list(msg.input_names)
+        # FIELD_CONTROLS (docs/controls.md): names in responses, ModelInfo's in frames
+        self.control_states = np.array(msg.control_states, dtype=float)
+        self.signals = np.array(msg.signals, dtype=float)
+        self.parameters = np.array(msg.parameters, dtype=float)
+        self.signal_names = list(msg.signal_names)
+        self.control_state_names = list(msg.control_state_names)
         self.energy = None
         if msg.HasField("energy"):
             e = msg.energy
@@ -127,6 +134,12 @@ class State:
 
     def rate(self, name):
         return self.rates[self.coordinate_names.index(name)]
+
+    def signal(self, name):
+        return self.signals[self.signal_names.index(name)]
+
+    def control_state(self, name):
+        return self.control_states[self.control_state_names.index(name)]
 
     def as_dict(self):
         names = self.coordinate_names
@@ -350,10 +363,18 @@ class Client:
     def reset(self, model):
         return State(self.request("reset", pb.Reset(model=model)).state)
 
-    def set_state(self, model, coordinates=None, rates=None):
+    def set_state(self, model, coordinates=None, rates=None, control_states=None):
         msg = pb.SetState(model=model, coordinates=_named(coordinates or {}),
-                          rates=_named(rates or {}))
+                          rates=_named(rates or {}),
+                          control_states=_named(control_states or {}))
         return State(self.request("set_state", msg).state)
+
+    def set_parameters(self, model, values):
+        """Control elements' parameters {"pid.kp": 2.0, ...} (ModelInfo.parameters), applied
+        on the model's thread between two steps, all or none; answers the State after (with
+        FIELD_CONTROLS: .parameters as now tuned)."""
+        msg = pb.SetParameters(model=model, values=_named(values))
+        return State(self.request("set_parameters", msg).state)
 
     def set_inputs(self, model, values=None, by_index=None):
         """values: {name: value}; by_index: {index: value} or a sequence for inputs 0..n-1."""

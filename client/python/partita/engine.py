@@ -161,6 +161,50 @@ class Data:
     def reset(self):
         lib.pt_data_reset(self.model._m, self._d)
 
+    # control elements (docs/controls.md)
+    @property
+    def signals(self):
+        """The signals at the state held now (Model.signal_names order)."""
+        return _vec(lib.pt_signals(self._d), self.model.nsignal)
+
+    @property
+    def control_states(self):
+        """The control states (Model.control_state_names order)."""
+        return _vec(lib.pt_control_states(self._d), self.model.ncontrol_state)
+
+    @property
+    def parameters(self):
+        """{name: value} of the control elements' tunable parameters, as tuned."""
+        v = _vec(lib.pt_params(self._d), len(self.model.parameter_names))
+        return dict(zip(self.model.parameter_names, v.tolist()))
+
+    def signal(self, name):
+        return self.signals[self.model.signal_names.index(name)]
+
+    def set_control_states(self, values):
+        """Control states by name ({"pid.integral": 0.2}); the state is evaluated again."""
+        m = self.model
+        for name, v in values.items():
+            i = lib.pt_control_state_index(m._m, name.encode())
+            if i < 0:
+                raise KeyError("model '%s' has no control state '%s' (control states: %s)"
+                               % (m.name, name, ", ".join(m.control_state_names)))
+            idx, val, err = ffi.new("int *", i), ffi.new("double *", float(v)), \
+                ffi.new("pt_error *")
+            _check(lib.pt_set_control_states(m._m, self._d, idx, val, 1, err), err)
+
+    def set_parameters(self, values):
+        """Control parameters by name ({"pid.kp": 2.0}), from the next step on; a refused
+        value raises EngineError with the reason (the ones before it are kept)."""
+        m = self.model
+        for name, v in values.items():
+            i = lib.pt_param_index(m._m, name.encode())
+            if i < 0:
+                raise KeyError("model '%s' has no parameter '%s' (parameters: %s)"
+                               % (m.name, name, ", ".join(m.parameter_names)))
+            err = ffi.new("pt_error *")
+            _check(lib.pt_set_param(m._m, self._d, i, float(v), err), err)
+
     def copy(self):
         """A snapshot: continues bit-identically."""
         c = Data(self.model)
@@ -244,6 +288,16 @@ class Model:
                                for i in range(lib.pt_model_nactuator(m))]
         self.motion_names = [_str(lib.pt_motion_name(m, i))
                              for i in range(lib.pt_model_nmotion(m))]
+        # control elements (docs/controls.md)
+        self.nsignal = lib.pt_model_nsignal(m)
+        self.ncontrol_state = lib.pt_model_ncontrol_state(m)
+        self.signal_names = [_str(lib.pt_signal_name(m, i)) for i in range(self.nsignal)]
+        self.control_state_names = [_str(lib.pt_control_state_name(m, i))
+                                    for i in range(self.ncontrol_state)]
+        self.parameter_names = [_str(lib.pt_param_name(m, i))
+                                for i in range(lib.pt_model_nparam(m))]
+        self.input_sources = [_str(lib.pt_input_source(m, i)) if lib.pt_input_source(m, i)
+                              != ffi.NULL else "" for i in range(self.ninput)]
         self.integrator = _str(lib.pt_integrator_name(lib.pt_model_integrator(m)))
         self.default_data = Data(self)
 
@@ -399,7 +453,7 @@ class Model:
         err = ffi.new("pt_error *")
         _check(lib.pt_linearize(self._m, d._d, opt, out, err), err)
         r = ffi.gc(out[0], lib.pt_linearization_free)
-        n2, nz, nu, ny = 2 * r.nz, r.nz, r.nu, r.ny
+        n2, nz, nu, ny = 2 * r.nz + r.nd, r.nz, r.nu, r.ny  # with the control states
 
         def mat(p, rows, cols):
             return _vec(p, rows * cols).reshape(rows, cols)

@@ -191,6 +191,8 @@ def read_recording(path):
                 rec.coordinate_names = split(cmeta.get("coordinates", ""))
                 rec.input_names = split(cmeta.get("inputs", ""))
                 rec.body_names = split(cmeta.get("bodies", ""))
+                rec.control_state_names = split(cmeta.get("control_states", ""))
+                rec.signal_names = split(cmeta.get("signals", ""))
     if "state" not in kinds.values():
         raise RecordingError("no state channel" + ("" if rec.complete else ": " + rec.note))
     msgs = sorted((seq, kinds[cid], raw) for cid, seq, t, raw in rec._messages if cid in kinds)
@@ -213,6 +215,10 @@ def read_recording(path):
     rec.rates = vec(states, "rates", nc)
     rec.accelerations = vec(states, "accelerations", nc)
     rec.inputs = vec(states, "inputs", ni)
+    # control elements (FIELD_CONTROLS): states, signals, tuned parameters (ModelInfo orders)
+    for attr in ("control_states", "signals", "parameters"):
+        n = max((len(getattr(f, attr)) for f in states), default=0)
+        setattr(rec, attr, vec(states, attr, n))
     rec.kinetic = np.array([f.energy.kinetic if f.HasField("energy") else np.nan
                             for f in states])
     rec.potential = np.array([f.energy.potential if f.HasField("energy") else np.nan
@@ -223,7 +229,7 @@ def read_recording(path):
                                  for f in states])
     rec.overran = np.array([f.overran for f in states], dtype=bool)
     rec.wall_time_ns = np.array([f.wall_time_ns for f in states], dtype=np.int64)
-    kind_names = {0: "inputs", 1: "reset", 2: "set_state", 3: "watchdog"}
+    kind_names = {0: "inputs", 1: "reset", 2: "set_state", 3: "watchdog", 4: "parameters"}
     rec.input_step = np.array([i.step for i in inputs], dtype=np.int64)
     rec.input_time = np.array([i.time for i in inputs])
     rec.input_session = np.array([i.session for i in inputs], dtype=np.uint64)
@@ -231,6 +237,8 @@ def read_recording(path):
     rec.input_kind = [kind_names.get(i.kind, str(i.kind)) for i in inputs]
     rec.input_values = np.full((len(inputs), ni), np.nan)
     for r, i in enumerate(inputs):
+        if i.kind == pb.RecordedInput.PARAMETERS:   # values of parameters, not inputs
+            continue
         for idx, v in zip(i.index, i.values):
             if idx < ni:
                 rec.input_values[r, idx] = v

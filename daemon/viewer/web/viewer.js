@@ -6,7 +6,8 @@
 // REQUEST and ServerMessage are the protocol's messages (proto/partita.proto) in JSON with
 // the .proto field names. A pose frame is a Float64Array: version, time, step, kinetic,
 // potential, overran, mode, nb, nc, ni, then x y z e0 e1 e2 e3 per body, q (nc), qd (nc),
-// u (ni). The scene is z-up like the models.
+// u (ni), the control signals (ModelInfo.signals, docs/controls.md). The scene is z-up like
+// the models.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -345,12 +346,24 @@ function buildInputs(mi) {
   const box = $('inputs');
   box.innerHTML = '';
   if (!(mi.inputs || []).length) box.innerHTML = '<span class="muted">none</span>';
-  for (const name of mi.inputs || []) {
+  (mi.inputs || []).forEach((name, i) => {
     const row = document.createElement('div');
     row.className = 'input-row';
     const label = document.createElement('span');
     label.textContent = name;
     label.title = name;
+    const source = (mi.input_sources || [])[i];
+    if (source) {   // driven by a control signal (docs/controls.md): shown, not set here
+      const v = document.createElement('input');
+      v.type = 'number';
+      v.disabled = true;
+      v.dataset.inputBox = name;
+      v.title = 'driven by signal ' + source;
+      label.textContent = name + ' <- ' + source;
+      row.append(label, v);
+      box.appendChild(row);
+      return;
+    }
     const slider = document.createElement('input');
     slider.type = 'range';
     slider.min = -10; slider.max = 10; slider.step = 0.05; slider.value = 0;
@@ -369,7 +382,7 @@ function buildInputs(mi) {
     };
     row.append(label, slider, num);
     box.appendChild(row);
-  }
+  });
 }
 
 $('btn-pause').onclick = () => info && request('set_mode', { model: info.name, mode: 'PAUSED' });
@@ -390,10 +403,12 @@ function onFrame(f) {
   const nb = f[7], nc = f[8], ni = f[9];
   const first = !last;
   if (last && last.mode !== f[6]) send({ models: 1 });   // the list shows each model's mode
+  const ns = (info.signals || []).length, so = HEAD + 7 * nb + 2 * nc + ni;
   last = { time: f[1], step: f[2], kinetic: f[3], potential: f[4], overran: f[5], mode: f[6],
            q: f.subarray(HEAD + 7 * nb, HEAD + 7 * nb + nc),
            qd: f.subarray(HEAD + 7 * nb + nc, HEAD + 7 * nb + 2 * nc),
-           u: f.subarray(HEAD + 7 * nb + 2 * nc, HEAD + 7 * nb + 2 * nc + ni) };
+           u: f.subarray(HEAD + 7 * nb + 2 * nc, so),
+           sig: f.length >= so + ns ? f.subarray(so, so + ns) : new Float64Array(ns).fill(NaN) };
   for (let b = 0; b < nb && b < bodies.length; b++) {
     const o = HEAD + 7 * b;
     bodies[b].position.set(f[o], f[o + 1], f[o + 2]);
@@ -423,6 +438,7 @@ function seriesValue(key, fr) {
     return name === 'kinetic' ? fr.kinetic : name === 'potential' ? fr.potential
       : fr.kinetic + fr.potential;
   }
+  if (kind === 'sig') return fr.sig[(info.signals || []).indexOf(name)];
   const i = (info.coordinates || []).indexOf(name);
   return kind === 'q' ? fr.q[i] : fr.qd[i];
 }
@@ -433,6 +449,7 @@ function buildPlotChoices(mi) {
   plot.chosen.clear();
   const keys = [];
   for (const c of mi.coordinates || []) keys.push('q:' + c, 'qd:' + c);
+  for (const s of mi.signals || []) keys.push('sig:' + s);   // the control signals
   keys.push('energy:total', 'energy:kinetic', 'energy:potential');
   if (mi.coordinates && mi.coordinates.length) {
     plot.chosen.add('q:' + mi.coordinates[0]);
@@ -446,7 +463,8 @@ function buildPlotChoices(mi) {
     cb.dataset.series = k;
     cb.onchange = () => { if (cb.checked) plot.chosen.add(k); else plot.chosen.delete(k); };
     const [kind, name] = k.split(':');
-    label.append(cb, ' ' + (kind === 'qd' ? name + '.rate' : kind === 'energy' ? name + ' energy' : name));
+    label.append(cb, ' ' + (kind === 'qd' ? name + '.rate' : kind === 'energy' ? name + ' energy'
+      : kind === 'sig' ? 'signal ' + name : name));
     box.appendChild(label);
   }
   clearPlots();
@@ -518,9 +536,9 @@ function drawLines(canvas, xs, lines, marks, title) {
 
 function drawPlots() {
   const lines = [...plot.chosen].filter((k) => plot.series[k])
-    .map((k) => ({ name: k.replace(/^qd:(.*)/, '$1.rate').replace(/^q:|^energy:/, ''),
+    .map((k) => ({ name: k.replace(/^qd:(.*)/, '$1.rate').replace(/^q:|^energy:|^sig:/, ''),
                    values: plot.series[k] }));
-  drawLines($('plot'), plot.t, lines, [], 'coordinates, rates, energy vs time');
+  drawLines($('plot'), plot.t, lines, [], 'coordinates, rates, signals, energy vs time');
   drawLines($('timing'), timing.t, [
     { name: 'step us max', values: timing.stepMax },
     { name: 'step us p99', values: timing.stepP99 },

@@ -19,6 +19,10 @@
 // Approach 4: once the damped motion has slowed down, Newton finishes from there.
 // Time-dependent motions are frozen at the data's time: Phi = c(q) - f(t0), nu = 0,
 // gamma = -Jdot_c x.
+// Control elements (issue 26): their states X are unknowns after the multipliers, with the
+// equations Xdot(q, X) = 0 at rest (the residual's last nx rows), differentiated by central
+// differences like K; the damped dynamics carry them by explicit Euler; the stability of a
+// model with controls is its closed loop's (the linearization's eigenvalues).
 #include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +45,9 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 typedef struct {
   const pt_model *m;
   pt_data *w;         // the work copy
-  int nz, n, nl;      // nv, nv + nl, ncon + ncoupler + nhold
+  int nz, n, nl;      // nv, nv + nl + nx, ncon + ncoupler + nhold
+  int nx;             // control states (the last nx unknowns and residuals)
+  double *xsave;      // (nx)
   int nhold;          // joint limits held (at a bound, as constraints)
   int *hold_joint;    // (nlimit) joint of each held limit
   int *hold_side;     // (nlimit) -1 lower, +1 upper
@@ -108,6 +114,7 @@ static void residual(eq_work *e, const double *lam, double *R, double *r1, doubl
     R[e->nz + row] = v - m->joint_limit[2 * j + (e->hold_side[h] > 0)];
     hold_rows(e, c, jac, lam[row], R, -1);
   }
+  for (int i = 0; i < e->nx; i++) R[e->n - e->nx + i] = w->ctl_xdot[i];  // Xdot = 0 at rest
   double a1 = 0, a2 = 0;
   for (int i = 0; i < e->nz; i++) a1 = fmax(a1, fabs(R[i]));
   for (int i = e->nz; i < e->n; i++) a2 = fmax(a2, fabs(R[i]));
@@ -214,6 +221,21 @@ static void tangent(eq_work *e, const double *lam) {
     residual(e, lam, e->Rm, &r1, &r2);
     ptu_copy(w->q, e->qsave, m->nq);
     for (int i = 0; i < nz; i++) e->A[(size_t)j * n + i] = (e->Rp[i] - e->Rm[i]) / (2 * h);
+    for (int i = n - e->nx; i < n; i++)
+      e->A[(size_t)j * n + i] = (e->Rp[i] - e->Rm[i]) / (2 * h);
+  }
+  // the control states' columns: d(R1, Xdot)/dX (the rows' do not depend on X)
+  for (int j = 0; j < e->nx; j++) {
+    const int col = n - e->nx + j;
+    const double x = w->ctl_x[j], h = EQ_FD_STEP * fmax(1, fabs(x));
+    w->ctl_x[j] = x + h;
+    residual(e, lam, e->Rp, &r1, &r2);
+    w->ctl_x[j] = x - h;
+    residual(e, lam, e->Rm, &r1, &r2);
+    w->ctl_x[j] = x;
+    for (int i = 0; i < nz; i++) e->A[(size_t)col * n + i] = (e->Rp[i] - e->Rm[i]) / (2 * h);
+    for (int i = n - e->nx; i < n; i++)
+      e->A[(size_t)col * n + i] = (e->Rp[i] - e->Rm[i]) / (2 * h);
   }
   // rows and J^T columns at the unperturbed point
   residual(e, lam, e->R, &r1, &r2);
@@ -284,17 +306,20 @@ static int newton(eq_work *e, int maxit) {
     double alpha = rot > EQ_ROT_STEP ? EQ_ROT_STEP / rot : 1;
     const double phi0 = merit(e, e->R);
     ptu_copy(e->qsave, w->q, m->nq);
+    ptu_copy(e->xsave, w->ctl_x, e->nx);
     int ok = 0;
     for (int ls = 0; ls < 40 && !ok; ls++, alpha *= 0.5) {
       ptu_copy(w->q, e->qsave, m->nq);
       displace(m, w, dx, alpha);
       for (int a = 0; a < e->nl; a++) e->lam_try[a] = e->lam[a] + alpha * dx[nz + a];
+      for (int i = 0; i < e->nx; i++) w->ctl_x[i] = e->xsave[i] + alpha * dx[n - e->nx + i];
       double t1, t2;
       residual(e, e->lam_try, e->Rp, &t1, &t2);
       if (merit(e, e->Rp) <= (1 - 1e-4 * alpha) * phi0 || converged(e, t1, t2)) ok = 1;
     }
     if (!ok) {  // no decrease: at the rounding floor, or stuck at a minimum of |R|
       ptu_copy(w->q, e->qsave, m->nq);
+      ptu_copy(w->ctl_x, e->xsave, e->nx);
       return r1 <= PT_TOL_EQ_FORCE_STUCK * e->fscale && r2 <= PT_TOL_EQ_POS_STUCK * e->pscale;
     }
     ptu_copy(e->lam, e->lam_try, e->nl);
@@ -336,7 +361,10 @@ static int initial_multipliers(eq_work *e) {
 // exactly ncon negative eigenvalues plus one per direction of the constraint manifold along
 // which the potential decreases (inertia of the reduced stiffness Z^T K Z, Z spanning the
 // null space of J). Counted from the D blocks of a Bunch-Kaufman LDL^T. 1 = unstable.
+static int closed_loop_unstable(eq_work *e);
+
 static int unstable(eq_work *e) {
+  if (e->m->ctl) return closed_loop_unstable(e);
   const int n = e->n;
   tangent(e, e->lam);
   double amax = 0;
@@ -361,6 +389,35 @@ static int unstable(eq_work *e) {
     k++;
   }
   return neg > e->nl;
+}
+
+// With control elements the tangent is not symmetric and says nothing of the loop's dynamics:
+// the equilibrium is unstable when its closed-loop linearization (linearize_control.c) has an
+// eigenvalue with a positive real part (beyond rounding: 1e-9 of the largest modulus).
+static int closed_loop_unstable(eq_work *e) {
+  const pt_model *m = e->m;
+  pt_data *d = pt_data_new(m);
+  if (!d) return 0;
+  ptu_copy(d->q, e->w->q, m->nq);
+  ptu_zero(d->qd, m->nq);
+  ptu_copy(d->ctl_x, e->w->ctl_x, m->nctlx);
+  ptu_copy(d->ctl_par, e->w->ctl_par, m->nctlpar);
+  ptu_copy(d->input, e->w->input, m->ninput);
+  ptu_copy(d->coord_ref, e->w->coord_ref, m->ncoord);
+  d->time = e->w->time;
+  pt_error err;
+  pt_linearization *lin = NULL;
+  int bad = 0;
+  if (pt_set_state(m, d, NULL, 0, NULL, 0, &err) == PT_OK &&
+      pt_linearize(m, d, NULL, &lin, &err) == PT_OK) {
+    const int n = 2 * lin->nz + lin->nd;
+    double big = 0;
+    for (int i = 0; i < n; i++) big = fmax(big, hypot(lin->eig[i].re, lin->eig[i].im));
+    for (int i = 0; i < n; i++) bad |= lin->eig[i].re > 1e-9 * fmax(1, big);
+  }
+  pt_linearization_free(lin);
+  pt_data_free(d);
+  return bad;
 }
 
 // Dependent coordinates and velocities after the independent ones moved (seed gcp eq. 10-11).
@@ -439,6 +496,7 @@ static int damped(eq_work *e, int maxsteps, int maxit, int kick, int *steps,
     frozen_rows(m, w);
     pt_forces(m, w);
     if (pt_accelerations(m, w)) return 0;
+    for (int i = 0; i < e->nx; i++) w->ctl_x[i] += h * w->ctl_xdot[i];  // the control states
     double amax = 0;
     for (int i = 0; i < m->ndof; i++) amax = fmax(amax, fabs(w->qdd[w->indep[i]]));
     if (!isfinite(amax)) return 0;
@@ -496,8 +554,13 @@ pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m) {
   r->limit_held = calloc((size_t)m->njoint + 1, sizeof(int));
   r->limit_reaction = calloc((size_t)m->njoint + 1, sizeof(double));
   r->limit_notes = calloc(PT_LIMIT_NOTE_MAX * (size_t)m->njoint + 1, 1);
+  r->ncontrol_state = m->nctlx;
+  r->control_state = calloc((size_t)m->nctlx + 1, sizeof(double));
+  r->ninput = m->ninput;
+  r->input = calloc((size_t)m->ninput + 1, sizeof(double));
   if (!r->q || !r->coord || !r->reaction || !r->motion_effort || !r->lambda ||
-      !r->coupler_effort || !r->limit_held || !r->limit_reaction || !r->limit_notes) {
+      !r->coupler_effort || !r->limit_held || !r->limit_reaction || !r->limit_notes ||
+      !r->control_state || !r->input) {
     pt_equilibrium_result_free(r);
     return NULL;
   }
@@ -515,6 +578,8 @@ void pt_equilibrium_result_free(pt_equilibrium_result *r) {
   free(r->limit_held);
   free(r->limit_reaction);
   free(r->limit_notes);
+  free(r->control_state);
+  free(r->input);
   free(r);
 }
 
@@ -535,15 +600,16 @@ static int work_alloc(const pt_model *m, const pt_data *d, eq_work *e) {
   const int nlmax = m->ncon + m->ncoupler + (m->limits_on ? m->nlimit : 0);
   e->nhold = 0;
   e->nl = m->ncon + m->ncoupler;
-  e->n = m->nv + e->nl;
-  const size_t n = (size_t)(m->nv + nlmax), nq = (size_t)m->nq, nc = (size_t)nlmax;
+  e->nx = m->nctlx;
+  e->n = m->nv + e->nl + e->nx;
+  const size_t n = (size_t)(m->nv + nlmax + e->nx), nq = (size_t)m->nq, nc = (size_t)nlmax;
   e->hold_joint = malloc(sizeof(int) * (2 * (size_t)m->nlimit + 2));
   e->hold_side = e->hold_joint ? e->hold_joint + m->nlimit + 1 : NULL;
   e->w = pt_data_new(m);
   e->A = malloc(sizeof(double) * n * n + 8);
   e->A2 = malloc(sizeof(double) * n * n + 8);
   e->piv = malloc(sizeof(lapack_int) * n + 8);
-  e->R = malloc(sizeof(double) * (5 * n + 4 * nq + 2 * nc) + 8);
+  e->R = malloc(sizeof(double) * (5 * n + 4 * nq + 2 * nc + 2 * (size_t)e->nx) + 8);
   if (!e->w || !e->A || !e->A2 || !e->piv || !e->R || !e->hold_joint) return PT_ENOMEM;
   e->Rp = e->R + n;
   e->Rm = e->Rp + n;
@@ -554,6 +620,7 @@ static int work_alloc(const pt_model *m, const pt_data *d, eq_work *e) {
   e->lam = e->qd0 + 2 * nq;  // 4 nq reserved: qsave, q0, qd0 and one spare
   e->lam_try = e->lam + nc;
   e->sv = e->lam_try + nc;
+  e->xsave = e->sv + n;  // then the control states at the start (pt_equilibrium)
   return pt_data_copy(m, e->w, d);
 }
 
@@ -630,7 +697,7 @@ static int hold_new(eq_work *e, int beyond) {
     added++;
   }
   e->nl = m->ncon + m->ncoupler + e->nhold;
-  e->n = e->nz + e->nl;
+  e->n = e->nz + e->nl + e->nx;
   return added;
 }
 
@@ -653,7 +720,7 @@ static int hold_release(eq_work *e) {
   }
   e->nhold = k;
   e->nl = base + k;
-  e->n = e->nz + e->nl;
+  e->n = e->nz + e->nl + e->nx;
   return released;
 }
 
@@ -677,7 +744,8 @@ static int settle(eq_work *e, int ok, int maxit) {
 int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_options *opt,
                    pt_equilibrium_result *res, pt_error *err) {
   if (!res || res->nq != m->nq || res->ncoord != m->ncoord || res->njoint != m->njoint ||
-      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler)
+      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler ||
+      res->ncontrol_state != m->nctlx || res->ninput != m->ninput)
     return pt_error_set(err, PT_EINVAL, "equilibrium: result not made for model \"%s\"",
                         m->name);
   if (m->nbody == 0) return pt_error_set(err, PT_EPRECOND, "model has no moving body");
@@ -697,6 +765,8 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   pt_data *w = e.w;
   double *qstart = e.q0;
   ptu_copy(qstart, w->q, m->nq);
+  double *xstart = e.xsave + e.nx;  // (the buffer's spare nx)
+  ptu_copy(xstart, w->ctl_x, e.nx);
   initial_multipliers(&e);
   hold_new(&e, 0);  // limits at or beyond a bound at the start: held there
   int steps = 0, ok = settle(&e, newton(&e, o.max_iterations), o.max_iterations);
@@ -705,8 +775,9 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   if (dropped) {
     e.nhold = 0;
     e.nl = m->ncon + m->ncoupler;
-    e.n = e.nz + e.nl;
+    e.n = e.nz + e.nl + e.nx;
     ptu_copy(w->q, qstart, m->nq);
+    ptu_copy(w->ctl_x, xstart, e.nx);
     track_coords(m, w);
     initial_multipliers(&e);
     ok = newton(&e, o.max_iterations);
@@ -719,6 +790,7 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
     // a start that is itself an unstable equilibrium needs a kick to leave it
     const int kick = ok && e.iterations == 0;
     ptu_copy(w->q, qstart, m->nq);
+    ptu_copy(w->ctl_x, xstart, e.nx);
     track_coords(m, w);
     ok = damped(&e, o.max_damped_steps, o.max_iterations, kick, &steps, 1);
     stable = ok == 1;
@@ -735,7 +807,7 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
           dropped = 1;
           e.nhold = 0;
           e.nl = m->ncon + m->ncoupler;
-          e.n = e.nz + e.nl;
+          e.n = e.nz + e.nl + e.nx;
           ptu_copy(w->q, e.q0, m->nq);
           track_coords(m, w);
           initial_multipliers(&e);
@@ -762,6 +834,8 @@ int pt_equilibrium(const pt_model *m, const pt_data *d, const pt_equilibrium_opt
   }
   res->time = w->time;
   ptu_copy(res->q, w->q, m->nq);
+  ptu_copy(res->control_state, w->ctl_x, m->nctlx);
+  ptu_copy(res->input, w->input, m->ninput);
   for (int i = 0; i < m->ncoord; i++) {
     double jac[12], jdx;
     pt_measure(m, w, i, res->coord + i, jac, &jdx);
@@ -806,12 +880,21 @@ int pt_equilibrium_apply(const pt_model *m, pt_data *d, const pt_equilibrium_res
   for (int i = 0; i < m->nq; i++)
     if (!isfinite(res->q[i]))
       return pt_error_set(err, PT_EINVAL, "equilibrium: result not finite");
+  if (res->ncontrol_state != m->nctlx)
+    return pt_error_set(err, PT_EINVAL, "equilibrium: result not made for model \"%s\"",
+                        m->name);
+  for (int i = 0; i < m->nctlx; i++)
+    if (!isfinite(res->control_state[i]))
+      return pt_error_set(err, PT_EINVAL, "equilibrium: result not finite");
   const size_t nq = (size_t)m->nq;
-  double *save = malloc(sizeof(double) * (2 * nq + (size_t)m->ncoord) + 8);
+  double *save = malloc(sizeof(double) * (2 * nq + (size_t)m->ncoord + (size_t)m->nctlx) + 8);
   if (!save) return pt_error_set(err, PT_ENOMEM, "equilibrium: out of memory");
+  double *xsave = save + 2 * nq + m->ncoord;
   ptu_copy(save, d->q, m->nq);
   ptu_copy(save + nq, d->qd, m->nq);
   ptu_copy(save + 2 * nq, d->coord_ref, m->ncoord);
+  ptu_copy(xsave, d->ctl_x, m->nctlx);
+  ptu_copy(d->ctl_x, res->control_state, m->nctlx);
   ptu_copy(d->q, res->q, m->nq);
   ptu_zero(d->qd, m->nq);
   ptu_copy(d->coord_ref, res->coord, m->ncoord);
@@ -821,6 +904,7 @@ int pt_equilibrium_apply(const pt_model *m, pt_data *d, const pt_equilibrium_res
     ptu_copy(d->q, save, m->nq);
     ptu_copy(d->qd, save + nq, m->nq);
     ptu_copy(d->coord_ref, save + 2 * nq, m->ncoord);
+    ptu_copy(d->ctl_x, xsave, m->nctlx);
     pt_partition_free(d);
     d->acc_valid = 0;
     pt_forward(m, d);

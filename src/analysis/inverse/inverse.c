@@ -99,6 +99,8 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
   // the followers and the held limits join a request
   const size_t nr = (size_t)maxreq + (size_t)m->ncoupler + (size_t)m->nlimit;
   r->maxreq = maxreq;
+  r->ninput = m->ninput;
+  r->input = calloc((size_t)m->ninput + 1, sizeof(double));
   r->ncoupler = m->ncoupler;
   r->coupler_effort = calloc((size_t)m->ncoupler + 1, sizeof(double));
   r->cpl_req = calloc(nr + 1, sizeof(pt_assign));
@@ -139,7 +141,7 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
       return NULL;
     }
   }
-  if (!r->limit_held || !r->limit_reaction || !r->limit_notes || !r->limit_why ||
+  if (!r->limit_held || !r->limit_reaction || !r->limit_notes || !r->limit_why || !r->input ||
       !r->coupler_effort || !r->cpl_req || !r->iwrk || !r->coord_actuator || !r->req_coord || !r->req_actuator || !r->req_effort || !r->motion_effort ||
       !r->coord ||
       !r->coord_rate || !r->coord_acc || !r->reaction || !r->xdd || !r->lambda || !r->wrk) {
@@ -151,6 +153,7 @@ pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq) {
 
 void pt_inverse_result_free(pt_inverse_result *r) {
   if (!r) return;
+  free(r->input);
   free(r->req_coord);
   free(r->req_actuator);
   free(r->req_effort);
@@ -186,7 +189,7 @@ static void limits_clear(const pt_model *m, pt_inverse_result *res) {
 
 static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error *err) {
   if (!res || res->ncoord != m->ncoord || res->njoint != m->njoint ||
-      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler)
+      res->nmotion != m->nmotion || res->ncoupler != m->ncoupler || res->ninput != m->ninput)
     return pt_error_set(err, PT_EINVAL, "inverse dynamics: result not made for model \"%s\"",
                         m->name);
   return PT_OK;
@@ -226,6 +229,7 @@ static void fill_forces(const pt_model *m, const pt_data *d, pt_inverse_result *
     res->motion_effort[i] = a >= 0 ? 0.0 - res->lambda[a] : 0;  // 0 - x: no -0
   }
   pt_reactions_from(m, d, res->lambda, res->reaction);
+  ptu_copy(res->input, d->input, m->ninput);  // the drives' supplies as evaluated (pt_forces)
   res->time = d->time;
 }
 

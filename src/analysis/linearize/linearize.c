@@ -127,7 +127,7 @@ static void coord_ptd_grads(const pt_model *m, const pt_data *w, const ptd_coord
   ptd_coord_jac(m, w, c, g->sq);
   if (c->meas < 0) {
     g->body[0] = c->body, g->body[1] = PT_GROUND;
-    if (c->comp < 3) return;
+    if (c->comp < 3 || c->comp >= 6) return;  // a position; an angular velocity (rate only)
     // rotation vector phi of the attitude: phidot = J_l^-1(phi) omega, at phi = 0:
     // sdot_q = omega~ / 2, sddot_q = omegadot~ / 2 + omega~ omega~ / 6, sddot_u = 0
     const int k = c->body, i = c->comp - 3;
@@ -167,7 +167,7 @@ static int eig_cmp(const void *pa, const void *pb) {
 }
 
 static int eigenvalues(pt_linearization *r) {
-  const int n = 2 * r->nz;
+  const int n = 2 * r->nz + r->nd;
   if (n == 0) return PT_OK;
   double *a = malloc(sizeof(double) * (size_t)(n * n + 2 * n));
   if (!a) return PT_ENOMEM;
@@ -188,13 +188,12 @@ static int eigenvalues(pt_linearization *r) {
   return PT_OK;
 }
 
+int ptd_eigenvalues(pt_linearization *r) { return eigenvalues(r); }
+
 // ---------------------------------------------------------------------------------------------
 // Names
 
-typedef struct {
-  ptd_coord c;
-  int kind;   // 0 value, 1 rate, 2 acceleration
-} output;
+typedef ptd_output output;
 
 static int ends_with(const char *s, const char *suf, size_t *stem) {
   size_t n = strlen(s), k = strlen(suf);
@@ -294,12 +293,12 @@ static int follower_k(const pt_model *m, int c) {
 }
 static int nfollow(const pt_model *m) { return m->ncoupler; }
 
-static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, int *ncand,
-                   int *nu, int *ny, pt_error *err) {
+static int resolve(const pt_model *m, const pt_linearize_options *o, const ptd_request *req,
+                   work *k, int *ncand, int *nu, int *ny, pt_error *err) {
   const int nst = o->nstates > 0 && o->states ? o->nstates : 0;
   *ncand = nst ? nst : m->njcoord - nfollow(m);
-  *nu = o->ninputs > 0 && o->inputs ? o->ninputs : m->ninput;
-  *ny = o->noutputs > 0 && o->outputs ? o->noutputs : 0;
+  *nu = req ? req->nu : o->ninputs > 0 && o->inputs ? o->ninputs : m->ninput;
+  *ny = req ? req->ny : o->noutputs > 0 && o->outputs ? o->noutputs : 0;
   const int ncoords = m->ncoord + 6 * m->nbody;  // names there are: more must repeat one
   if (nst > ncoords || *nu > m->ninput || *ny > 3 * ncoords)
     return pt_error_set(err, PT_EINVAL, "%d states, %d inputs, %d outputs requested: model "
@@ -330,6 +329,11 @@ static int resolve(const pt_model *m, const pt_linearize_options *o, work *k, in
       return pt_error_set(err, PT_EINVAL, "state \"%s\" follows coupler \"%s\": name its "
                           "leader \"%s\" (the follower's motion follows from it)", nm,
                           m->coupler_name[f], m->joint_name[m->coupler_joint[2 * f + 1]]);
+  }
+  if (req) {  // resolved by the caller (linearize_control.c)
+    if (*nu) memcpy(k->inputs, req->inputs, sizeof(int) * (size_t)*nu);
+    if (*ny) memcpy(k->outs, req->outs, sizeof(output) * (size_t)*ny);
+    return PT_OK;
   }
   for (int i = 0; i < *nu; i++) {
     if (o->ninputs > 0 && o->inputs) {
@@ -677,6 +681,8 @@ static int operating_point(pt_linearizer *lz, const pt_data *d, work *k, int z, 
   ptu_copy(k->w->q, d->q, m->nq);
   ptu_copy(k->w->qd, d->qd, m->nq);
   ptu_copy(k->w->input, d->input, m->ninput);
+  ptu_copy(k->w->ctl_x, d->ctl_x, m->nctlx);      // the control elements' state and gains:
+  ptu_copy(k->w->ctl_par, d->ctl_par, m->nctlpar);  // the signals driving inputs follow them
   ptu_copy(k->w->coord_ref, d->coord_ref, m->ncoord);
   k->w->time = d->time;
   return PT_OK;
@@ -897,8 +903,19 @@ static int linearize_by_augmented(const pt_model *m, pt_linearizer *lz,
   return finish(k, r, flags, out, err);
 }
 
+const pt_model *ptd_linearizer_model(const pt_linearizer *lz) { return lz->m; }
+pt_data *ptd_linearizer_work(pt_linearizer *lz) { return lz->w; }
+
 int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
                       int flags, pt_linearization **out, pt_error *err) {
+  if (lz && lz->m->ctl)  // with the control elements: the closed loop (linearize_control.c)
+    return ptd_linearize_controls(lz, d, opt, flags, out, err);
+  return ptd_linearize_mechanism(lz, d, opt, NULL, flags, out, err);
+}
+
+int ptd_linearize_mechanism(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
+                            const ptd_request *req, int flags, pt_linearization **out,
+                            pt_error *err) {
   static const pt_linearize_options none;
   if (!out) return pt_error_set(err, PT_EINVAL, "no result pointer");
   *out = NULL;
@@ -915,7 +932,7 @@ int pt_linearize_with(pt_linearizer *lz, const pt_data *d, const pt_linearize_op
   work k;
   memset(&k, 0, sizeof(k));
   int ncand = 0, nu = 0, ny = 0, tree = 0;
-  int rc = resolve(m, opt, &k, &ncand, &nu, &ny, err);
+  int rc = resolve(m, opt, req, &k, &ncand, &nu, &ny, err);
   if (!rc) rc = operating_point(lz, d, &k, z, err);
   if (!rc) rc = choose_method(m, lz, opt, &k, &ncand, &z, &tree, err);
   if (!rc) rc = choose_states(m, lz, &k, ncand, tree, err);

@@ -317,6 +317,7 @@ int ptd_force_partials(const pt_model *m, const pt_data *d, pt_data *s, double *
       break;
     }
     case PT_FORCE_TORQUE:
+    case PT_FORCE_EXPRESSION:  // a driven actuator (compile_control.c)
       break;
     }
   }

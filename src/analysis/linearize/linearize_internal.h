@@ -73,6 +73,9 @@ typedef struct {
   int comp;   // internal: 0..5
 } ptd_coord;
 
+// comp 6-8 (internal, never parsed from a name): a body's angular velocity component, as the
+// rate of an attitude increment about that global axis (Jacobian e_pi, no quadratic term):
+// the control elements' angular_velocity measures (linearize_control.c), named "BODY.wx".
 void ptd_coord_name(const pt_model *m, const ptd_coord *c, char *out, size_t cap);
 int ptd_coord_parse(const pt_model *m, const char *name, ptd_coord *out);   // 0 ok, -1 unknown
 void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, double *row);
@@ -171,5 +174,33 @@ const double *ptd_tree_dtau(const ptd_tree *t);
 // the state on dof sdof[j], z + j its value, 2z + c input c; each column (udot, u, q).
 void ptd_tree_cartesian(const pt_data *w, ptd_tree *t, const int *sdof, int nu, double *R);
 const double *ptd_tree_thdd(const ptd_tree *t);
+
+// ---- the mechanism's linearization, and the closed loop with control elements ----------------
+typedef struct {
+  ptd_coord c;
+  int kind;   // 0 value, 1 rate, 2 acceleration
+} ptd_output;
+
+// Inputs (by index, driven ones allowed) and outputs resolved by the caller: what
+// linearize_control.c asks of the mechanism's linearization.
+typedef struct {
+  const int *inputs;
+  int nu;
+  const ptd_output *outs;
+  int ny;
+} ptd_request;
+
+// pt_linearize_with on the mechanism alone (every input held), with req (may be NULL: the
+// options' names) giving the inputs and outputs.
+int ptd_linearize_mechanism(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
+                            const ptd_request *req, int flags, pt_linearization **out,
+                            pt_error *err);
+const pt_model *ptd_linearizer_model(const pt_linearizer *lz);
+pt_data *ptd_linearizer_work(pt_linearizer *lz);   // at the operating point after a call
+// The closed loop of a model with control elements (linearize_control.c).
+int ptd_linearize_controls(pt_linearizer *lz, const pt_data *d, const pt_linearize_options *opt,
+                           int flags, pt_linearization **out, pt_error *err);
+// Eigenvalues of r's A (2 nz + nd), sorted (linearize.c).
+int ptd_eigenvalues(pt_linearization *r);
 
 #endif

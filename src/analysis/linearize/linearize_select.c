@@ -19,7 +19,8 @@
 #include "tolerances.h"
 
 
-static const char *const internal_suffix[6] = {"x", "y", "z", "rx", "ry", "rz"};
+static const char *const internal_suffix[9] = {"x", "y", "z", "rx", "ry", "rz", "wx", "wy",
+                                               "wz"};
 
 void ptd_coord_name(const pt_model *m, const ptd_coord *c, char *out, size_t cap) {
   if (c->meas >= 0) {  // a plain copy (this runs for every state and output of every call)
@@ -60,7 +61,7 @@ int ptd_coord_parse(const pt_model *m, const char *name, ptd_coord *out) {
 void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, double *row) {
   ptu_zero(row, m->nv);
   if (c->meas < 0) {
-    row[6 * c->body + c->comp] = 1;
+    row[6 * c->body + (c->comp < 6 ? c->comp : c->comp - 3)] = 1;
     return;
   }
   double val, jac[12], jdx;

@@ -211,6 +211,25 @@ const char *pt_integrator_name(pt_integrator it);           // "rk4" | "abm4" | 
 int pt_integrator_parse(const char *s, pt_integrator *out);  // 0 ok, -1 unknown
 
 // ---------------------------------------------------------------------------------------------
+// Control elements (docs/controls.md): a signal graph evaluated with the mechanism in every
+// stage, control states integrated beside it, parameters tuned at run time. Signals are named
+// by their elements ("speed", "motor.y1", "plant.x"); states "pi.integral", "tf.x1"; parameters
+// "pi.kp". An input driven by a signal (an actuator's `source:`, an expression_force) is not a
+// client's: pt_set_input refuses it (PT_EPRECOND) and pt_input_source names its signal.
+int pt_model_nsignal(const pt_model *m);
+int pt_model_ncontrol_state(const pt_model *m);
+int pt_model_nparam(const pt_model *m);
+const char *pt_signal_name(const pt_model *m, int i);
+const char *pt_control_state_name(const pt_model *m, int i);
+const char *pt_param_name(const pt_model *m, int i);
+int pt_signal_index(const pt_model *m, const char *name);          // -1 if unknown
+int pt_control_state_index(const pt_model *m, const char *name);   // -1 if unknown
+int pt_param_index(const pt_model *m, const char *name);           // -1 if unknown
+const char *pt_input_source(const pt_model *m, int i);  // signal driving input i, or NULL
+int pt_model_ncontrol_input(const pt_model *m);  // the control `input` signals, last among
+                                                 // the inputs
+
+// ---------------------------------------------------------------------------------------------
 // Data.
 pt_data *pt_data_new(const pt_model *m);            // at the model's assembled initial state
 void pt_data_free(pt_data *d);
@@ -236,6 +255,16 @@ typedef struct {
 int pt_set_state(const pt_model *m, pt_data *d, const pt_assign *pos, int npos,
                  const pt_assign *vel, int nvel, pt_error *err);
 
+// Control states set (by index), then the state re-evaluated (pt_forward); the integrator
+// restarts as after pt_set_state. Nothing changes on error (PT_EINVAL: a bad index or value).
+int pt_set_control_states(const pt_model *m, pt_data *d, const int *idx, const double *value,
+                          int n, pt_error *err);
+// A control element's parameter (pt_param_name) from the next evaluation on: never inside a
+// step (the caller's thread owns d between steps). Refused with the reason (PT_EINVAL): a value
+// that is not finite, a pid term the model does not give (its gain 0 at load: no state, no
+// path), tf <= 0 with a derivative term, limit <= 0, lower >= upper.
+int pt_set_param(const pt_model *m, pt_data *d, int i, double value, pt_error *err);
+
 // One fixed step with the data's integrator. Allocates nothing (unless the partition has to
 // be rebuilt, which is counted in d->nrepartition). On failure the data is left at the last
 // good state and a negative code is returned.
@@ -255,6 +284,10 @@ const double *pt_coord_accels(const pt_data *d); // (ncoord) second derivatives
 const double *pt_inputs(const pt_data *d);       // (ninput) after clipping
 const double *pt_body_pose(const pt_data *d, int i);      // (7) r, Euler parameters
 const double *pt_body_velocity(const pt_data *d, int i);  // (6) CoM velocity, omega (global)
+const double *pt_signals(const pt_data *d);               // (nsignal)
+const double *pt_control_states(const pt_data *d);        // (ncontrol_state)
+const double *pt_control_state_rates(const pt_data *d);   // (ncontrol_state) their derivatives
+const double *pt_params(const pt_data *d);                // (nparam) as tuned
 double pt_energy_kinetic(const pt_data *d);
 double pt_energy_potential(const pt_data *d);    // gravity + springs + bushings
 double pt_residual_position(const pt_data *d);   // max |Phi| (all rows, incl. normalisation)

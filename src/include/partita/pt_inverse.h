@@ -70,6 +70,12 @@ typedef struct {
                             // >= 0 at a lower bound, <= 0 at an upper one); 0 when free
   char *limit_notes;        // '\n'-terminated lines on the limits at their bounds ("" if none)
   int *limit_why;           // (njoint) scratch: how each limit on a bound was treated
+  // The inputs at the evaluation (docs/controls.md): clients' as held, and what each drive
+  // supplies (an input driven by a signal: an actuator's source, an expression_force) at
+  // this state. A requested coordinate's req_effort is the total its actuator must apply; for
+  // a driven actuator it includes the drive's own supply.
+  int ninput;
+  double *input;            // (ninput)
 } pt_inverse_result;
 
 pt_inverse_result *pt_inverse_result_new(const pt_model *m, int maxreq);
@@ -137,7 +143,8 @@ void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction);
 // (approach 4). Newton may land on an unstable equilibrium (an inverted pendulum); that is
 // detected from the inertia of the KKT matrix and, unless allowed, the damped dynamics then
 // look for a stable one from the start. Time-dependent motions are frozen at d's time;
-// actuator inputs are held at d's values (their loads are part of the balance).
+// actuator inputs are held at d's values (their loads are part of the balance); the control
+// elements' states are solved for (their derivatives 0), their signals drive what they drive.
 typedef struct {
   int max_iterations;       // Newton iterations per attempt; 0 = default (50)
   double tolerance;         // force residual relative to the load scale; 0 = default (1e-11)
@@ -174,6 +181,14 @@ typedef struct {
   double *limit_reaction;   // (njoint) the held limit's joint force or torque (pushes:
                             // >= 0 at a lower bound, <= 0 at an upper one)
   char *limit_notes;        // '\n'-terminated lines on the limits at their bounds ("" if none)
+  // Control elements (docs/controls.md): their states are unknowns too, solved with
+  // Xdot(q, X) = 0 at rest (an integrator settles where its input is 0); the stability is then
+  // the closed loop's (no eigenvalue of its linearization with a positive real part)
+  int ncontrol_state;
+  double *control_state;    // (ncontrol_state) at the equilibrium
+  int ninput;
+  double *input;            // (ninput) the inputs there: clients' as given, driven ones as
+                            // their signals give (what the drives supply)
 } pt_equilibrium_result;
 
 pt_equilibrium_result *pt_equilibrium_result_new(const pt_model *m);

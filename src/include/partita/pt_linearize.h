@@ -52,24 +52,28 @@ typedef struct {
 } pt_eigenvalue;
 
 typedef struct {
-  int nz;                  // chosen coordinates; the state vector has 2 nz entries
+  int nz;                  // chosen coordinates; the state vector has 2 nz (+ nd) entries
   int nu;                  // inputs
   int ny;                  // outputs
   double time;             // of the operating point
-  char (*state_name)[PT_LIN_NAME_MAX];   // (2 nz) coordinates, then "NAME.rate"
+  char (*state_name)[PT_LIN_NAME_MAX];   // (2 nz + nd) coordinates, "NAME.rate", control
+                                         // states
   char (*input_name)[PT_LIN_NAME_MAX];   // (nu)
   char (*output_name)[PT_LIN_NAME_MAX];  // (ny)
-  double *A;               // (2nz x 2nz) row-major
-  double *B;               // (2nz x nu)
-  double *C;               // (ny x 2nz)
+  double *A;               // (n x n) row-major, n = 2 nz + nd
+  double *B;               // (n x nu)
+  double *C;               // (ny x n)
   double *D;               // (ny x nu)
   double *M;               // (nz x nz) generalized mass, eq. 28b / 30
   double *Cmat;            // (nz x nz) damping, eq. 29a
   double *K;               // (nz x nz) stiffness, eq. 29b
-  pt_eigenvalue *eig;      // (2 nz) sorted by frequency, then imaginary part
+  pt_eigenvalue *eig;      // (n) sorted by frequency, then imaginary part
   char *notes;             // '\n'-terminated lines: how the states were chosen, and why
   int size;                // order of the system solved: the augmented sensitivity system, or
                            // the joint-space mass matrix (nz) by the tree method
+  int nd;                  // control states (docs/controls.md): the state vector is
+                           // (S, W, X), 2 nz + nd entries; A, B, C, state_name and eig are
+                           // sized by 2 nz + nd
 } pt_linearization;
 
 // Linearizes at d's current state, eigenvalues included. d is not changed (the work is done

@@ -13,6 +13,8 @@
 #define PT_NAME_MAX 64
 // A coordinate's name is its joint's name plus a suffix (".angle1", ".slide").
 #define PT_COORD_NAME_MAX (PT_NAME_MAX + 16)
+// A control signal's name: an element's name, or NAME.y<k> / NAME.<state> (docs/controls.md).
+#define PT_SIGNAL_NAME_MAX (2 * PT_NAME_MAX)
 
 typedef enum {
   PT_JOINT_REVOLUTE = 0,
@@ -38,7 +40,8 @@ typedef enum {
   PT_FORCE_SPRING_DAMPER,
   PT_FORCE_BUSHING,
   PT_FORCE_FORCE,
-  PT_FORCE_TORQUE
+  PT_FORCE_TORQUE,
+  PT_FORCE_EXPRESSION       // a joint effort or body force whose value is a formula (controls)
 } pt_force_type;
 
 typedef enum {
@@ -159,6 +162,13 @@ typedef struct {
   double axes[9];           // bushing frame columns in global at t=0 (row-major 3x3)
   int has_axes;
   double value[3];          // force, torque (global)
+  // expression_force (eq. 10c of Negrut & Ortiz): value = expr (a formula over signals and t)
+  // as a joint effort along `joint`'s coordinate, or on `body` as a force along `direction`
+  // at `point` or a torque about `axis` (global at t=0, or body-fixed with frame_body)
+  char *expr;
+  char coordinate[PT_NAME_MAX];  // "" or the joint coordinate's suffix
+  double direction[3], axis[3];  // unit vectors (loader)
+  int has_direction, has_axis, frame_body;
 } pt_spec_force;
 
 typedef struct {
@@ -172,6 +182,12 @@ typedef struct {
   int frame_body;           // body_force/body_torque: 0 = global, 1 = body frame
   double limit;             // > 0: |u| <= limit; 0 = unlimited
   double gear;              // joint_torque/joint_force: joint effort = gear x input (0: 1)
+  // `source:` the signal(s) its input(s) take instead of a client's (docs/controls.md): one
+  // for a joint actuator, three (x, y, z) for a body actuator; nsource 0: a client input
+  int nsource;
+  char source[3][PT_SIGNAL_NAME_MAX];
+  double source_scale[3];   // input k = source_scale[k] x signal (1 from the loader)
+  int from_force;           // > 0: made by compile from expression_force from_force - 1
 } pt_spec_actuator;
 
 typedef struct {
@@ -197,6 +213,70 @@ typedef struct {
   double offset;               // finite (rad or m)
 } pt_spec_coupler;
 
+// A matrix as written in a model file: rows x cols, row-major.
+typedef struct {
+  double *v;
+  int rows, cols;
+} pt_spec_matrix;
+
+// Control elements (docs/controls.md): a signal graph beside the mechanism. Each element's
+// output signal is its name (a state_space's are NAME.y1.., an ode's NAME.<state>..).
+typedef enum {
+  PT_CONTROL_MEASURE = 0,        // a quantity of the mechanism
+  PT_CONTROL_INPUT,              // set by clients like an actuator input
+  PT_CONTROL_GAIN,               // k u
+  PT_CONTROL_SUM,                // sum of signs[i] u_i
+  PT_CONTROL_SATURATION,         // u clipped to [lower, upper]
+  PT_CONTROL_EXPRESSION,         // a formula over signals and t
+  PT_CONTROL_PID,                // kp e + ki int e + kd s/(tf s + 1) e, optional output limit
+  PT_CONTROL_TRANSFER_FUNCTION,  // num(s)/den(s), proper
+  PT_CONTROL_STATE_SPACE,        // x' = A x + B u, y = C x + D u
+  PT_CONTROL_ODE,                // x' = f(signals, x), user formulas
+  PT_CONTROL_NTYPES
+} pt_control_type;
+
+// What a measure element reads (global axes for body quantities).
+typedef enum {
+  PT_MEASURE_COORDINATE = 0,     // a joint or user coordinate's value
+  PT_MEASURE_RATE,               // its rate
+  PT_MEASURE_POSITION,           // a body's CoM position component
+  PT_MEASURE_VELOCITY,           // a body's CoM velocity component
+  PT_MEASURE_ANGULAR_VELOCITY    // a body's angular velocity component
+} pt_measure_kind;
+
+typedef struct {
+  char name[PT_NAME_MAX];
+  int line;
+  pt_control_type type;
+  // measure: `coordinate:`/`rate:` a coordinate, or `body:` with quantity and axis
+  pt_measure_kind measure;
+  char target[PT_COORD_NAME_MAX];  // the coordinate or body measured
+  int axis;                        // body quantities: 0, 1, 2 = x, y, z
+  // signals read: gain, saturation, pid, transfer_function: `input` (ninput = 1); sum,
+  // state_space: `inputs`
+  int ninput;
+  char (*inputs)[PT_SIGNAL_NAME_MAX];  // (ninput)
+  double *signs;                   // sum: (ninput) +1 or -1; NULL: all +1
+  double k;                        // gain
+  double lower, upper;             // saturation
+  int has_lower, has_upper;
+  double kp, ki, kd, tf;           // pid; tf > 0 when kd != 0
+  double limit;                    // pid: |output| <= limit when has_limit (limit > 0)
+  int has_limit;
+  int nnum, nden;                  // transfer_function coefficients, highest power first
+  double *num, *den;
+  // state_space: A, B, C, D as written (D may be absent: v NULL), checked against each
+  // other and ninput by pt_model_compile
+  pt_spec_matrix mat[4];
+  int ninitial;                    // ode, state_space: initial states (NULL: zeros)
+  double *initial;
+  char *expr;                      // expression: the formula
+  int nstate;                      // ode: state names
+  char (*states)[PT_NAME_MAX];
+  int nderivative;                 // ode: formulas of the states' derivatives
+  char **derivatives;
+} pt_spec_control;
+
 typedef struct pt_spec {
   char source[256];         // file name (or "<string>") for messages
   char model[PT_NAME_MAX];
@@ -217,6 +297,8 @@ typedef struct pt_spec {
   pt_spec_coord *coords;
   int ncoupler, coupler_cap;
   pt_spec_coupler *couplers;
+  int ncontrol, control_cap;
+  pt_spec_control *controls;
   int cap[6];               // allocated entries of the six lists (growth by doubling)
   int nvisual, visual_cap;  // visual shapes of all bodies (mesh files: src/load/mesh.c)
   pt_spec_visual *visuals;
@@ -245,6 +327,9 @@ pt_spec_force *pt_spec_add_force(pt_spec *s);
 pt_spec_actuator *pt_spec_add_actuator(pt_spec *s);
 pt_spec_coord *pt_spec_add_coord(pt_spec *s);
 pt_spec_coupler *pt_spec_add_coupler(pt_spec *s);  // multiplier 1, offset 0
+// A control element, zeroed (gain k 1); its arrays are malloc'd by the caller and freed by
+// pt_spec_free.
+pt_spec_control *pt_spec_add_control(pt_spec *s);
 pt_spec_visual *pt_spec_add_visual(pt_spec *s);   // scale 1 1 1, identity orientation
 pt_spec_visual *pt_spec_add_collision(pt_spec *s);   // as pt_spec_add_visual
 pt_spec_contact_pair *pt_spec_add_exclude(pt_spec *s);
