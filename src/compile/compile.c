@@ -5,6 +5,7 @@
 // W = J M^-1 J^T with its AMD + LDL^T symbolic analysis (local-dynamics seed), assembles the
 // initial state and removes redundant constraint rows found by a rank-revealing
 // factorisation (pivoted QR of J^T).
+#include <cblas.h>  // openblas_set_num_threads
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,7 @@ static int build(pt_model *m, const pt_spec *orig, const pt_spec *s, pt_error *e
   if (!rc) rc = pt_visuals_build(m, s, err);
   if (!rc) rc = pt_compile_collision(m, s, err);
   if (!rc) pt_compile_limits_check(m, s);
+  if (!rc) rc = pt_compile_loops(m, err);  // closed loops in joint coordinates (loops.c)
   if (!rc) rc = pt_compile_couplers_initial(m, s, s->ncoupler, err);
   return rc;
 }
@@ -151,6 +153,11 @@ static int compile(const pt_spec *orig, const pt_spec *s, pt_model **out, pt_err
 
 int pt_model_compile(const pt_spec *s, pt_model **out, pt_error *err) {
   *out = NULL;
+  // OpenBLAS splits its work by its thread count, and a split rounds its own way: the rank of
+  // the rows and the Cartesian partitions' dense factorisations would give results that
+  // depend on the host's cores (issue 23). The library runs it on one thread, in every host
+  // process (the daemon, the CLI, the Python engine); its problems are small or sparse.
+  openblas_set_num_threads(1);
   pt_spec *view;
   int rc = pt_control_view(s, &view, err);
   if (rc) return rc;

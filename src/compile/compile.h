@@ -46,6 +46,9 @@ int pt_compile_couplers_initial(pt_model *m, const pt_spec *s, int ncoupler, pt_
 int pt_compile_w_pattern(pt_model *m);
 // initial_state.c
 int pt_compile_initial_state(pt_model *m, const pt_spec *s, pt_error *err);
+// loops.c: a closed-loop model's spanning tree, coordinates and patterns for the partitions in
+// joint coordinates (partition/loop.h), when it qualifies. PT_ENOMEM or PT_OK.
+int pt_compile_loops(pt_model *m, pt_error *err);
 // visual.c: the spec's shapes into their bodies' frames, an inertia box for each body drawn
 // without one.
 int pt_visuals_build(pt_model *m, const pt_spec *s, pt_error *err);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "loop.h"
 
 const char *pt_model_name(const pt_model *m) { return m->name; }
 const char *pt_model_warnings(const pt_model *m) { return m->warnings ? m->warnings : ""; }
@@ -116,6 +117,7 @@ int pt_independent(const pt_model *m, const pt_data *d, const char **names, int 
     return k;
   }
   if (!d->part_valid) return m->ndof;
+  if (pt_loop_on(d)) return pt_loop_independent(m, d, names, max);  // joint coordinates
   for (int i = 0; i < m->ndof && i < max; i++) names[i] = m->q_name[d->indep[i]];
   return m->ndof;
 }

@@ -11,11 +11,12 @@
 //   lambda = -W^-1 G thetadd_free,   thetadd = thetadd_free + C lambda               (2)
 // the same local-dynamics form as the joint limits (limits.c; Koziara, Solfec documentation,
 // "Local dynamics": W = H A^-1 H^T, here in joint coordinates). C comes from the
-// articulated-body algorithm as the difference of two passes at the same state (accelerations
-// are affine in the applied forces), one pass per coupler; W is factored by a dense Cholesky
-// (it is positive definite: the rows are independent since no joint follows twice and no
-// leader follows). lambda is added to the applied forces before the stage's accelerations are
-// computed, so every result of the stage (xdd, qdd, outputs, joint reactions) includes it.
+// articulated inertias of the stage's articulated-body pass (pt_tree_minv: passes 2 and 3 for
+// a joint force alone, a few multiply-adds per joint per coupler); W is factored by a dense
+// Cholesky (it is positive definite: the rows are independent since no joint follows twice
+// and no leader follows). lambda is added to the applied forces before the stage's
+// accelerations are computed, so every result of the stage (xdd, qdd, outputs, joint
+// reactions) includes it.
 // The joint limits of the same stage see the coupled dynamics: their columns H^-1 e_i are
 // projected, P H^-1 e_i with P = I - C W^-1 G (G P = 0), so limit forces and impulses never
 // break a coupler; a limit on a follower is not enforced (the leader's is).
@@ -90,14 +91,13 @@ static void w_solve(const pt_model *m, const pt_data *d, double *r) {
 // positive definite (a coupler that cannot move its coordinates: never on a valid tree).
 int pt_couplers_prepare(const pt_model *m, pt_data *d, const double *rate) {
   const int n = m->ndof, nk = m->ncoupler;
-  ptu_copy(d->cpl_qfrc, d->qfrc, m->nv);
   pt_tree_aba(m, d, rate, d->cpl_acc);
-  for (int k = 0; k < nk; k++) {
-    apply(m, d, k, 1.0);
+  for (int k = 0; k < nk; k++) {  // G_k^T = e_f - mult e_l, then H^-1 G_k^T in place
     double *col = d->cpl_minv + (size_t)k * n;
-    pt_tree_aba(m, d, rate, col);
-    for (int i = 0; i < n; i++) col[i] -= d->cpl_acc[i];
-    ptu_copy(d->qfrc, d->cpl_qfrc, m->nv);
+    ptu_zero(col, n);
+    col[d->cpl_dof[2 * k]] = 1;
+    col[d->cpl_dof[2 * k + 1]] -= m->coupler_mult[k];
+    pt_tree_minv(m, d, col, col);
   }
   double *L = d->cpl_w;
   for (int a = 0; a < nk; a++) {

@@ -31,6 +31,11 @@ static void layout(const pt_model *m, pt_data *d, arena *a) {
   const size_t nctlmeas = (size_t)m->nctlmeas, nctlstack = (size_t)m->nctlstack;
   const size_t ny = (size_t)pt_ny(m);
   const size_t ntri = ncq * (ncq > 0 ? ncq - 1 : 0) / 2;
+  const size_t nlw = (size_t)m->nlw, nls = (size_t)m->nls, nlc = (size_t)m->nlc;
+  const size_t nlcs = (size_t)m->nlcs, nlm = (size_t)m->nlm, nlz = (size_t)m->nlz;
+  const size_t nlg = (size_t)m->nlg, nlb = (size_t)m->nlb, nlsn = (size_t)m->nlsn;
+  const size_t nlsl = (size_t)m->nlsl, nlf = (size_t)m->nlf, ntrs = nls * (nls + 1) / 2;
+  const size_t ldof = nls > 0 ? ndof : 0;
   size_t lu_max = 0;
   for (int k = 0; k < m->nbody; k++)
     lu_max += 7 * (size_t)(m->body_row_adr[k + 1] - m->body_row_adr[k] + 1);

@@ -192,6 +192,21 @@ void pt_qdd_from_xdd(const pt_model *m, pt_data *d) {
   }
 }
 
+// z = M^-1 Q into z (nv) and lam = J z - gamma (ncon): eq. (62)'s right-hand side.
+static void w_rhs(const pt_model *m, const pt_data *d, double *z, double *lam) {
+  for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, z + 6 * k);
+  for (int a = 0; a < m->ncon; a++) {
+    const int r = m->con_row[a];
+    const int *body = m->row_body + 2 * r;
+    double s = 0;
+    for (int b = 0; b < 2; b++) {
+      if (body[b] == PT_GROUND) continue;
+      for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * z[6 * body[b] + c];
+    }
+    lam[a] = s - d->row_gamma[r];
+  }
+}
+
 int pt_accelerations_w(const pt_model *m, pt_data *d) {
   // outputs: xdd, lambda, qdd
   double *xdd = d->xdd, *lam = d->lambda;
@@ -201,17 +216,7 @@ int pt_accelerations_w(const pt_model *m, pt_data *d) {
   // at a singular configuration rows of J lose rank: the caller's dense solve takes over
   if (rc) return rc;
   // z = M^-1 Q, then Eq. (62): W lambda = J z - gamma
-  for (int k = 0; k < m->nbody; k++) minv_body(m, d, k, d->qfrc + 6 * k, xdd + 6 * k);
-  for (int a = 0; a < m->ncon; a++) {
-    const int r = m->con_row[a];
-    const int *body = m->row_body + 2 * r;
-    double s = 0;
-    for (int b = 0; b < 2; b++) {
-      if (body[b] == PT_GROUND) continue;
-      for (int c = 0; c < 6; c++) s += d->row_jac[12 * r + 6 * b + c] * xdd[6 * body[b] + c];
-    }
-    lam[a] = s - d->row_gamma[r];
-  }
+  w_rhs(m, d, xdd, lam);
   pt_w_solve(m, d, lam);
   // xdd = M^-1 Q - M^-1 J^T lambda (M^-1 J^T from the assembly of W)
   for (int a = 0; a < m->ncon; a++) {
@@ -224,4 +229,31 @@ int pt_accelerations_w(const pt_model *m, pt_data *d) {
   }
   pt_qdd_from_xdd(m, d);
   return PT_OK;
+}
+
+// The multipliers of the active rows through W at an evaluated state whose accelerations came
+// from elsewhere (a closed loop in joint coordinates, loop_dyn.c): W lambda = J M^-1 Q - gamma
+// (eq. 62). PT_ESINGULAR, lambda not set, when W is singular: the caller (pt_lambda, the
+// partition layer) then takes the least-squares multipliers of the rank-revealing solve.
+// Neither the accelerations, the forces nor what the partition policy reads of W (w_ratio,
+// w_singular) change.
+int pt_lambda_w(const pt_model *m, pt_data *d) {
+  const double ratio = d->w_ratio, ratio_step = d->w_ratio_step;
+  const int singular = d->w_singular;
+  double *qfrc = d->lim_qfrc;  // (nv): scratch outside the stages
+  // the Cartesian quantities the joint-coordinate evaluation leaves out: the inverse inertias
+  // and the actuators on tree coordinates (which it puts in Q directly); its qfrc put back
+  ptu_copy(qfrc, d->qfrc, m->nv);
+  pt_kin_inertias(m, d, 1);
+  pt_forces(m, d);
+  const int rc = pt_w_factor(m, d);
+  if (rc == PT_OK) {
+    w_rhs(m, d, d->wrk6, d->lambda);  // (wrk6: nv scratch; xdd stays)
+    pt_w_solve(m, d, d->lambda);
+  }
+  d->w_ratio = ratio;
+  d->w_ratio_step = ratio_step;
+  d->w_singular = singular;
+  ptu_copy(d->qfrc, qfrc, m->nv);
+  return rc;
 }

@@ -224,6 +224,71 @@ struct pt_model {
   int *ldl_Pinv;               // (ncon)
   int ldl_nnz;
 
+  // Closed loops in joint coordinates (src/partition/loop_*.c, issue 23): a spanning tree of
+  // revolute, prismatic, universal and fixed joints from the ground, in its joint coordinates;
+  // the bodies it does not reach float (6 velocity, 7 position coordinates each); the other
+  // joints' rows and the motions are cut rows, an independent subset of them kept. Set at
+  // compile (pt_compile_loops, compile/loops.c); all counts 0 and no arrays when loop_ok is 0.
+  int loop_ok;                 // the hybrid mode integrates the model this way
+  int nlt;                     // tree coordinates
+  int nlf;                     // floating bodies
+  int nlw;                     // velocity coordinates: nlt, then 6 per floating body
+  int nls;                     // position coordinates: nlt, then 7 per floating body (r, p)
+  int nlj;                     // tree joints
+  int nlc;                     // cut rows kept (joint rows of cut joints, then motion rows)
+  int nlcs;                    // position rows: nlc, then a normalisation row per floating body
+  int nlm;                     // entries of the joint-space inertia (a coordinate, its ancestors)
+  int nlz;                     // entries of the cut rows' supports
+  int nlg;                     // non-zeros of G_s (position Jacobian, nlcs x nls)
+  int nlb;                     // non-zeros of B = [G_s; Q2^T] (nls x nls)
+  int nlpair;                  // pairs of rows through each coordinate (the Schur complement)
+  int nlsn;                    // non-zeros of the upper triangle of S = G M^-1 G^T (nlc x nlc),
+                               // or nlc^2 (loop_s_dense)
+  int nlsl;                    // non-zeros of the LDL factor of S
+  int loop_s_dense;            // S is small and its factor dense: nlc x nlc, factored in place
+  int *loop_joint;             // (nlj) tree joints, parents first
+  int *loop_child;             // (njoint) slot of a tree joint's child body (0, 1); -1 cut
+  int *loop_jcoord;            // (njoint) first tree coordinate of a tree joint, -1 none
+  int *loop_body_coord;        // (nbody) deepest coordinate above the body, -1 none
+  int *loop_body_float;        // (nbody) floating index, -1 for a tree body
+  int *loop_float_body;        // (nlf)
+  int *loop_parent;            // (nlw) parent coordinate, -1 at a root
+  int *loop_cbody;             // (nlw) the body a coordinate moves (a joint's child, floating)
+  int *loop_cjoint;            // (nlt) joint of a tree coordinate
+  int *loop_ck;                // (nlt) which of its joint's coordinates (0 axis h1, 1 axis h2)
+  int *loop_meas;              // (nlt) the measure (joint coordinate) it is
+  int *loop_coord;             // (ncoord) the tree coordinate a measure is, -1 if none
+  double *loop_pref;           // (4 njoint) Euler parameters of A1^T A2 at the reference
+  double *loop_tref;           // (3 njoint) A1^T (r2 - r1) at the reference
+  double *loop_sref0;          // (nlt) tree coordinates at the reference
+  int *loop_row;               // (nlc) all-rows index of each kept cut row (joint rows by joint,
+                               // then the nmotion motion rows)
+  int *loop_m_adr;             // (nlw + 1) M(i, i), M(i, parent), ... of coordinate i in loop_m
+  int *loop_z_adr;             // (nlc + 1) support of cut row r: the coordinates whose ...
+  int *loop_z_idx;             // (nlz) ... motion it sees and their ancestors, decreasing
+  int *loop_zc_adr;            // (nlw + 1) by coordinate: the support entries through it ...
+  int *loop_zc;                // (nlz) ... (index into loop_z_idx)
+  int *loop_zc_row;            // (nlz) ... and their rows
+  int *loop_pair_adr;          // (nlw + 1) into loop_pair
+  int *loop_pair;              // (nlpair) entry of S's upper triangle (below) of each pair of
+                               // rows through a coordinate (ia <= ib)
+  int *loop_ldl_P, *loop_ldl_Pinv;  // (nlc) AMD order of S
+  int *loop_su_colptr;         // (nlc + 1) upper triangle of P S P^T by columns
+  int *loop_su_rowind;         // (nlsn)
+  int *loop_ldl_Lp;            // (nlc + 1) L of S = L D L^T (splu.h, pt_sldl)
+  int *loop_ldl_Li;            // (nlsl)
+  int *loop_ldl_rp;            // (nlc + 1) row patterns of L
+  int *loop_ldl_rpat;          // (nlsl)
+  int *loop_g_colptr;          // (nls + 1) G_s CSC (rows: kept cut rows, normalisation rows)
+  int *loop_g_rowind;          // (nlg)
+  int *loop_g_src;             // (nlg) index into the data's loop_gval
+  int *loop_gt_colptr;         // (nlcs + 1) G_s^T CSC
+  int *loop_gt_rowind;         // (nlg)
+  int *loop_gt_src;            // (nlg) index into the data's loop_gs (G_s's values)
+  int *loop_b_colptr;          // (nls + 1) B CSC: G_s's column, then the ndof rows of Q2^T
+  int *loop_b_rowind;          // (nlb)
+  int *loop_b_src;             // (nlb) index into loop_gs, or -(1 + k) for Q2's column k
+
   // initial state (assembled)
   double *q0;                  // (nq)
   double *qd0;                 // (nq)
@@ -339,11 +404,11 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, lim_acc, ndof, limits)          /* free accelerations */                               \
   X(double, lim_qfrc, nv, limits)           /* applied forces saved during the columns */          \
   X(double, lim_xdd, nv, limits)            /* free xdd (closed loops, loop_limits.c) */           \
+  X(double, lim_y, 2 * ndof, limits)        /* the state of lim_acc, lim_minv (tree) */            \
   X(int, cpl_dof, 2 * ncoupler, couplers)   /* follower, leader independent coordinate */         \
   X(double, cpl_minv, ncoupler * ndof, couplers) /* columns H^-1 G^T at the current stage */      \
   X(double, cpl_w, ncoupler * ncoupler, couplers) /* W = G H^-1 G^T, then its Cholesky factor */  \
   X(double, cpl_acc, ndof, couplers)        /* accelerations without the couplers' forces */       \
-  X(double, cpl_qfrc, nv, couplers)         /* applied forces saved during the columns */          \
   X(double, cpl_rhs, ncoupler, couplers)    /* work */                                             \
   X(double, cpl_force, ncoupler, couplers)  /* joint force on the follower at the last hold */     \
   X(int, iwork, 2 * nq, integ)                                                                     \
@@ -359,7 +424,84 @@ typedef enum { PT_PART_LU = 0, PT_PART_QR = 1 } pt_part_method;
   X(double, qr_vec, nq, qr)                 /* work */                                             \
   X(double, qr_lwork, 64 * nq + 64, qr)     /* LAPACK work */                                      \
   X(int, qr_ipiv, nq, qr)                   /* pivots of B */                                      \
-  X(int, fb_jpvt, nv, fallback)
+  X(int, fb_jpvt, nv, fallback)                                                                    \
+  PT_DATA_LOOP(X)
+
+// The joint-coordinate partitions of closed loops (src/partition/loop_*.c); every size is 0
+// unless m->loop_ok (ldof: ndof then). ntrs = nls (nls + 1) / 2 bounds each sparse LU factor
+// (splu.h).
+#define PT_DATA_LOOP(X)                                                                            \
+  X(double, loop_s, nls, loop)              /* position coordinates of the state held now */       \
+  X(double, loop_sd, nls, loop)             /* their rates */                                      \
+  X(double, loop_sdd, nls, loop)            /* their accelerations */                              \
+  X(double, loop_s_save, 2 * nls, loop)     /* s, sd at the step start */                          \
+  X(double, loop_sref, nls, loop)           /* s at the QR build: z = Q2^T (s - sref) */           \
+  X(double, loop_S, 6 * nlw, loop)          /* motion subspaces, Plucker at the origin */          \
+  X(double, loop_kap, 6 * nbody, loop)      /* velocity-product accelerations (x space) */         \
+  X(double, loop_A, 6 * nbody, loop)        /* spatial accelerations at the origin */              \
+  X(double, loop_Ic, 10 * nbody, loop)      /* composite inertias (m, m c, inertia at O) */        \
+  X(double, loop_F, 6 * nbody, loop)        /* subtree forces, Plucker at the origin */            \
+  X(double, loop_m, nlm, loop)              /* joint-space inertia, then L^T D L */                \
+  X(double, loop_qb, nlw, loop)             /* generalized forces, then L^-T of them */            \
+  X(double, loop_wdd, nlw, loop)            /* accelerations of the velocity coordinates */        \
+  X(double, loop_gval, nlz + 14 * nlc + 4 * nlf, loop) /* G: w space on supports, q blocks */      \
+  X(double, loop_z, nlz, loop)              /* Z = L^-T G^T on the supports */                     \
+  X(double, loop_gam, nlcs, loop)           /* acceleration right-hand sides (joint space) */       \
+  X(double, loop_nu, nlcs, loop)            /* velocity right-hand sides */                        \
+  X(double, loop_lam, nlc, loop)            /* multipliers of the kept cut rows */                 \
+  X(double, loop_dlam, nlc, loop)           /* work: their change with the inputs */               \
+  X(double, loop_sv, nlsn, loop)            /* S's upper triangle (AMD order) */                   \
+  X(double, loop_Lx, nlsl, loop)            /* L D L^T of S */                                     \
+  X(double, loop_D, nlc, loop)                                                                     \
+  X(double, loop_Y, nlc, loop)              /* work */                                             \
+  X(int, loop_lnz, nlc, loop)               /* work */                                             \
+  X(double, loop_gs, nlg, loop)             /* G_s values */                                       \
+  X(double, loop_gtv, nlg, loop)            /* G_s^T values */                                     \
+  X(int, loop_dep, nls, loop)               /* dependent coordinates (nlcs), then independent */   \
+  X(int, loop_gu_colptr, nlcs + 1, loop)    /* G_u CSC (columns: dependent coordinates) */         \
+  X(int, loop_gu_rowind, nlg, loop)                                                                \
+  X(int, loop_gu_src, nlg, loop)            /* index into loop_gs */                               \
+  X(double, loop_guv, nlg, loop)                                                                   \
+  X(double, loop_piv_built, nlcs, loop)     /* |pivots of G_u| at the build */                     \
+  X(int, loop_lu_lp, nls + 1, loop)         /* sparse LU of G_u (and the choice): splu.h */        \
+  X(int, loop_lu_li, ntrs, loop)                                                                   \
+  X(double, loop_lu_lx, ntrs, loop)                                                                \
+  X(int, loop_lu_up, nls + 1, loop)                                                                \
+  X(int, loop_lu_ui, ntrs, loop)                                                                   \
+  X(double, loop_lu_ux, ntrs, loop)                                                                \
+  X(double, loop_lu_ud, nls, loop)                                                                 \
+  X(int, loop_lu_prow, nls, loop)                                                                  \
+  X(int, loop_lu_pinv, nls, loop)                                                                  \
+  X(double, loop_lu_x, nls, loop)                                                                  \
+  X(int, loop_lu_stack, 2 * nls, loop)                                                             \
+  X(int, loop_lu_mark, nls, loop)                                                                  \
+  X(double, loop_lu_y, nls, loop)                                                                  \
+  X(int, loop_qr_lp, nls + 1, loop)         /* sparse LU of B (QR partition) */                    \
+  X(int, loop_qr_li, ntrs, loop)                                                                   \
+  X(double, loop_qr_lx, ntrs, loop)                                                                \
+  X(int, loop_qr_up, nls + 1, loop)                                                                \
+  X(int, loop_qr_ui, ntrs, loop)                                                                   \
+  X(double, loop_qr_ux, ntrs, loop)                                                                \
+  X(double, loop_qr_ud, nls, loop)                                                                 \
+  X(int, loop_qr_prow, nls, loop)                                                                  \
+  X(int, loop_qr_pinv, nls, loop)                                                                  \
+  X(double, loop_qr_x, nls, loop)                                                                  \
+  X(int, loop_qr_stack, 2 * nls, loop)                                                             \
+  X(int, loop_qr_mark, nls, loop)                                                                  \
+  X(double, loop_qr_y, nls, loop)                                                                  \
+  X(double, loop_bv, nlb, loop)             /* B values */                                         \
+  X(double, loop_q2, nls * ldof, loop)      /* tangent basis Q2, column-major */                   \
+  X(double, loop_r, nls * ldof, loop)       /* tangent rows R = W Q2 (kinetic metric W) */         \
+  X(double, loop_n, nls * ldof, loop)       /* Q2bar = B^-1 [0; I] (s space) */                    \
+  X(double, loop_nw, nlw * ldof, loop)      /* Q2bar in the velocity coordinates */                \
+  X(double, loop_mn, nlw * ldof, loop)      /* M Q2bar */                                          \
+  X(double, loop_nmn, ldof * ldof, loop)    /* Q2bar^T M Q2bar, then its Cholesky factor */        \
+  X(double, loop_wddp, nlw, loop)           /* particular accelerations (QR) */                    \
+  X(double, loop_nmw, ldof, loop)           /* Q2bar^T M wdd_p (QR) */                             \
+  X(double, loop_u, nls > 0 ? ninput : 0, loop) /* inputs of the held accelerations */             \
+  X(double, loop_ycur, 2 * ldof, loop)      /* work: the coordinates held */                       \
+  X(double, loop_rhs, nls + nlw, loop)      /* work */                                             \
+  X(int, loop_iw, nls + nlw, loop)          /* work */
 
 // The dense work of the Cartesian partitions, last in the buffer so that the arrays above keep
 // their offsets whether it is there or not: a tree integrated in its joint coordinates has none
@@ -421,12 +563,32 @@ struct pt_data {
   int lim_on;                  // enforced on this data (model option on, tree partition)
   int lim_n;                   // limited joints with a coordinate in the tree
   int lim_nactive;             // limits held now (lim_state != 0)
+  int lim_cols_ok;             // lim_acc and lim_minv are the hold's at lim_y, lim_cols_t
+  int lim_cols_ns;             // (for the lim_cols_ns limits of lim_set)
+  double lim_cols_t;
   int lim_touched;             // this step's end was changed by the limits (closed loops)
   int lim_nactive_save;        // lim_nactive at the step start
 
   // couplers on the tree partition (coupler.c): always-active rows G = e_f - mult e_l; the
   // arrays are in PT_DATA_ARRAYS (stage couplers)
   int cpl_on;                  // held on this data (tree partition)
+
+  // closed loops in joint coordinates (src/partition/loop_*.c, issue 23)
+  int loop_s_valid;            // loop_s, loop_sd are the coordinates of q, qd
+  int loop_lu_ready;           // the LU workspace holds G_u's factor (pattern and pivots)
+  int loop_lu_current;         // ... of positions near the current ones (chord Newton steps)
+  int loop_qr_ready;           // the QR workspace holds a factor of B (pattern and pivots)
+  int loop_qr_current;         // ... of positions near the current ones
+  int loop_qr_exact;           // ... of the current positions (velocities, accelerations)
+  int loop_held;               // M's and S's (LU) or B's (QR) factors are of the state held now
+  double loop_held_time;       // ... and of this time
+  double loop_rcond0;          // rcond of B at its last fresh (pivoting) factorisation
+  int stage_inner;             // an intermediate stage of a step: nothing reads its outputs
+  int loop_efforts;            // pt_forces leaves the joint actuators on tree coordinates to
+                               // the joint-coordinate evaluation (loop_dyn.c adds them to Q)
+  int loop_off;                // the Cartesian partitions stand in for the joint-coordinate
+                               // ones (they could not be built, or a step failed with them)
+  int64_t loop_off_step;       // ... since this step
 
   // integrator state
   int abm_count;               // valid history entries
@@ -470,6 +632,11 @@ void pt_body_rot(const pt_data *d, int body, double A[9]);
 
 // joint.c: all joint rows: phi, jac, gamma, nu for joints
 void pt_joint_rows(const pt_model *m, pt_data *d);
+// The n joint rows listed (grouped by joint; NULL: every joint row): phi alone (PT_ROWS_PHI:
+// positions only), phi and jac (PT_ROWS_JAC: no velocities, gamma 0), or phi, jac, gamma and
+// nu (PT_ROWS_FULL).
+enum { PT_ROWS_PHI = 0, PT_ROWS_FULL = 1, PT_ROWS_JAC = 2 };
+void pt_joint_rows_list(const pt_model *m, pt_data *d, const int *rows, int n, int what);
 // motion.c
 void pt_motion_eval(const pt_model *m, int i, double t, double f[3]);
 void pt_motion_rows(const pt_model *m, pt_data *d);
@@ -479,6 +646,10 @@ void pt_measure(const pt_model *m, const pt_data *d, int i, double *value, doubl
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]);
 void pt_measure_all(const pt_model *m, pt_data *d);          // coord, coord_rate, coord_acc
 void pt_measure_jac(const pt_model *m, const pt_data *d, int i, double jac[12]);  // J only
+void pt_measure_jd(const pt_model *m, const pt_data *d, int i, double jac[12], double *jdotx);
+// The value and rate of coordinate c when the tree partition holds it (its integrated joint
+// coordinates, tree.c): 1 and *value, *rate (rate may be NULL), else 0.
+int pt_tree_coord_value(const pt_data *d, int c, double *value, double *rate);
 void pt_measure_from(const pt_model *m, pt_data *d, int first);  // coordinates first..ncoord-1
 // force.c: qfrc (applied + gyroscopic) and potential energy
 void pt_forces(const pt_model *m, pt_data *d);
@@ -507,12 +678,22 @@ static inline int pt_tree_active(const pt_data *d) {
 int pt_tree_init(const pt_model *m, pt_data *d);
 int pt_tree_aba_fits(const pt_model *m);
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
+// After pt_tree_aba at the same state: H^-1 tau (ndof) from its articulated inertias, and
+// every body's xdd from given joint accelerations.
+void pt_tree_minv(const pt_model *m, pt_data *d, const double *tau, double *out);
+void pt_tree_accelerations(const pt_model *m, pt_data *d, const double *thetadd);
 void pt_kin_inertias(const pt_model *m, pt_data *d, int inv);
 int pt_tree_lambda_fits(const pt_model *m);
 void pt_tree_lambda(const pt_model *m, pt_data *d);
 void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction);
-void pt_lambda(const pt_model *m, pt_data *d);  // lambda of the state held now
+// lambda of the state held now through W (dynamics.c); PT_ESINGULAR when W is singular
+// (pt_lambda, partition.h, then takes the dense solve's)
+int pt_lambda_w(const pt_model *m, pt_data *d);
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta);
+// Joint j's child (ch: 1 body2, 0 body1) placed from its other body, A1^T A2 = rel and the
+// common joint point (point) or A1^T (r2 - r1) = w (tree.c; the loops' kinematics too).
+void pt_joint_place(const pt_model *m, pt_data *d, int j, int ch, const double rel[4],
+                    int point, const double w[3]);
 void pt_tree_velocities(const pt_model *m, pt_data *d, const double *rate);
 void pt_tree_coords(const pt_model *m, const pt_data *d, double *theta, double *rate,
                     double *acc);
@@ -530,6 +711,9 @@ void pt_limits_init(const pt_model *m, pt_data *d);
 void pt_limits_clear(pt_data *d);
 int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate);
 int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate);  // couplers, then limits
+// A tree stage's accelerations thetadd (ndof) and xdd with the couplers' and held limits'
+// reactions (added to qfrc); -1 when the couplers' W is not positive definite.
+int pt_tree_dynamics(const pt_model *m, pt_data *d, const double *rate, double *thetadd);
 // For the analyses (inverse.c): joint j's limit at coordinate value v and rate w in d. *side:
 // the bound v is on or beyond (-1 lower, +1 upper, 0 none). Returns -1 when d does not enforce
 // the limit, 1 when it holds it on *side (d's limit state holds it there, or the coordinate

@@ -182,6 +182,8 @@ static void actuator(const pt_model *m, pt_data *d, int a, double *qfrc) {
   case PT_ACT_JOINT_FORCE: {
     if (u[0] == 0) return;  // no force: spare the joint's measure
     const int c = m->actuator_coord[a];
+    // a closed loop in joint coordinates takes it along its tree coordinate (loop_dyn.c)
+    if (d->loop_efforts && m->loop_coord[c] >= 0) return;
     const double effort = m->input_gear[m->actuator_input_adr[a]] * u[0];  // through the gear
     double jac[12];
     pt_measure_jac(m, d, c, jac);  // the direction only: no value needed

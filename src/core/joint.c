@@ -65,26 +65,6 @@ static void centripetal(double out[3], const double w[3], const double a[3]) {
   ptu_cross3(out, w, t);
 }
 
-static void ctx_init(const pt_model *m, const pt_data *d, int j, jctx *c) {
-  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
-  for (int k = PT_JV_H1; k <= PT_JV_G2; k++)  // the rows' directions (the points come next)
-    world_vec(d, k >= PT_JV_H2 ? b2 : b1, g + 3 * k, c->v[k]);
-  double p1[3], p2[3], v1[3], v2[3], t1[3], t2[3];
-  pt_body_point(d, b1, g, p1, c->s1);
-  pt_body_point(d, b2, g + 3, p2, c->s2);
-  pt_body_omega(d, b1, c->w1);
-  pt_body_omega(d, b2, c->w2);
-  pt_body_vel(d, b1, v1);
-  pt_body_vel(d, b2, v2);
-  ptu_sub3(c->d, p2, p1);
-  ptu_cross3(t1, c->w1, c->s1);
-  ptu_cross3(t2, c->w2, c->s2);
-  for (int k = 0; k < 3; k++) c->dd[k] = v2[k] + t2[k] - v1[k] - t1[k];
-  centripetal(c->c1, c->w1, c->s1);
-  centripetal(c->c2, c->w2, c->s2);
-}
-
 // Spherical joint: component k of p2 - p1 = 0.
 static void row_spherical(const jctx *c, int k, double *phi, double *J, double *gamma) {
   double e[3] = {0, 0, 0}, t[3];
@@ -141,21 +121,73 @@ static void row_dot2(const double a1[3], const jctx *c, double *phi, double *jac
   pt_row_dot2(a1, c->w1, c->w2, c->s1, c->s2, c->d, c->dd, phi, jac, gamma);
 }
 
-// Every joint row from its kind and vectors (row_kind, row_vec), the joint's world quantities
-// computed once per joint.
+// Every joint row from its kind and vectors (row_kind, row_vec), a joint's world quantities
+// computed once (pt_joint_rows_list).
 void pt_joint_rows(const pt_model *m, pt_data *d) {
-  for (int j = 0; j < m->njoint; j++) {
-    const int r0 = m->joint_row_adr[j], r1 = r0 + m->joint_nrow[j];
-    jctx c;
-    ctx_init(m, d, j, &c);
-    for (int r = r0; r < r1; r++) {
-      // outputs
-      double *phi = d->row_phi + r;
-      double *jac = d->row_jac + 12 * r;
-      double *gamma = d->row_gamma + r;
-      // inputs
-      const int *v = m->row_vec + 2 * r;
+  pt_joint_rows_list(m, d, NULL, 0, PT_ROWS_FULL);
+}
 
+// The listed rows only (all-rows numbering, joint rows grouped by joint; rows NULL: every
+// joint row): values alone (PT_ROWS_PHI: Newton's residual checks need no Jacobian and no
+// velocities), with the Jacobian (PT_ROWS_JAC: gamma left 0, no velocities read) or with
+// Jacobian, gamma and nu (PT_ROWS_FULL). A joint's world quantities are computed once for its
+// listed rows, the directions only those the rows read.
+void pt_joint_rows_list(const pt_model *m, pt_data *d, const int *rows, int n, int what) {
+  const int full = what != PT_ROWS_PHI;
+  if (!rows) n = m->nrow_joint;
+#define ROW(t) (rows ? rows[t] : (t))
+  for (int t = 0; t < n;) {
+    const int j = m->row_joint[ROW(t)];
+    int t1 = t;
+    unsigned need = 0;  // bit k: direction k
+    while (t1 < n && m->row_joint[ROW(t1)] == j) {
+      const int r = ROW(t1), *v = m->row_vec + 2 * r;
+      t1++;
+      if (m->row_kind[r] == PT_ROW_DOT1) need |= 1u << v[0] | 1u << v[1];
+      else if (m->row_kind[r] == PT_ROW_DOT2) need |= 1u << v[0];
+    }
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+    jctx c;
+    double p1[3], p2[3];
+    for (int k = PT_JV_H1; k <= PT_JV_G2; k++)
+      if (need & (1u << k)) world_vec(d, k >= PT_JV_H2 ? b2 : b1, g + 3 * k, c.v[k]);
+    pt_body_point(d, b1, g, p1, c.s1);
+    pt_body_point(d, b2, g + 3, p2, c.s2);
+    ptu_sub3(c.d, p2, p1);
+    if (what == PT_ROWS_JAC) {  // no velocities: gamma comes out 0
+      ptu_zero(c.w1, 3), ptu_zero(c.w2, 3), ptu_zero(c.dd, 3);
+      ptu_zero(c.c1, 3), ptu_zero(c.c2, 3);
+    } else if (full) {
+      double v1[3], v2[3], u1[3], u2[3];
+      pt_body_omega(d, b1, c.w1);
+      pt_body_omega(d, b2, c.w2);
+      pt_body_vel(d, b1, v1);
+      pt_body_vel(d, b2, v2);
+      ptu_cross3(u1, c.w1, c.s1);
+      ptu_cross3(u2, c.w2, c.s2);
+      for (int k = 0; k < 3; k++) c.dd[k] = v2[k] + u2[k] - v1[k] - u1[k];
+      centripetal(c.c1, c.w1, c.s1);
+      centripetal(c.c2, c.w2, c.s2);
+    }
+    for (; t < t1; t++) {
+      const int r = ROW(t), *v = m->row_vec + 2 * r;
+      double *phi = d->row_phi + r;
+      if (!full) {
+        switch ((pt_row_kind)m->row_kind[r]) {
+        case PT_ROW_SPHERICAL:
+          *phi = c.d[v[0]];
+          break;
+        case PT_ROW_DOT1:
+          *phi = ptu_dot3(c.v[v[0]], c.v[v[1]]);
+          break;
+        case PT_ROW_DOT2:
+          *phi = ptu_dot3(c.v[v[0]], c.d);
+          break;
+        }
+        continue;
+      }
+      double *jac = d->row_jac + 12 * r, *gamma = d->row_gamma + r;
       switch ((pt_row_kind)m->row_kind[r]) {
       case PT_ROW_SPHERICAL:
         row_spherical(&c, v[0], phi, jac, gamma);
@@ -170,4 +202,5 @@ void pt_joint_rows(const pt_model *m, pt_data *d) {
       d->row_nu[r] = 0;
     }
   }
+#undef ROW
 }

@@ -16,11 +16,14 @@
 // and are added to the applied forces before the accelerations are computed, so every result
 // of the stage (xdd, qdd, outputs) includes them. A limit whose lambda is 0 accelerates away
 // and is released at the step's end.
-// The columns H^-1 e_i come from the articulated-body algorithm (tree.c) as the difference of
-// two passes at the same state, with and without a unit joint force on coordinate i (the
-// accelerations are affine in the applied forces); (1) and (2) are small linear
-// complementarity problems solved exactly by principal pivoting on a dense Cholesky factor of
-// W (one limit: one division).
+// The columns H^-1 e_i come from the articulated inertias of the stage's articulated-body pass
+// (tree.c, pt_tree_minv: passes 2 and 3 for a unit joint force alone, a few multiply-adds per
+// joint), and the accelerations are affine in the applied forces, so a stage's thetadd in (2)
+// is thetadd_free plus the columns times lambda, with no second pass (pt_tree_dynamics). At a
+// step's end whose limits only rest on their bounds, (1) reuses the columns and the free
+// accelerations of the step's last evaluation, at the same state, and touches nothing when no
+// impulse is needed. (1) and (2) are small linear complementarity problems solved exactly by
+// principal pivoting on a dense Cholesky factor of W (one limit: one division).
 // Two practical rules keep the discrete version honest: an impact slower than two steps of
 // the free acceleration into the bound is a landing (e = 0), and the potential energy that
 // putting coordinates back on their bounds adds (O(h^2)) is taken out of the kinetic energy,
@@ -75,25 +78,22 @@ void pt_limits_init(const pt_model *m, pt_data *d) {
 void pt_limits_clear(pt_data *d) {
   for (int k = 0; k < d->lim_n; k++) d->lim_state[k] = 0;
   d->lim_nactive = 0;
+  d->lim_cols_ok = 0;
 }
 
 // Columns H^-1 e_i (ndof) of the limits set[0..ns-1] at the current state (inertia_g, x and
-// qfrc evaluated), and the free accelerations acc0 (ndof). Leaves qfrc as it found it; xdd
-// and the ABA scratch are overwritten.
+// qfrc evaluated), and the free accelerations acc0 (ndof): one articulated-body pass, then
+// the columns from its articulated inertias. xdd (the free pass's) and the ABA scratch are
+// overwritten.
 static void minv_columns(const pt_model *m, pt_data *d, const double *rate, const int *set,
                          int ns, double *acc0) {
   const int n = m->ndof;
-  ptu_copy(d->lim_qfrc, d->qfrc, m->nv);
   pt_tree_aba(m, d, rate, acc0);
   for (int s = 0; s < ns; s++) {
-    const int c = m->joint_coord_adr[d->lim_joint[set[s]]];
-    double jac[12], val, jdx;
-    pt_measure(m, d, c, &val, jac, &jdx);
-    pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, 1.0, d->qfrc);
     double *col = d->lim_minv + (size_t)s * n;
-    pt_tree_aba(m, d, rate, col);
-    for (int i = 0; i < n; i++) col[i] -= acc0[i];
-    ptu_copy(d->qfrc, d->lim_qfrc, m->nv);
+    ptu_zero(col, n);
+    col[d->lim_dof[set[s]]] = 1;
+    pt_tree_minv(m, d, col, col);
   }
   if (d->cpl_on) {  // the coupled dynamics (coupler.c, prepared at this state): P H^-1 e_i
     pt_couplers_project(m, d, acc0, n, 1);
@@ -201,15 +201,24 @@ void pt_limits_solve(pt_data *d, int ns, const double *b) {
 }
 
 // (2): the reactions of the active limits at this stage's state (inertia_g, x and qfrc
-// evaluated), added to qfrc. Returns the number of limits that push.
-int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate) {
+// evaluated), added to qfrc; the free accelerations in lim_acc, the columns in lim_minv and
+// the reactions in lim_x for the ns limits of lim_set, and the state they belong to (lim_y,
+// the stage's tree_y) for the step's end. Returns the number of limits that push.
+static int hold(const pt_model *m, pt_data *d, const double *rate, int *nset) {
   const int n = m->ndof;
   int *set = d->lim_set, ns = 0;
   for (int k = 0; k < d->lim_n; k++)
     if (d->lim_state[k]) set[ns++] = k;
+  *nset = ns;
   if (!ns) return 0;
   double *acc0 = d->lim_acc, *b = d->lim_b;
   minv_columns(m, d, rate, set, ns, acc0);
+  d->lim_cols_ok = d->tree_y_valid && !d->cpl_on;
+  if (d->lim_cols_ok) {
+    ptu_copy(d->lim_y, d->tree_y, 2 * n);
+    d->lim_cols_t = d->time;
+    d->lim_cols_ns = ns;
+  }
   for (int a = 0; a < ns; a++) b[a] = normal(d, set[a]) * acc0[d->lim_dof[set[a]]];
   lcp(d, set, ns, b, n);
   int npush = 0;
@@ -223,6 +232,11 @@ int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate) {
     npush++;
   }
   return npush;
+}
+
+int pt_limits_hold(const pt_model *m, pt_data *d, const double *rate) {
+  int ns;
+  return hold(m, d, rate, &ns);
 }
 
 // The reactions of the couplers (coupler.c) and of the held limits at this stage's state, added
@@ -240,6 +254,29 @@ int pt_tree_hold(const pt_model *m, pt_data *d, const double *rate) {
   }
   pt_couplers_hold(m, d, rate, d->cpl_acc);
   return npush;
+}
+
+int pt_tree_dynamics(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {
+  if (d->cpl_on || !d->lim_nactive) {
+    if (pt_tree_hold(m, d, rate) < 0) return -1;
+    pt_tree_aba(m, d, rate, thetadd);
+    return 0;
+  }
+  // limits alone: (2)'s thetadd = thetadd_free + H^-1 E lambda from the hold's free pass and
+  // columns, every body's xdd from it (without a reaction the free pass's xdd stand)
+  const int n = m->ndof;
+  int ns;
+  const int npush = hold(m, d, rate, &ns);
+  ptu_copy(thetadd, d->lim_acc, n);
+  if (!npush) return 0;
+  for (int a = 0; a < ns; a++) {
+    const double f = normal(d, d->lim_set[a]) * d->lim_x[a];
+    if (f == 0) continue;
+    const double *col = d->lim_minv + (size_t)a * n;
+    for (int i = 0; i < n; i++) thetadd[i] += f * col[i];
+  }
+  pt_tree_accelerations(m, d, thetadd);
+  return 0;
 }
 
 
@@ -285,16 +322,23 @@ int pt_limits_after_step(const pt_model *m, pt_data *d, double *y) {
     d->lim_nactive = 0;
     return changed;
   }
-  // the clamped state's bodies and forces, for the columns of H^-1; a clamped leader takes
-  // its followers along
-  if (d->cpl_on) pt_couplers_fix(m, y, n, d->cpl_dof);
-  pt_tree_positions(m, d, y);
-  pt_tree_velocities(m, d, y + n);
-  pt_kin_inertias(m, d, 0);
-  pt_forces(m, d);
-  if (d->cpl_on) pt_couplers_prepare(m, d, y + n);
+  // limits resting on their bounds, none clamped or released: the step's last evaluation held
+  // the same limits at this very state, and its free accelerations and columns stand
+  const int reuse = !clamped && !changed && d->lim_cols_ok && d->lim_cols_ns == ns &&
+                    d->lim_cols_t == d->time && memcmp(y, d->lim_y, sizeof(double) * 2 * n) == 0;
   double *acc0 = d->lim_acc, *b = d->lim_b;
-  minv_columns(m, d, y + n, set, ns, acc0);
+  if (!reuse) {
+    // the clamped state's bodies and forces, for the columns of H^-1; a clamped leader takes
+    // its followers along
+    if (d->cpl_on) pt_couplers_fix(m, y, n, d->cpl_dof);
+    pt_tree_positions(m, d, y);
+    pt_tree_velocities(m, d, y + n);
+    pt_kin_inertias(m, d, 0);
+    pt_forces(m, d);
+    if (d->cpl_on) pt_couplers_prepare(m, d, y + n);
+    minv_columns(m, d, y + n, set, ns, acc0);
+    d->lim_cols_ok = 0;
+  }
   double impulse = 0;
   for (int a = 0; a < ns; a++) {
     const int k = set[a];
@@ -345,7 +389,8 @@ int pt_limits_after_step(const pt_model *m, pt_data *d, double *y) {
     }
   }
   d->lim_nactive = nactive;
-  return changed || impulse > 0 ? 1 : 2;
+  // with the columns reused nothing of the evaluation was overwritten
+  return changed || impulse > 0 ? 1 : reuse ? 0 : 2;
 }
 
 int pt_joint_limit_state(const pt_data *d, int joint, double *pre, double *post) {

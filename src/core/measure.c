@@ -157,6 +157,28 @@ void pt_measure_jac(const pt_model *m, const pt_data *d, int i, double jac[12]) 
   ptu_copy(jac + 9, h, 3);
 }
 
+// The Jacobian row and Jdot x without the value (an angle's atan2 spared: a caller that knows
+// the value already, as the tree partition's integrated joint coordinates).
+void pt_measure_jd(const pt_model *m, const pt_data *d, int i, double jac[12], double *jdotx) {
+  const int t = m->meas_type[i];
+  if (t != PT_MEAS_ANGLE && t != PT_MEAS_UANGLE1 && t != PT_MEAS_UANGLE2) {
+    double value;
+    pt_measure(m, d, i, &value, jac, jdotx);
+    return;
+  }
+  const int *body = m->meas_body + 2 * i, on = t == PT_MEAS_UANGLE2;  // h fixed in body[on]
+  double h[3], hdot[3], w1[3], w2[3], dw[3];
+  world(d, body[on], m->meas_geom + PT_MEAS_GEOM * i, h);
+  pt_body_omega(d, body[0], w1);
+  pt_body_omega(d, body[1], w2);
+  ptu_cross3(hdot, on ? w2 : w1, h);
+  ptu_sub3(dw, w2, w1);
+  ptu_zero(jac, 12);
+  ptu_scl3(jac + 3, h, -1);
+  ptu_copy(jac + 9, h, 3);
+  *jdotx = ptu_dot3(hdot, dw);
+}
+
 // J x for a row with bodies body[0], body[1].
 double pt_jac_dot_x(const pt_data *d, const int body[2], const double jac[12]) {
   double s = 0;

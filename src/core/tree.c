@@ -74,12 +74,49 @@ static double coord_acc(const pt_model *m, const pt_data *d, int c) {
   return ptu_dot3(h, dwd) + ptu_dot3(hd, dw);
 }
 
+// Places joint j's child (ch: 1 body2, 0 body1) from its other body: A1^T A2 = rel (Euler
+// parameters) and, with point, the joint point common to both bodies (a revolute or universal
+// joint), else A1^T (r2 - r1) = w (prismatic, fixed). rot and q of the child.
+void pt_joint_place(const pt_model *m, pt_data *d, int j, int ch, const double rel[4],
+                    int point, const double w[3]) {
+  const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+  const double *g = m->joint_geom + PT_JOINT_GEOM * j;
+  if (ch == 1) {  // child body2: A2 = A1 rel
+    const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
+    double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2, a[3], b[3];
+    ptu_quat_mul(q2 + 3, q1 + 3, rel);
+    ptu_quat2mat(A2, q2 + 3);
+    if (point) {
+      ptu_mul_mat_vec3(a, A1, g);
+      ptu_mul_mat_vec3(b, A2, g + 3);
+      for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k] - b[k];
+    } else {
+      ptu_mul_mat_vec3(a, A1, w);
+      for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k];
+    }
+  } else {  // child body1: A1 = A2 rel^T
+    const double *q2 = body_q(d, b2), *A2 = body_A(d, b2);
+    double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, a[3], b[3], inv[4];
+    inv[0] = rel[0];
+    for (int k = 1; k < 4; k++) inv[k] = -rel[k];
+    ptu_quat_mul(q1 + 3, q2 + 3, inv);
+    ptu_quat2mat(A1, q1 + 3);
+    if (point) {
+      ptu_mul_mat_vec3(a, A1, g);
+      ptu_mul_mat_vec3(b, A2, g + 3);
+      for (int k = 0; k < 3; k++) q1[k] = q2[k] + b[k] - a[k];
+    } else {
+      ptu_mul_mat_vec3(a, A1, w);
+      for (int k = 0; k < 3; k++) q1[k] = q2[k] - a[k];
+    }
+  }
+}
+
 // Eq. (10) for a tree: every body's r and p from the joint coordinates theta (ndof), parents
 // first; rot follows.
 void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
-    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int type = m->joint_type[j];
     const double *g = m->joint_geom + PT_JOINT_GEOM * j;
     const double dth = i >= 0 ? theta[i] - d->tree_theta_ref[j] : 0;
@@ -92,35 +129,7 @@ void pt_tree_positions(const pt_model *m, pt_data *d, const double *theta) {
     }
     double w[3];  // A1^T (r2 - r1) for prismatic and fixed joints
     for (int k = 0; k < 3; k++) w[k] = d->tree_tref[3 * j + k] + (i >= 0 ? g[6 + k] * dth : 0);
-    if (ch == 1) {  // child body2: A2 = A1 rel
-      const double *q1 = body_q(d, b1), *A1 = body_A(d, b1);
-      double *q2 = d->q + 7 * b2, *A2 = d->rot + 9 * b2, a[3], b[3];
-      ptu_quat_mul(q2 + 3, q1 + 3, rel);
-      ptu_quat2mat(A2, q2 + 3);
-      if (type == PT_JOINT_REVOLUTE) {
-        ptu_mul_mat_vec3(a, A1, g);
-        ptu_mul_mat_vec3(b, A2, g + 3);
-        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k] - b[k];
-      } else {
-        ptu_mul_mat_vec3(a, A1, w);
-        for (int k = 0; k < 3; k++) q2[k] = q1[k] + a[k];
-      }
-    } else {  // child body1: A1 = A2 rel^T
-      const double *q2 = body_q(d, b2), *A2 = body_A(d, b2);
-      double *q1 = d->q + 7 * b1, *A1 = d->rot + 9 * b1, a[3], b[3], inv[4];
-      inv[0] = rel[0];
-      for (int k = 1; k < 4; k++) inv[k] = -rel[k];
-      ptu_quat_mul(q1 + 3, q2 + 3, inv);
-      ptu_quat2mat(A1, q1 + 3);
-      if (type == PT_JOINT_REVOLUTE) {
-        ptu_mul_mat_vec3(a, A1, g);
-        ptu_mul_mat_vec3(b, A2, g + 3);
-        for (int k = 0; k < 3; k++) q1[k] = q2[k] + b[k] - a[k];
-      } else {
-        ptu_mul_mat_vec3(a, A1, w);
-        for (int k = 0; k < 3; k++) q1[k] = q2[k] - a[k];
-      }
-    }
+    pt_joint_place(m, d, j, ch, rel, type == PT_JOINT_REVOLUTE, w);
   }
 }
 
@@ -189,6 +198,14 @@ int pt_tree_outputs(const pt_model *m, pt_data *d) {
     d->coord_acc[c] = coord_acc(m, d, c);
   }
   return n;
+}
+
+int pt_tree_coord_value(const pt_data *d, int c, double *value, double *rate) {
+  if (!pt_tree_active(d) || !d->tree_coords_first || !d->tree_y_valid || c >= d->model->ndof)
+    return 0;
+  *value = d->tree_y[c];
+  if (rate) *rate = d->tree_y[d->model->ndof + c];
+  return 1;
 }
 
 // The model's side of the qualification: joints as many as bodies, revolute, prismatic and
@@ -327,14 +344,19 @@ int pt_tree_init(const pt_model *m, pt_data *d) {
 // The articulated inertias are symmetric, I = [A B; B^T C] with A, C symmetric 3x3: they are
 // kept packed (21 numbers, below), so the rank-1 update and the transform to the parent touch
 // each entry once. Scratch per body (ABA_STRIDE doubles: I^A packed, p^A then U / D, S, c,
-// u / D) is taken from mjt (12 ncon >= 40 nbody on a tree: every joint has at least 5 rows),
-// which the W path does not need between its own evaluations.
+// u / D, 1 / D, and pt_tree_minv's own bias force, u / D and acceleration) is taken from mjt
+// (12 ncon >= 54 nbody on a tree: every joint has at least 5 rows), which the W path does not
+// need between its own evaluations.
 
-#define ABA_STRIDE 40  // I^A (21), p^A then U / D (6), S (6), c (6), u / D
+#define ABA_STRIDE 54  // I^A (21), p^A then U / D (6), S (6), c (6), u / D, 1 / D, then minv's
 #define ABA_P 21       // offsets in a body's slot
 #define ABA_S 27
 #define ABA_C 33
 #define ABA_UD 39
+#define ABA_ID 40
+#define ABA_MU 41      // pt_tree_minv: u / D,
+#define ABA_MP 42      // the bias force p (6),
+#define ABA_MA 48      // the acceleration a (6)
 
 int pt_tree_aba_fits(const pt_model *m) { return 12 * m->ncon >= ABA_STRIDE * m->nbody; }
 
@@ -390,6 +412,41 @@ static void add_xt_i_x(double *restrict out, const double *restrict Ia, const do
   for (int r = 0; r < 3; r++)
     for (int c = r; c < 3; c++)
       out[PK_C + S3(r, c)] += C[S3(r, c)] + P[3 * r + c] + Qm[3 * c + r];
+}
+
+// Pass 3, root to leaves: a' = X a_p + c, thetadd = (u - U^T a') / D (or the known one),
+// a = a' + S thetadd, every body's a in xdd.
+static void aba_pass3(const pt_model *m, pt_data *d, const double *known, double *thetadd) {
+  const double *buf = d->mjt;
+  for (int t = 0; t < m->njoint; t++) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
+    double *ak = d->xdd + 6 * kid;
+    if (par == PT_GROUND) {
+      ptu_copy(ak, c, 6);
+    } else {
+      const double *ap = d->xdd + 6 * par;
+      double dv[3], dxw[3];
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(dxw, dv, ap + 3);
+      for (int k = 0; k < 3; k++) {
+        ak[k] = ap[k] - dxw[k] + c[k];
+        ak[3 + k] = ap[3 + k] + c[3 + k];
+      }
+    }
+    if (i < 0) continue;
+    double s;
+    if (known) {
+      s = known[i];
+    } else {
+      s = slot[ABA_UD];
+      for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
+      thetadd[i] = s;
+    }
+    for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
+  }
 }
 
 void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thetadd) {
@@ -476,6 +533,7 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
       sym6_mul(Ic, Ia, c);
       for (int r = 0; r < 6; r++) pa[r] += Ic[r] + uD * Uv[r];
       slot[ABA_UD] = uD;
+      slot[ABA_ID] = iD;
       // U / D for pass 3 goes where p^A was, once the parent has taken p^a
       ptu_copy(Uv, W, 6);
     } else {
@@ -495,31 +553,75 @@ void pt_tree_aba(const pt_model *m, pt_data *d, const double *rate, double *thet
     }
     if (i >= 0) ptu_copy(pa, Uv, 6);
   }
-  // pass 3: root to leaves
+  aba_pass3(m, d, NULL, thetadd);
+}
+
+// out = H^-1 tau for a joint-space force tau (ndof), H the tree's joint-space inertia at the
+// state of the last pt_tree_aba: passes 2 and 3 of the articulated-body algorithm on the
+// articulated inertias that call left (Featherstone, "Rigid Body Dynamics Algorithms", 2008,
+// Table 7.1) with no velocity and no applied force (c = 0, p starts at 0), so that each column
+// costs a few multiply-adds per joint instead of a whole ABA:
+//   pass 2 (leaves to root):  u = tau_i - S^T p^A,  p^a = p^A + (U / D) u,  p^A_p += X^T p^a
+//   pass 3 (root to leaves):  a' = X a_p,  thetadd_i = u / D - (U / D)^T a',  a = a' + S thetadd_i
+// tau and out may be one array. Touches neither xdd, qfrc nor what pt_tree_aba left for
+// pt_tree_accelerations.
+void pt_tree_minv(const pt_model *m, pt_data *d, const double *tau, double *out) {
+  double *buf = d->mjt;
+  for (int k = 0; k < m->nbody; k++) ptu_zero(buf + ABA_STRIDE * k + ABA_MP, 6);
+  for (int t = m->njoint - 1; t >= 0; t--) {
+    const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
+    double *slot = buf + ABA_STRIDE * kid, pa[6];
+    const double *p = slot + ABA_MP;
+    ptu_copy(pa, p, 6);
+    if (i >= 0) {
+      const double *S = slot + ABA_S, *W = slot + ABA_P;  // W = U / D
+      double u = tau[i];
+      for (int r = 0; r < 6; r++) u -= S[r] * p[r];
+      slot[ABA_MU] = u * slot[ABA_ID];
+      for (int r = 0; r < 6; r++) pa[r] += W[r] * u;
+    }
+    if (par != PT_GROUND) {
+      double dv[3], tq[3], *pp = buf + ABA_STRIDE * par + ABA_MP;
+      ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
+      ptu_cross3(tq, dv, pa);
+      for (int k = 0; k < 3; k++) {
+        pp[k] += pa[k];
+        pp[3 + k] += pa[3 + k] + tq[k];
+      }
+    }
+  }
   for (int t = 0; t < m->njoint; t++) {
     const int j = d->tree_joint[t], ch = d->tree_child[j], i = d->tree_dof[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const int par = ch == 1 ? b1 : b2, kid = ch == 1 ? b2 : b1;
-    const double *slot = buf + ABA_STRIDE * kid, *S = slot + ABA_S, *c = slot + ABA_C;
-    double *ak = d->xdd + 6 * kid;
+    double *slot = buf + ABA_STRIDE * kid, *ak = slot + ABA_MA;
     if (par == PT_GROUND) {
-      ptu_copy(ak, c, 6);
+      ptu_zero(ak, 6);
     } else {
-      const double *ap = d->xdd + 6 * par;
+      const double *ap = buf + ABA_STRIDE * par + ABA_MA;
       double dv[3], dxw[3];
       ptu_sub3(dv, d->q + 7 * kid, d->q + 7 * par);
       ptu_cross3(dxw, dv, ap + 3);
       for (int k = 0; k < 3; k++) {
-        ak[k] = ap[k] - dxw[k] + c[k];
-        ak[3 + k] = ap[3 + k] + c[3 + k];
+        ak[k] = ap[k] - dxw[k];
+        ak[3 + k] = ap[3 + k];
       }
     }
     if (i < 0) continue;
-    double s = slot[ABA_UD];
-    for (int k = 0; k < 6; k++) s -= slot[ABA_P + k] * ak[k];
-    thetadd[i] = s;
+    const double *S = slot + ABA_S, *W = slot + ABA_P;
+    double s = slot[ABA_MU];
+    for (int k = 0; k < 6; k++) s -= W[k] * ak[k];
+    out[i] = s;
     for (int k = 0; k < 6; k++) ak[k] += S[k] * s;
   }
+}
+
+// Every body's xdd from given joint accelerations thetadd at the state of the last
+// pt_tree_aba (its S and c): pass 3 with thetadd known.
+void pt_tree_accelerations(const pt_model *m, pt_data *d, const double *thetadd) {
+  aba_pass3(m, d, thetadd, NULL);
 }
 
 // The multipliers after pt_tree_aba (xdd and qfrc at this state, rows evaluated): the
@@ -594,12 +696,6 @@ void pt_tree_reactions(const pt_model *m, const pt_data *d, double *reaction) {
       F[3 + c] = sign * (F[3 + c] - t[c]);
     }
   }
-}
-
-void pt_lambda(const pt_model *m, pt_data *d) {
-  if (!d->lambda_stale) return;
-  pt_tree_lambda(m, d);
-  d->lambda_stale = 0;
 }
 
 void pt_tree_lambda(const pt_model *m, pt_data *d) {

@@ -12,6 +12,7 @@
 // integrator carries them (control_stage.c evaluates Xdot with the forces of each stage).
 #include "engine.h"
 #include "partition.h"
+#include "loop.h"
 #include "partition_policy.h"
 #include "ptu.h"
 #include "tolerances.h"
@@ -30,8 +31,10 @@ int pt_eval(const pt_model *m, pt_data *d) {
 }
 
 // Evaluation at a consistent (q, qd, t) with the accelerations of partition p: kinematics,
-// rows, forces, then W (LU, pt_eval) or B (QR, eq. 7-9).
+// rows, forces, then W (LU, pt_eval) or B (QR, eq. 7-9); the partitions in joint coordinates
+// of a closed loop evaluate their own way (loop_partition.c).
 static int eval_partition(const pt_partition_class *p, const pt_model *m, pt_data *d) {
+  if (p->evaluate) return p->evaluate(m, d);
   d->lambda_stale = 0;
   pt_kin_bodies(m, d);
   pt_joint_rows(m, d);
@@ -69,8 +72,8 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // the state held now (a step's first stage after the inputs changed): its kinematics
     // and inertias stand, only the forces are new
     pt_forces(m, d);
-    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;  // couplers, held limits
-    pt_tree_aba(m, d, y + n, f + n);
+    // couplers, held limits
+    if (pt_tree_dynamics(m, d, y + n, f + n) < 0) return PT_ESINGULAR;
     ptu_copy(f, y + n, n);
     return PT_OK;
   }
@@ -83,8 +86,8 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     // an intermediate stage needs thetadd only: no rows, no multipliers (tree.c)
     pt_kin_inertias(m, d, 0);
     pt_forces(m, d);
-    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;  // couplers, held limits
-    pt_tree_aba(m, d, y + n, f + n);
+    // couplers, held limits
+    if (pt_tree_dynamics(m, d, y + n, f + n) < 0) return PT_ESINGULAR;
     ptu_copy(f, y + n, n);
     return PT_OK;
   }
@@ -95,8 +98,7 @@ static int stage_tree(const pt_model *m, pt_data *d, const double *y, double *f)
     pt_kin_inertias(m, d, 1);
     pt_joint_rows(m, d);
     pt_forces(m, d);
-    if (pt_tree_hold(m, d, y + n) < 0) return PT_ESINGULAR;
-    pt_tree_aba(m, d, y + n, f + n);
+    if (pt_tree_dynamics(m, d, y + n, f + n) < 0) return PT_ESINGULAR;
     d->lambda_stale = 1;
     pt_qdd_from_xdd(m, d);
     ptu_copy(f, y + n, n);
@@ -144,7 +146,10 @@ static int stage(const pt_model *m, pt_data *d, double t, const double *y, doubl
     // state held now): an O(tau^3) guess instead of O(tau), a stage half a step away on a fast
     // arm then converges in one or two iterations instead of five. (The LU partition then
     // sets v from y; the QR partition's Newton fixes z.)
-    if (tau != 0) {
+    const pt_partition_class *p = pt_partition_of(d);
+    if (tau != 0 && p->predict) {
+      p->predict(m, d, tau);
+    } else if (tau != 0) {
       const double t2 = d->acc_valid ? 0.5 * tau * tau : 0;
       for (int k = 0; k < m->nq; k++) d->q[k] += tau * d->qd[k] + t2 * d->qdd[k];
     }
@@ -195,9 +200,10 @@ static int start_f(const pt_model *m, pt_data *d, const double *y0, double *f) {
 static int rk4_from_k1(const pt_model *m, pt_data *d, double t0, double h, double *fnew) {
   const int n2 = pt_ny(m);
   double *y0 = d->y, *ys = d->ystage, *k1 = d->k, *k2 = k1 + n2, *k3 = k2 + n2, *k4 = k3 + n2;
-  // k2 to k4 by the articulated-body algorithm alone on a tree; the step's end point in full
-  // (rows, qdd: what a caller reads)
+  // k2 to k4 by the articulated-body algorithm alone on a tree (and without the rows nobody
+  // reads on a closed loop); the step's end point in full (rows, qdd: what a caller reads)
   d->tree_fast = d->tree_aba;
+  d->stage_inner = 1;
   axpy(ys, y0, h / 2, k1, n2);
   int rc = stage(m, d, t0 + h / 2, ys, k2);
   if (!rc) {
@@ -209,6 +215,7 @@ static int rk4_from_k1(const pt_model *m, pt_data *d, double t0, double h, doubl
     rc = stage(m, d, t0 + h, ys, k4);
   }
   d->tree_fast = 0;
+  d->stage_inner = 0;
   if (rc) return rc;
   for (int i = 0; i < n2; i++) ys[i] = y0[i] + h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
   return stage(m, d, t0 + h, ys, fnew);
@@ -218,8 +225,10 @@ static int rk4_from_k1(const pt_model *m, pt_data *d, double t0, double h, doubl
 // changed since the last evaluation, else the accelerations held.
 static int rk4_k1(const pt_model *m, pt_data *d) {
   d->tree_fast = d->tree_aba;
+  d->stage_inner = 1;
   const int rc = start_f(m, d, d->y, d->k);
   d->tree_fast = 0;
+  d->stage_inner = 0;
   return rc;
 }
 
@@ -300,6 +309,7 @@ static int step_abm4(const pt_model *m, pt_data *d, double t0, double h) {
     // f_n when inputs changed since it was computed, and the predictor's evaluation: the
     // articulated-body algorithm alone on a tree (as RK4's intermediate stages)
     d->tree_fast = d->tree_aba;
+    d->stage_inner = 1;
     if (!d->acc_valid) rc = start_f(m, d, y0, f0);
     else rc = PT_OK;
     if (!rc) {
@@ -308,6 +318,7 @@ static int step_abm4(const pt_model *m, pt_data *d, double t0, double h) {
       rc = stage(m, d, t0 + h, ys, fp);  // predict, evaluate
     }
     d->tree_fast = 0;
+    d->stage_inner = 0;
     if (rc) return rc;
     for (int i = 0; i < n2; i++)
       ys[i] = y0[i] + h / 24 * (9 * fp[i] + 19 * f0[i] - 5 * f1[i] + f2[i]);
@@ -325,8 +336,10 @@ static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
   const int n = m->ndof, ny = pt_ny(m);
   double *y0 = d->y, *ys = d->ystage, *f = d->k;
   d->tree_fast = d->tree_aba;  // as RK4's first stage
+  d->stage_inner = 1;
   int rc = start_f(m, d, y0, f);
   d->tree_fast = 0;
+  d->stage_inner = 0;
   if (rc) return rc;
   for (int i = 0; i < n; i++) {
     ys[n + i] = y0[n + i] + h * f[n + i];
@@ -339,6 +352,8 @@ static int step_euler(const pt_model *m, pt_data *d, double t0, double h) {
 static void save_state(const pt_model *m, pt_data *d) {
   ptu_copy(d->q_save, d->q, m->nq);
   ptu_copy(d->qd_save, d->qd, m->nq);
+  ptu_copy(d->loop_s_save, d->loop_s, m->nls);  // a closed loop's joint coordinates (loop.h)
+  ptu_copy(d->loop_s_save + m->nls, d->loop_sd, m->nls);
   ptu_copy(d->ctl_x_save, d->ctl_x, m->nctlx);
   if (d->tree_y_valid) ptu_copy(d->tree_y_save, d->tree_y, 2 * m->ndof);
   for (int k = 0; k < d->lim_n; k++) d->lim_state_save[k] = d->lim_state[k];
@@ -349,6 +364,10 @@ static void restore_state(const pt_model *m, pt_data *d, double t0) {
   d->tree_kin_held = 0;  // rot, x, inertia_g are a failed stage's
   ptu_copy(d->q, d->q_save, m->nq);
   ptu_copy(d->qd, d->qd_save, m->nq);
+  ptu_copy(d->loop_s, d->loop_s_save, m->nls);
+  ptu_copy(d->loop_sd, d->loop_s_save + m->nls, m->nls);
+  d->loop_held = 0;       // factors of a failed or discarded stage
+  d->loop_qr_exact = 0;
   ptu_copy(d->ctl_x, d->ctl_x_save, m->nctlx);
   if (d->tree_y_valid) ptu_copy(d->tree_y, d->tree_y_save, 2 * m->ndof);
   for (int k = 0; k < d->lim_n; k++) d->lim_state[k] = d->lim_state_save[k];  // held limits
@@ -387,6 +406,11 @@ static int attempt(const pt_model *m, pt_data *d, double t0, double h, int *retr
     rc = try_step(m, d, t0, h);
   }
   if (rc) restore_state(m, d, t0);
+  if (rc && pt_loop_on(d)) {  // a closed loop in joint coordinates: the Cartesian partitions
+    rc = pt_policy_cartesian(m, d);
+    if (!rc) rc = try_step(m, d, t0, h);
+    if (rc) restore_state(m, d, t0);
+  }
   return rc;
 }
 
@@ -504,6 +528,20 @@ int pt_step(const pt_model *m, pt_data *d) {
   return rc;
 }
 
+// pt_forward on a Cartesian or joint-coordinate partition: the independent coordinates
+// measured in the state held now, the rest recovered, then evaluated.
+static int forward_partition(const pt_model *m, pt_data *d) {
+  const pt_partition_class *p = pt_partition_of(d);
+  double *y = d->ystage;
+  if (p->sync) p->sync(m, d);
+  p->coords(m, d, y, y + m->ndof, NULL);
+  const int it = p->recover(m, d, y, NEWTON_MAXIT);
+  if (it < 0) return it;
+  int rc = eval_partition(p, m, d);
+  if (!rc && d->lim_nactive) rc = pt_loop_limits_hold(m, d, p);  // as stage_partition
+  return rc;
+}
+
 int pt_forward(const pt_model *m, pt_data *d) {
   int rc;
   if (!d->part_valid) {
@@ -530,14 +568,13 @@ int pt_forward(const pt_model *m, pt_data *d) {
     }
     d->tree_kin_held = rc == PT_OK;
   } else {
-    // the independent coordinates measured in the state held now, the rest recovered
-    const pt_partition_class *p = pt_partition_of(d);
-    double *y = d->ystage;
-    p->coords(m, d, y, y + m->ndof, NULL);
-    const int it = p->recover(m, d, y, NEWTON_MAXIT);
-    if (it < 0) return it;
-    rc = eval_partition(p, m, d);
-    if (!rc && d->lim_nactive) rc = pt_loop_limits_hold(m, d, p);  // as stage_partition
+    rc = forward_partition(m, d);
+    // a closed loop that its joint coordinates cannot evaluate here (exactly singular): the
+    // Cartesian partitions, with their dense fallback for a singular W
+    if (rc && pt_loop_on(d)) {
+      rc = pt_policy_cartesian(m, d);
+      if (!rc) rc = forward_partition(m, d);
+    }
   }
   if (rc) return rc;
   d->acc_valid = 1;
@@ -557,6 +594,11 @@ int pt_set_partition_mode(pt_data *d, int mode) {
   if (mode != PT_MODE_HYBRID && d->model->ncoupler > 0) return PT_EPRECOND;
   // a tree's data takes its dense Cartesian work now, outside the step
   if (mode != PT_MODE_HYBRID && pt_data_dense(d->model, d)) return PT_ENOMEM;
+  if (mode != d->part_mode && d->model->loop_ok) {
+    // a closed loop leaves or takes its joint coordinates: the next step builds afresh
+    d->part_valid = 0;
+    d->loop_s_valid = 0;
+  }
   if (mode != d->part_mode && d->tree_ok) {
     // the tree partition starts or stops: the next step builds the active one afresh; joint
     // limits start free (limits.c on the tree partition, loop_limits.c on LU/QR)

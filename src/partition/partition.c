@@ -7,13 +7,13 @@
 // u (eq. 10, 14) and each velocity recovery (eq. 11, 15) is a numeric refactorization on that
 // pattern and two triangular solves. It is rebuilt only when it degrades (Newton struggles, or
 // the condition estimate of Phi_u falls), and every rebuild is counted. Phi_u is factored by a
-// left-looking sparse LU with partial pivoting (Gilbert-Peierls: a depth-first search gives
-// each column's pattern, then a sparse triangular solve) on arrays sized at load for the
-// dense worst case, so neither a rebuild nor pt_data_copy allocates.
+// left-looking sparse LU with partial pivoting (Gilbert-Peierls, splu.c) on arrays sized at
+// load for the dense worst case, so neither a rebuild nor pt_data_copy allocates.
 #include <float.h>
 
 #include "engine.h"
 #include "partition.h"
+#include "splu.h"
 #include "tolerances.h"
 #include "ptu.h"
 
@@ -249,154 +249,26 @@ static void lu_values(pt_data *d) {
 
 // ---- sparse LU of Phi_u (ncq x ncq, CSC lu_colptr / lu_rowind / lu_val) ------------------
 
-// Rows reached from column k of Phi_u through the columns of L built so far (a pivotal row r,
-// pivot j, leads to the rows of L(:, j)): returns top, the reach in topological order in
-// lu_stack[top .. n). Non-recursive depth-first search; lu_stack[n ..) is the resume stack.
-static int lu_reach(pt_data *d, int n, int k) {
-  int *xi = d->lu_stack, *ps = d->lu_stack + n, *mark = d->lu_mark;
-  const int *pinv = d->lu_pinv, *Lp = d->lu_Lp, *Li = d->lu_Li;
-  int top = n;
-  for (int p = d->lu_colptr[k]; p < d->lu_colptr[k + 1]; p++) {
-    if (mark[d->lu_rowind[p]] == k + 1) continue;
-    int head = 0;
-    xi[0] = d->lu_rowind[p];
-    while (head >= 0) {
-      const int r = xi[head], j = pinv[r];
-      if (mark[r] != k + 1) {
-        mark[r] = k + 1;
-        ps[head] = j < 0 ? 0 : Lp[j];
-      }
-      const int end = j < 0 ? 0 : Lp[j + 1];
-      int q = ps[head];
-      while (q < end && mark[Li[q]] == k + 1) q++;
-      if (q < end) {
-        ps[head] = q + 1;
-        xi[++head] = Li[q];
-      } else {
-        head--;
-        xi[--top] = r;
-      }
-    }
-  }
-  return top;
-}
-
-// min |pivot| / max |pivot| (the estimate KLU's klu_rcond gives), 0 if a pivot is 0 or NaN
-static double lu_rcond(const double *ud, int n) {
-  double lo = INFINITY, hi = 0;
-  for (int i = 0; i < n; i++) {
-    const double a = fabs(ud[i]);
-    if (!(a > 0)) return 0;
-    lo = fmin(lo, a);
-    hi = fmax(hi, a);
-  }
-  return n > 0 ? lo / hi : 1;
-}
-
-// P Phi_u = L U with partial pivoting, choosing pattern and pivots (Gilbert-Peierls).
-static int lu_factor(pt_data *d, int n) {
-  double *x = d->lu_x;
-  int *xi = d->lu_stack;
-  for (int i = 0; i < n; i++) {
-    d->lu_pinv[i] = -1;
-    d->lu_mark[i] = 0;
-  }
-  d->lu_Lp[0] = d->lu_Up[0] = 0;
-  int lnz = 0, unz = 0;
-  for (int k = 0; k < n; k++) {
-    const int top = lu_reach(d, n, k);
-    for (int p = d->lu_colptr[k]; p < d->lu_colptr[k + 1]; p++) x[d->lu_rowind[p]] = d->lu_val[p];
-    int piv = -1;
-    for (int t = top; t < n; t++) {
-      const int r = xi[t], j = d->lu_pinv[r];
-      if (j < 0) {
-        piv = r;  // a candidate; the pivot is chosen below, once all updates are in
-        continue;
-      }
-      const double u = x[r];  // L(:, j) updates only rows later in the order: x[r] is final
-      x[r] = 0;
-      d->lu_Ui[unz] = j;
-      d->lu_Ux[unz++] = u;
-      for (int q = d->lu_Lp[j]; q < d->lu_Lp[j + 1]; q++) x[d->lu_Li[q]] -= d->lu_Lx[q] * u;
-    }
-    if (piv < 0) {  // structurally or numerically singular
-      for (int t = top; t < n; t++) x[xi[t]] = 0;
-      return PT_ESINGULAR;
-    }
-    double best = 0;
-    for (int t = top; t < n; t++) {
-      const int r = xi[t];
-      if (d->lu_pinv[r] < 0 && fabs(x[r]) > best) best = fabs(x[r]), piv = r;
-    }
-    if (!(best > 0) || !isfinite(best)) {
-      for (int t = top; t < n; t++) x[xi[t]] = 0;
-      return PT_ESINGULAR;
-    }
-    const double dk = x[piv];
-    x[piv] = 0;
-    d->lu_pinv[piv] = k;
-    d->lu_prow[k] = piv;
-    d->lu_Ud[k] = dk;
-    for (int t = top; t < n; t++) {
-      const int r = xi[t];
-      if (d->lu_pinv[r] >= 0) continue;
-      d->lu_Li[lnz] = r;
-      d->lu_Lx[lnz++] = x[r] / dk;
-      x[r] = 0;
-    }
-    d->lu_Lp[k + 1] = lnz;
-    d->lu_Up[k + 1] = unz;
-  }
-  return PT_OK;
-}
-
-// The same L U pattern and pivot order for new values of Phi_u (as klu_refactor).
-static int lu_refactor(pt_data *d, int n) {
-  double *x = d->lu_x;
-  const int *prow = d->lu_prow, *Lp = d->lu_Lp, *Li = d->lu_Li, *Up = d->lu_Up, *Ui = d->lu_Ui;
-  double *Lx = d->lu_Lx, *Ux = d->lu_Ux;
-  for (int k = 0; k < n; k++) {
-    for (int p = d->lu_colptr[k]; p < d->lu_colptr[k + 1]; p++) x[d->lu_rowind[p]] = d->lu_val[p];
-    for (int q = Up[k]; q < Up[k + 1]; q++) {
-      const int j = Ui[q];
-      const double u = x[prow[j]];
-      x[prow[j]] = 0;
-      Ux[q] = u;
-      for (int t = Lp[j]; t < Lp[j + 1]; t++) x[Li[t]] -= Lx[t] * u;
-    }
-    const double dk = x[prow[k]];
-    x[prow[k]] = 0;
-    d->lu_Ud[k] = dk;
-    const double inv = 1 / dk;
-    for (int t = Lp[k]; t < Lp[k + 1]; t++) {
-      Lx[t] = x[Li[t]] * inv;
-      x[Li[t]] = 0;
-    }
-  }
-  return PT_OK;  // a zero pivot shows in lu_rcond
-}
-
-// Phi_u x = b in place: L y = P b (row numbering), then U x = y.
-static void lu_solve(pt_data *d, int n, double *b) {
-  const int *prow = d->lu_prow, *Lp = d->lu_Lp, *Li = d->lu_Li, *Up = d->lu_Up, *Ui = d->lu_Ui;
-  const double *Lx = d->lu_Lx, *Ux = d->lu_Ux, *Ud = d->lu_Ud;
-  double *y = d->lu_y;
-  for (int j = 0; j < n; j++) {
-    const double yj = b[prow[j]];
-    y[j] = yj;
-    for (int t = Lp[j]; t < Lp[j + 1]; t++) b[Li[t]] -= Lx[t] * yj;
-  }
-  for (int k = n - 1; k >= 0; k--) {
-    const double xk = y[k] / Ud[k];
-    y[k] = xk;
-    for (int t = Up[k]; t < Up[k + 1]; t++) y[Ui[t]] -= Ux[t] * xk;
-  }
-  for (int k = 0; k < n; k++) b[k] = y[k];
+// Phi_u's factor in the data's lu_* arrays (splu.c; L and U at most the dense triangle).
+static pt_splu phi_u(const pt_model *m, pt_data *d) {
+  const int n = m->ncq;
+  const pt_splu f = {n,         n,         n * (n > 0 ? n - 1 : 0) / 2,
+                     d->lu_Lp,  d->lu_Li,  d->lu_Lx,
+                     d->lu_Up,  d->lu_Ui,  d->lu_Ux,
+                     d->lu_Ud,  d->lu_prow, d->lu_pinv,
+                     d->lu_x,   d->lu_stack, d->lu_mark,
+                     d->lu_y};
+  return f;
 }
 
 // ---- the partition ------------------------------------------------------------------------
 
 void pt_partition_free(pt_data *d) {
+  d->loop_s_valid = 0;  // a closed loop's joint coordinates (loop.h) come from q again
+  d->loop_held = 0;
+  d->loop_lu_ready = d->loop_lu_current = 0;
+  d->loop_qr_ready = d->loop_qr_current = d->loop_qr_exact = 0;
+  d->loop_off = 0;
   d->tree_y_valid = 0;
   d->tree_kin_held = 0;
   d->lu_ready = 0;
@@ -410,7 +282,9 @@ int pt_partition_build(const pt_model *m, pt_data *d) {
   // a tree's data gets its dense work here, outside any step (equilibrium, pt_set_state in
   // LU mode); pt_step reaches this on a tree only once pt_set_partition_mode has given it
   if (pt_data_dense(m, d)) return PT_ENOMEM;
+  const int loop_off = d->loop_off;  // (a closed loop's Cartesian stand-in stays one)
   pt_partition_free(d);
+  d->loop_off = loop_off;
   if (m->ncq == 0) {
     d->part_valid = 1;
     return PT_OK;
@@ -420,10 +294,12 @@ int pt_partition_build(const pt_model *m, pt_data *d) {
   if (rc) return rc;
   build_lu_pattern(m, d);
   lu_values(d);
-  if (lu_factor(d, m->ncq)) return PT_ESINGULAR;
+  pt_splu f = phi_u(m, d);
+  if (pt_splu_factor(&f, m->ncq, m->ncq, d->lu_colptr, d->lu_rowind, d->lu_val, m->ncq, 1))
+    return PT_ESINGULAR;
   d->lu_ready = 1;
   d->lu_current = 1;
-  d->rcond_built = d->rcond = lu_rcond(d->lu_Ud, m->ncq);
+  d->rcond_built = d->rcond = pt_splu_rcond(&f);
   for (int i = 0; i < m->ncq; i++) d->piv_built[i] = fabs(d->lu_Ud[i]);
   d->piv_ratio = 1;
   d->part_valid = 1;
@@ -435,8 +311,9 @@ int pt_partition_build(const pt_model *m, pt_data *d) {
 static int refactor(const pt_model *m, pt_data *d) {
   if (!d->lu_ready) return PT_ESINGULAR;  // no LU partition (QR mode, failed build)
   lu_values(d);
-  lu_refactor(d, m->ncq);
-  d->rcond = lu_rcond(d->lu_Ud, m->ncq);
+  pt_splu f = phi_u(m, d);
+  pt_splu_refactor(&f, d->lu_colptr, d->lu_rowind, d->lu_val);  // a zero pivot: in rcond
+  d->rcond = pt_splu_rcond(&f);
   d->lu_current = 1;
   if (!(d->rcond > PT_TOL_RCOND_LU)) return PT_ESINGULAR;
   // A pivot that has shrunk much below its size at build means u = g(v) is getting steep
@@ -448,11 +325,26 @@ static int refactor(const pt_model *m, pt_data *d) {
   return PT_OK;
 }
 
-static double newton_tol(const pt_model *m, const pt_data *d) {
+double pt_newton_tol(const pt_model *m, const pt_data *d) {
   double scale = 1;
   for (int k = 0; k < m->nbody; k++)
     for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
   return PT_TOL_NEWTON * scale;
+}
+
+int pt_newton_done(pt_data *d, double err, double tol, int it, int maxit, int *rc) {
+  if (!isfinite(err)) {
+    *rc = PT_EDIVERGED;
+    return 1;
+  }
+  if (err <= tol) {
+    d->newton_last = it;
+    d->counters.newton_iters += it;
+    *rc = it;
+    return 1;
+  }
+  *rc = PT_EDIVERGED;
+  return it >= maxit;
 }
 
 // Eq. (10)/(14): Newton for u with v fixed, Phi_u du = -Phi. Returns iterations or < 0.
@@ -460,19 +352,14 @@ static double newton_tol(const pt_model *m, const pt_data *d) {
 // configuration O(h) away), refactored here only when the residual does not shrink by 100x per
 // iteration. One refactor per stage (in pt_solve_velocities) instead of one per iteration.
 int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
-  const double tol = newton_tol(m, d);
+  const double tol = pt_newton_tol(m, d);
   double prev = INFINITY;
   for (int it = 0;; it++) {
     eval_rows(m, d);
     double err = 0;
     for (int i = 0; i < m->ncq; i++) err = fmax(err, fabs(d->phiF[i]));
-    if (!isfinite(err)) return PT_EDIVERGED;
-    if (err <= tol) {
-      d->newton_last = it;
-      d->counters.newton_iters += it;
-      return it;
-    }
-    if (it >= maxit) return PT_EDIVERGED;
+    int done;
+    if (pt_newton_done(d, err, tol, it, maxit, &done)) return done;
     if (!d->lu_current || err > 0.01 * prev) {
       int rc = refactor(m, d);
       if (rc) return rc;
@@ -480,7 +367,8 @@ int pt_solve_positions(const pt_model *m, pt_data *d, int maxit) {
     d->lu_current = 1;
     prev = err;
     for (int i = 0; i < m->ncq; i++) d->rhs[i] = -d->phiF[i];
-    lu_solve(d, m->ncq, d->rhs);
+    pt_splu f = phi_u(m, d);
+    pt_splu_solve(&f, d->rhs);
     for (int i = 0; i < m->ncq; i++) d->q[d->dep[i]] += d->rhs[i];
   }
 }
@@ -501,7 +389,8 @@ int pt_solve_velocities(const pt_model *m, pt_data *d) {
     const double nu = a < m->ncon ? d->row_nu[m->con_row[a]] : 0;
     d->rhs[a] = nu - s;
   }
-  lu_solve(d, m->ncq, d->rhs);
+  pt_splu f = phi_u(m, d);
+  pt_splu_solve(&f, d->rhs);
   for (int i = 0; i < m->ncq; i++) d->qd[d->dep[i]] = d->rhs[i];
   d->counters.last_rcond = d->rcond;
   return PT_OK;

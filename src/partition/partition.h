@@ -15,6 +15,7 @@
 #define PT_PARTITION_H
 
 #include "engine.h"
+#include "loop.h"  // pt_loop_on
 
 typedef struct {
   const char *name;  // "LU", "QR"
@@ -30,15 +31,47 @@ typedef struct {
   // The independent coordinates of the state held now: y, yd, ydd (each may be NULL; ydd
   // from qdd).
   void (*coords)(const pt_model *m, const pt_data *d, double *y, double *yd, double *ydd);
+  // Rows, forces and accelerations at the state recover left (NULL: kinematics from q, every
+  // row, forces, then accelerations, as pt_eval).
+  int (*evaluate)(const pt_model *m, pt_data *d);
+  // Moves the state held now on by tau along its Taylor expansion, Newton's starting point
+  // for a stage tau later (NULL: q += tau qd + tau^2 qdd / 2).
+  void (*predict)(const pt_model *m, pt_data *d, double tau);
+  // Takes the partition's own coordinates from the state held now, q and qd (NULL: it reads
+  // q and qd directly).
+  void (*sync)(const pt_model *m, pt_data *d);
+  // QR partitions: the share of the velocity in the reference tangent space (seed hybrid,
+  // step 12); 1 at rest.
+  double (*alpha)(const pt_model *m, const pt_data *d);
 } pt_partition_class;
 
 extern const pt_partition_class pt_partition_lu;  // partition.c
 extern const pt_partition_class pt_partition_qr;  // qr_partition.c
+// The same two in the joint coordinates of a closed loop (loop_partition.c, loop.h).
+extern const pt_partition_class pt_partition_loop_lu;
+extern const pt_partition_class pt_partition_loop_qr;
 
-// The active Cartesian partition.
-static inline const pt_partition_class *pt_partition_of(const pt_data *d) {
-  return d->part_method == PT_PART_QR ? &pt_partition_qr : &pt_partition_lu;
+// The LU and the QR partition of d: in joint coordinates when the hybrid mode integrates a
+// closed loop that way (pt_loop_on), else Cartesian.
+static inline const pt_partition_class *pt_partition_lu_of(const pt_data *d) {
+  return pt_loop_on(d) ? &pt_partition_loop_lu : &pt_partition_lu;
 }
+static inline const pt_partition_class *pt_partition_qr_of(const pt_data *d) {
+  return pt_loop_on(d) ? &pt_partition_loop_qr : &pt_partition_qr;
+}
+
+// The active partition.
+static inline const pt_partition_class *pt_partition_of(const pt_data *d) {
+  return d->part_method == PT_PART_QR ? pt_partition_qr_of(d) : pt_partition_lu_of(d);
+}
+
+// Newton's tolerance on the constraint values: PT_TOL_NEWTON times the largest body position
+// (at least 1 m) (partition.c).
+double pt_newton_tol(const pt_model *m, const pt_data *d);
+// Newton's verdict after iteration `it` with the residual err: 1 when it is over, with *rc the
+// iterations taken (converged: counted in d) or PT_EDIVERGED (not finite, or maxit reached);
+// 0 to go on (partition.c).
+int pt_newton_done(pt_data *d, double err, double tol, int it, int maxit, int *rc);
 
 // Joint limits on closed loops (loop_limits.c): the held limits' reactions at an evaluated
 // stage, and the limits at the end of a step.
@@ -55,6 +88,8 @@ void pt_partition_free(pt_data *d);  // forgets the cached partition (and the tr
 void pt_jq_rows(const pt_model *m, pt_data *d);
 // qr_partition.c: accelerations through W (dynamics.c), or the dense solve at a singular W
 int pt_accelerations(const pt_model *m, pt_data *d);
+// loop_dyn.c: the multipliers of the state held now (lambda), when a step left them stale
+void pt_lambda(const pt_model *m, pt_data *d);
 // integrate.c: full evaluation at a consistent (q, qd, t)
 int pt_eval(const pt_model *m, pt_data *d);
 // assemble.c: a consistent state around given coordinate values and rates

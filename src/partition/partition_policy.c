@@ -10,13 +10,20 @@
 // A tree in hybrid mode is integrated in its joint coordinates (tree.c): nothing to decide.
 #include "partition_policy.h"
 
+#include "loop.h"
 #include "partition.h"
+
 #include "ptu.h"
 #include "qr_partition.h"
 
 #define NEWTON_SUSPECT 4       // more iterations than this: rebuild the partition
 #define RCOND_DEGRADED 0.02    // rcond(Phi_u) fallen below this fraction of its build value
 #define PIVOT_DEGRADED 0.85    // a pivot of Phi_u fallen below this fraction of its build value
+// In a closed loop's joint coordinates the LU partition is rebuilt when the spread of G_u's
+// pivots (piv_ratio: rcond over rcond at the build) has halved: the rule above rebuilt every
+// few steps while a chain of loops approached a singular position, and each rebuild bought
+// nothing (its Newton kept converging in one iteration).
+#define LOOP_PIVOT_DEGRADED 0.5
 #define NEWTON_STRUGGLE 8      // more iterations than this: Newton struggles, go QR (hybrid)
 #define SUSPECT_PIVOT 1        // part_suspect bits
 #define SUSPECT_NEWTON 2
@@ -30,19 +37,21 @@
 #define ALPHA_MIN 0.98         // re-reference the QR tangent when less velocity lies in it
 #define ENERGY_JUMP 50         // |dE| over a step this many times its running mean ...
 #define ENERGY_FLOOR 1e-9      // ... and above this fraction of the energy scale
+#define CARTESIAN_STEPS 1000   // a closed loop's Cartesian stand-in tries the joint coordinates again
 
 void pt_policy_note_stage(pt_data *d, int newton_iters) {
   if (newton_iters > NEWTON_SUSPECT) d->part_suspect |= SUSPECT_NEWTON;
   if (d->part_method == PT_PART_QR) return;
   if (newton_iters > NEWTON_STRUGGLE) d->part_suspect |= SUSPECT_STRUGGLE;
-  if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < PIVOT_DEGRADED)
+  const double pivot_degraded = pt_loop_on(d) ? LOOP_PIVOT_DEGRADED : PIVOT_DEGRADED;
+  if (d->rcond < RCOND_DEGRADED * d->rcond_built || d->piv_ratio < pivot_degraded)
     d->part_suspect |= SUSPECT_PIVOT;
 }
 
 // An LU build; rcond_healthy keeps the best conditioning seen, the scale against which
 // "collapsing" and "well conditioned again" are judged (rcond depends on the model's units).
 static int lu_build(const pt_model *m, pt_data *d) {
-  int rc = pt_partition_build(m, d);
+  int rc = pt_partition_lu_of(d)->build(m, d);
   if (!rc) d->rcond_healthy = fmax(d->rcond_healthy, d->rcond_built);
   return rc;
 }
@@ -59,8 +68,10 @@ static int lu_rebuild(const pt_model *m, pt_data *d) {
 // LU -> QR. Coming back to QR soon after leaving it doubles the stable stretch required
 // before the next switch back (up to 64 times), so a long troubled stretch does not
 // alternate between the methods every few steps; a long LU stretch resets it.
+static int qr_build(const pt_model *m, pt_data *d) { return pt_partition_qr_of(d)->build(m, d); }
+
 int pt_policy_to_qr(const pt_model *m, pt_data *d) {
-  int rc = pt_qr_build(m, d);
+  int rc = qr_build(m, d);
   if (rc) return rc;
   d->counters.qr_switches++;
   d->qr_stable = 0;
@@ -79,7 +90,12 @@ static void try_back_to_lu(const pt_model *m, pt_data *d) {
   const int rc = lu_build(m, d);
   d->counters.repartitions++;  // a build either way
   const int w_recovered = d->w_ratio_step >= W_RECOVERED * d->w_healthy;
-  if (rc == PT_OK && (d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy || w_recovered)) {
+  const int lu_good = d->rcond_built >= RCOND_LU_GOOD * d->rcond_healthy;
+  // in a closed loop's joint coordinates a QR step costs about what an LU step does (both
+  // sparse): stay in QR until both say the singular position is behind, rather than go back
+  // and forth through the passage
+  const int back = pt_loop_on(d) ? lu_good && w_recovered : lu_good || w_recovered;
+  if (rc == PT_OK && back) {
     d->counters.lu_switches++;
     d->lu_back_step = d->nstep;
     d->lu_rebuild_step[0] = d->lu_rebuild_step[1] = -REBUILD_WINDOW - 1;
@@ -103,7 +119,23 @@ int pt_policy_build_initial(const pt_model *m, pt_data *d) {
     int rc = lu_build(m, d);
     if (!rc || d->part_mode == PT_MODE_LU) return rc;
   }
-  return pt_qr_build(m, d);
+  const int rc = qr_build(m, d);
+  if (rc && pt_loop_on(d)) return pt_policy_cartesian(m, d);
+  return rc;
+}
+
+// A closed loop whose joint-coordinate partitions cannot be built here (an exactly singular
+// configuration, where no subset of the joint coordinates is independent and the tangent
+// basis is not taken from a factor) or with which a step failed twice: the Cartesian
+// partitions take over (their dense fallback solves a singular W), until the state is set or
+// reset, or the LU side has been calm for CARTESIAN_STEPS steps (pt_policy_after_step).
+int pt_policy_cartesian(const pt_model *m, pt_data *d) {
+  d->loop_off = 1;
+  d->loop_off_step = d->nstep;
+  d->loop_s_valid = 0;
+  d->part_valid = 0;
+  d->counters.cartesian_fallbacks++;
+  return pt_policy_build_initial(m, d);
 }
 
 // Total energy jump against its running mean (seed section 3: "the total energy of the
@@ -124,7 +156,7 @@ static void energy_accept(pt_data *d) {
 }
 
 int pt_policy_retry(const pt_model *m, pt_data *d) {
-  if (d->part_method == PT_PART_QR) return pt_qr_build(m, d);
+  if (d->part_method == PT_PART_QR) return qr_build(m, d);
   if (d->part_mode == PT_MODE_HYBRID) return pt_policy_to_qr(m, d);
   return lu_rebuild(m, d);
 }
@@ -156,8 +188,8 @@ int pt_policy_after_step(const pt_model *m, pt_data *d, int retried) {
     const int64_t need = (int64_t)m->switch_back_steps * (d->qr_backoff > 1 ? d->qr_backoff : 1);
     if (d->part_mode == PT_MODE_HYBRID && d->qr_stable >= need)
       try_back_to_lu(m, d);
-    else if (!calm || pt_qr_alpha(m, d) < ALPHA_MIN)
-      pt_qr_build(m, d);  // seed step 12: a new tangent here (on failure the old one stays)
+    else if (!calm || pt_partition_qr_of(d)->alpha(m, d) < ALPHA_MIN)
+      qr_build(m, d);  // seed step 12: a new tangent here (on failure the old one stays)
   } else if (pt_tree_active(d)) {
     // a tree in its joint coordinates: no partition to judge (whatever dense work a
     // Cartesian mode asked for earlier left in the data)
@@ -166,6 +198,16 @@ int pt_policy_after_step(const pt_model *m, pt_data *d, int retried) {
     if (rc) rc = lu_rebuild(m, d);
   } else if (d->part_suspect) {
     rc = lu_rebuild(m, d);
+  } else if (d->loop_off && d->nstep - d->loop_off_step >= CARTESIAN_STEPS) {
+    // back to the joint coordinates from a calm Cartesian LU step (else stay)
+    d->loop_off = 0;
+    d->loop_s_valid = 0;
+    if (lu_build(m, d)) {
+      d->loop_off = 1;
+      d->loop_off_step = d->nstep;
+      rc = lu_build(m, d);
+    }
+    d->counters.repartitions++;
   }
   return rc;
 }

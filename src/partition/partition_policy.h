@@ -20,6 +20,9 @@ int pt_policy_retry(const pt_model *m, pt_data *d);
 // LU -> QR now (a switch, counted).
 int pt_policy_to_qr(const pt_model *m, pt_data *d);
 
+// A closed loop's Cartesian partitions stand in for its joint-coordinate ones (counted).
+int pt_policy_cartesian(const pt_model *m, pt_data *d);
+
 // The total energy jumped over the step just taken (the outputs are the step's end).
 int pt_policy_energy_jump(const pt_data *d);
 

@@ -123,13 +123,6 @@ static int solve_b(const pt_model *m, pt_data *d, char trans, double *x, int nrh
   return PT_OK;
 }
 
-static double newton_tol(const pt_model *m, const pt_data *d) {
-  double scale = 1;
-  for (int k = 0; k < m->nbody; k++)
-    for (int c = 0; c < 3; c++) scale = fmax(scale, fabs(d->q[7 * k + c]));
-  return PT_TOL_NEWTON * scale;
-}
-
 // z - Q2^T (q - q_ref) (nd)
 static void tangent_residual(const pt_model *m, const pt_data *d, const double *z, double *t) {
   const int nq = m->nq;
@@ -144,7 +137,7 @@ static void tangent_residual(const pt_model *m, const pt_data *d, const double *
 // A chord iteration, as on the LU side (partition.c): B is the factor of the last velocity
 // solve (one stage back), refactored here only when the residual does not shrink by 100x.
 int pt_qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit) {
-  const double tol = newton_tol(m, d);
+  const double tol = pt_newton_tol(m, d);
   const int ncq = m->ncq;
   double *v = d->qr_vec;
   double prev = INFINITY;
@@ -154,14 +147,11 @@ int pt_qr_positions(const pt_model *m, pt_data *d, const double *z, int maxit) {
     for (int i = 0; i < ncq; i++) err = fmax(err, fabs(d->phiF[i]));
     tangent_residual(m, d, z, v + ncq);
     for (int k = 0; k < m->ndof; k++) err = fmax(err, fabs(v[ncq + k]));
-    if (!isfinite(err)) return PT_EDIVERGED;
-    if (err <= tol) {
-      d->newton_last = it;
-      d->counters.newton_iters += it;
-      d->qr_b_valid = 0;
-      return it;
+    int done;
+    if (pt_newton_done(d, err, tol, it, maxit, &done)) {
+      if (done >= 0) d->qr_b_valid = 0;
+      return done;
     }
-    if (it >= maxit) return PT_EDIVERGED;
     if (!d->qr_b_chord || err > 0.01 * prev) {
       int rc = factor_b(m, d, 0);
       if (rc) return rc;
@@ -423,4 +413,5 @@ const pt_partition_class pt_partition_qr = {
     .recover = qr_recover,
     .accelerations = pt_qr_accelerations,
     .coords = pt_qr_coords,
+    .alpha = pt_qr_alpha,
 };

@@ -1,6 +1,7 @@
 // bench_inverse_mujoco: a torque request for every joint (pt_inverse_request) beside MuJoCo's
-// mj_inverse on the same URDF: configs/models/panda.urdf (argv[1]) and spatial revolute chains
-// of 16 and 64 links written to /tmp. MuJoCo with contacts and joint limits disabled (no
+// mj_inverse on the same URDF: configs/models/panda.urdf (argv[1]), the iiwa14-class arm beside
+// it (iiwa14.urdf in the same folder) and spatial revolute chains of 16 and 64 links written to
+// /tmp. MuJoCo with contacts and joint limits disabled (no
 // constraint forces, as in bench_mujoco), gravity the same (URDF: (0, 0, -9.81) on both sides).
 // Both engines see the same joint angles, rates and accelerations at a mid-range pose; the
 // table shows microseconds per call of each (interleaved rounds, the fastest round of each),
@@ -124,6 +125,10 @@ int main(int argc, char **argv) {
   printf("| model        |  dof | Partita us | MuJoCo us |  ratio | max torque diff / max torque |\n"
          "|--------------|-----:|-----------:|----------:|-------:|-----------:|\n");
   int rc = compare("panda (7R)", panda);
+  char iiwa[1024];
+  const char *slash = strrchr(panda, '/');
+  snprintf(iiwa, sizeof(iiwa), "%.*siiwa14.urdf", slash ? (int)(slash - panda + 1) : 0, panda);
+  rc |= compare("iiwa14 (7R)", iiwa);
   const int sizes[2] = {16, 64};
   for (int i = 0; i < 2; i++) {
     char path[64], label[32];

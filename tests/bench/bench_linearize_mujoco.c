@@ -6,7 +6,12 @@
 // method), with the largest difference between their A matrices.
 //   usage: bench_linearize_mujoco [MODELS_DIR] [SECONDS_PER_MODEL]
 // Models: MODELS_DIR/panda.urdf, MODELS_DIR/iiwa14.urdf and 16- and 64-link spatial revolute
-// chains written to /tmp.
+// chains written to /tmp; then closed loops (issue 23): the IFToMM A02 chain with N = 10 and 40,
+// the Stewart platform and the Delta robot (MODELS_DIR/stewart.yaml, delta.yaml), MuJoCo's
+// model written from Partita's spec (mjcf_spec.c, as bench_loops), both at the state after
+// 0.1 s of motion. There MuJoCo's A (its tree's 2 nv states, the loops soft) and Partita's (2
+// ndof states, the loops exact) have different sizes: the table gives the times, Partita's
+// default states and the largest |eigenvalue| of its A.
 // Both engines load the same file (MuJoCo with contacts and joint limits off) and are put at
 // the same operating point: every joint at 0.2 rad with rate 0.3 rad/s (at rest if Partita's
 // velocity assembly refuses that), the joint values and rates copied by name from Partita to
@@ -27,6 +32,8 @@
 #include <time.h>
 
 #include "chain_urdf.h"
+#include "fourbar_chain.h"
+#include "mjcf_spec.h"
 #include "partita.h"
 
 // MuJoCo runs with joint limits off (the engine issue's comparison): so does Partita here.
@@ -39,6 +46,17 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+// k linearizations of pd by lz, the last one's result left in *r
+static void linearize_k(pt_linearizer *lz, const pt_data *pd, const pt_linearize_options *opt,
+                        pt_linearization **r, int k) {
+  pt_error err;
+  for (int i = 0; i < k; i++) {
+    pt_linearization_free(*r);
+    *r = NULL;
+    pt_linearize_with(lz, pd, opt, 0, r, &err);
+  }
 }
 
 // A chain of n slender links (0.5 m, 0.5 kg) along +x, joints about y and z in turn.
@@ -124,19 +142,11 @@ static result compare(const char *label, const char *path, double budget) {
   while (nb < MAXB && (now() < t_end || nb < 5)) {
     const int k = nv > 32 ? 1 : 10;
     double t0 = now();
-    for (int i = 0; i < k; i++) {
-      pt_linearization_free(r);
-      r = NULL;
-      pt_linearize_with(lz, pd, &opt, 0, &r, &perr);
-    }
+    linearize_k(lz, pd, &opt, &r, k);
     double t1 = now();
     for (int i = 0; i < k; i++) mjd_transitionFD(mm, md, EPS, 1, Amj, Bmj, NULL, NULL);
     double t2 = now();
-    for (int i = 0; i < k; i++) {
-      pt_linearization_free(ra);
-      ra = NULL;
-      pt_linearize_with(lza, pd, &opt_aug, 0, &ra, &perr);
-    }
+    linearize_k(lza, pd, &opt_aug, &ra, k);
     double t3 = now();
     tp[nb] = (t1 - t0) / k, tm[nb] = (t2 - t1) / k, ta[nb] = (t3 - t2) / k;
     nb++;
@@ -185,6 +195,84 @@ out:
   return res;
 }
 
+// Closed loops: both engines after 0.1 s of motion from the model's initial state; times
+// only (the states differ: see above).
+static void compare_loop(const char *label, pt_spec *spec, double budget) {
+  static char xml[1 << 18];
+  char msg[256], path[256], err[1000] = "";
+  pt_model *pm = NULL;
+  pt_error perr;
+  if (pt_model_compile(spec, &pm, &perr)) {
+    printf("%-10s compile: %s\n", label, perr.msg);
+    return;
+  }
+  snprintf(path, sizeof(path), "/tmp/partita_lin_%s.xml", label);
+  FILE *f = fopen(path, "w");
+  if (mjcf_from_spec(spec, 2 * pt_model_dt(pm), xml, sizeof(xml), msg, sizeof(msg)) < 0 || !f ||
+      fputs(xml, f) < 0) {
+    printf("%-10s MJCF: %s\n", label, msg);
+    if (f) fclose(f);
+    pt_model_free(pm);
+    return;
+  }
+  fclose(f);
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof(err));
+  if (!mm) {
+    printf("%-10s MuJoCo: %s\n", label, err);
+    pt_model_free(pm);
+    return;
+  }
+  mm->opt.integrator = mjINT_EULER;
+  mm->opt.timestep = DT;
+  mjData *md = mj_makeData(mm);
+  pt_data *pd = pt_data_new(pm);
+  for (int i = 0; i < 100; i++) {
+    mj_step(mm, md);
+    pt_step(pm, pd);
+  }
+  const int n2 = 2 * mm->nv + mm->na;
+  double *Amj = calloc((size_t)n2 * n2 + 1, sizeof(double));
+  double *Bmj = calloc((size_t)n2 * (mm->nu + 1), sizeof(double));
+  pt_linearize_options opt;
+  memset(&opt, 0, sizeof(opt));
+  pt_linearizer *lz = pt_linearizer_new(pm);
+  pt_linearization *r = NULL;
+  if (!lz || pt_linearize_with(lz, pd, &opt, PT_LIN_EIGEN, &r, &perr)) {
+    printf("%-10s Partita: %s\n", label, perr.msg);
+    goto out;
+  }
+  enum { MAXB = 4096 };
+  static double tp[MAXB], tm[MAXB];
+  int nb = 0;
+  const double t_end = now() + budget;
+  while (nb < MAXB && (now() < t_end || nb < 5)) {
+    const int k = mm->nv > 32 ? 1 : 10;
+    double t0 = now();
+    linearize_k(lz, pd, &opt, &r, k);
+    double t1 = now();
+    for (int i = 0; i < k; i++) mjd_transitionFD(mm, md, EPS, 1, Amj, Bmj, NULL, NULL);
+    double t2 = now();
+    tp[nb] = (t1 - t0) / k, tm[nb] = (t2 - t1) / k;
+    nb++;
+  }
+  qsort(tp, (size_t)nb, sizeof(double), cmp_dbl);
+  qsort(tm, (size_t)nb, sizeof(double), cmp_dbl);
+  char states[96] = "";
+  for (int i = 0; r && i < r->nz && strlen(states) < 60; i++)
+    snprintf(states + strlen(states), sizeof(states) - strlen(states), "%s%s", i ? "," : "",
+             r->state_name[i]);
+  printf("%-10s %4d %4d %12.1f %12.1f %8.2f  %s\n", label, pt_model_ndof(pm), mm->nv,
+         1e6 * tp[nb / 2], 1e6 * tm[nb / 2], tp[nb / 2] / tm[nb / 2], states);
+out:
+  pt_linearization_free(r);
+  pt_linearizer_free(lz);
+  free(Amj), free(Bmj);
+  pt_data_free(pd);
+  pt_model_free(pm);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "configs/models";
   const double budget = argc > 2 ? atof(argv[2]) : 1.0;
@@ -212,6 +300,30 @@ int main(int argc, char **argv) {
       printf("%-10s %4d %12.1f %12.1f %12.1f %8.2f %9.2f %10.2g %9.3g %10.2g\n", labels[k],
              r.nv, r.pt_us, r.aug_us, r.mj_us, r.pt_us / r.mj_us, r.aug_us / r.mj_us, r.dA,
              r.amax, r.dAaug);
+  }
+  printf("\nclosed loops (Partita: exact loops, 2 ndof states; MuJoCo: its tree's 2 nv states, "
+         "soft loops), default states, median us per call:\n");
+  printf("%-10s %4s %4s %12s %12s %8s  %s\n", "model", "ndof", "nv", "partita_us", "mujoco_us",
+         "ratio", "Partita's states");
+  static char text[1 << 17];
+  for (int k = 0; k < 4; k++) {
+    pt_spec *spec = NULL;
+    pt_error perr;
+    const char *lab[4] = {"a02-10", "a02-40", "stewart", "delta"};
+    int rc;
+    if (k < 2) {
+      const int len = fourbar_chain_yaml(text, sizeof(text), k ? 40 : 10);
+      rc = len < 0 || pt_spec_from_yaml(text, (size_t)len, lab[k], &spec, &perr);
+    } else {
+      snprintf(path, sizeof(path), "%s/%s.yaml", dir, lab[k]);
+      rc = pt_spec_from_file(path, NULL, &spec, &perr);
+    }
+    if (rc) {
+      printf("%-10s %s\n", lab[k], perr.msg);
+      continue;
+    }
+    compare_loop(lab[k], spec, budget);
+    pt_spec_free(spec);
   }
   return 0;
 }

@@ -4,7 +4,9 @@
 // step (CLOCK_THREAD_CPUTIME_ID), each step the minimum over three identical runs so that
 // machine noise drops out; prints the median and slowest step, their ratio, the partition
 // rebuilds and LU/QR switches, and the allocations made inside pt_step (counting allocator).
-// Measured, never asserted.
+// Then the joint limits on a tree (issue 23, item 8): the iiwa14-class arm released from a
+// bent pose falls onto its URDF limits, and the steps that impact or hold a limit are set
+// beside the free ones (the same arm with the limits off). Measured, never asserted.
 //   bench_spikes <configs/models> [seconds]
 #define _GNU_SOURCE
 #include <math.h>
@@ -53,12 +55,17 @@ static int run(const pt_model *m, const pt_assign *pos, int npos, int nstep, dou
     const double t1 = cpu_now();
     count_alloc_on = 0;
     pt_get_counters(d, &c1);
-    // what the step did besides integrating: R rebuild, Q to QR, L back to LU, q a QR step
-    what[i] = c1.lu_switches != c0.lu_switches   ? 'L'
-              : c1.qr_switches != c0.qr_switches ? 'Q'
+    // what the step did besides integrating: R rebuild, Q to QR, L back to LU, q a QR step,
+    // I a limit's impact, H a limit held
+    int held = 0;
+    for (int j = 0; j < pt_model_njoint(m); j++) held |= pt_joint_limit_state(d, j, NULL, NULL);
+    what[i] = c1.lu_switches != c0.lu_switches     ? 'L'
+              : c1.qr_switches != c0.qr_switches   ? 'Q'
               : c1.repartitions != c0.repartitions ? 'R'
-              : c1.qr_steps != c0.qr_steps        ? 'q'
-                                                  : '.';
+              : c1.qr_steps != c0.qr_steps         ? 'q'
+              : c1.limit_impacts != c0.limit_impacts ? 'I'
+              : held                               ? 'H'
+                                                   : '.';
     *allocs += count_alloc_n;
     if (rc) {
       printf("step %d failed: %s\n", i, pt_strerror(rc));
@@ -72,13 +79,27 @@ static int run(const pt_model *m, const pt_assign *pos, int npos, int nstep, dou
   return done;
 }
 
-static void bench(const char *dir, const char *file, const char *const *names,
-                  const double *angles, int npos, double seconds) {
+// The median of the steps marked `kind` in what (0 when there are none); n of them in *count.
+static double median_of(const double *t, const char *what, int n, char kind, int *count) {
+  double *v = malloc(sizeof(double) * (size_t)(n + 1));
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (what[i] == kind) v[k++] = t[i];
+  qsort(v, (size_t)k, sizeof(double), cmp_double);
+  const double med = k ? v[k / 2] : 0;
+  free(v);
+  *count = k;
+  return med;
+}
+
+static void bench(const char *dir, const char *file, const char *label, int limits,
+                  const char *const *names, const double *angles, int npos, double seconds) {
   char path[1024];
   snprintf(path, sizeof(path), "%s/%s", dir, file);
   pt_model *m = NULL;
   pt_error err;
-  if (pt_model_load_file(path, &no_limits, &m, &err)) {
+  const pt_load_options with_limits = {0};
+  if (pt_model_load_file(path, limits ? &with_limits : &no_limits, &m, &err)) {
     printf("| %s | load failed: %s |\n", file, err.msg);
     return;
   }
@@ -114,11 +135,24 @@ static void bench(const char *dir, const char *file, const char *const *names,
           printf(" %d%c %.1f us;", i, what[i], 1e6 * best[i]);
           break;
         }
-    printf(" (R rebuild, Q to QR, L back to LU, q QR step) -->\n");
+    printf(" (R rebuild, Q to QR, L back to LU, q QR step, I limit impact, H limit held) -->\n");
     free(order);
+    if (limits) {  // the steps with a limit beside the free ones
+      int nfree, nheld, nimp;
+      const double mf = median_of(best, what, done, '.', &nfree);
+      const double mh = median_of(best, what, done, 'H', &nheld);
+      const double mi = median_of(best, what, done, 'I', &nimp);
+      double maxi = 0;
+      for (int i = 0; i < done; i++)
+        if (what[i] == 'I' && best[i] > maxi) maxi = best[i];
+      printf("<!-- %s: free steps %d, median %.1f us; holding a limit %d, median %.1f us "
+             "(%.2fx); impacts %d, median %.1f us (%.2fx), slowest %.1f us (%.2fx) -->\n",
+             label, nfree, 1e6 * mf, nheld, 1e6 * mh, mf > 0 ? mh / mf : 0, nimp, 1e6 * mi,
+             mf > 0 ? mi / mf : 0, 1e6 * maxi, mf > 0 ? maxi / mf : 0);
+    }
     qsort(best, (size_t)done, sizeof(double), cmp_double);
     const double med = best[done / 2];
-    printf("| %s | %d | %.1f | %.1f (step %d) | %.2f | %lld | %lld / %lld | %ld |\n", file,
+    printf("| %s | %d | %.1f | %.1f (step %d) | %.2f | %lld | %lld / %lld | %ld |\n", label,
            done, 1e6 * med, 1e6 * maxv, imax, maxv / med, (long long)c.repartitions,
            (long long)c.qr_switches, (long long)c.lu_switches, allocs);
   }
@@ -137,7 +171,13 @@ int main(int argc, char **argv) {
   const char *arm[] = {"panda_joint1", "panda_joint2", "panda_joint3", "panda_joint4",
                        "panda_joint5", "panda_joint6", "panda_joint7"};
   const double arm_q[] = {0, 0.5, 0, -0.5, 0, 0.5, 0};
-  bench(dir, "panda.urdf", arm, arm_q, 7, seconds);
-  bench(dir, "fourbar_singular.yaml", NULL, NULL, 0, seconds);
+  bench(dir, "panda.urdf", "panda.urdf", 0, arm, arm_q, 7, seconds);
+  bench(dir, "fourbar_singular.yaml", "fourbar_singular.yaml", 0, NULL, NULL, 0, seconds);
+  // a falling iiwa-class arm onto its URDF limits, and the same arm with them off
+  const char *iiwa[] = {"iiwa_joint_1", "iiwa_joint_2", "iiwa_joint_3", "iiwa_joint_4",
+                        "iiwa_joint_5", "iiwa_joint_6", "iiwa_joint_7"};
+  const double iiwa_q[] = {0, 0.5, 0, -0.5, 0, 0.5, 0};
+  bench(dir, "iiwa14.urdf", "iiwa14.urdf, URDF limits", 1, iiwa, iiwa_q, 7, seconds);
+  bench(dir, "iiwa14.urdf", "iiwa14.urdf, limits off", 0, iiwa, iiwa_q, 7, seconds);
   return 0;
 }

@@ -6,7 +6,10 @@
 // singular positions; the same arm and chain in hybrid mode never rebuild: their joint
 // coordinates are the independent set); control elements of every type too (issue 26). A
 // snapshot (pt_data_copy, issue 10, item 5) allocates nothing either, and the copy taken mid-run
-// continues bit-identically to the original, in LU, QR and hybrid mode.
+// continues bit-identically to the original, in LU, QR and hybrid mode. Closed loops in joint
+// coordinates (issue 23): the Stewart platform with its leg forces changed every step, the
+// Delta robot, the five-cell chain through its singular positions (rebuilds and switches in
+// joint coordinates), the four-bar with the Cartesian partitions standing in for a while.
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -14,6 +17,9 @@
 #include "chain_urdf.h"
 #include "check.h"
 #include "count_alloc.h"
+#include "engine.h"  // the partition in use (loop.h)
+#include "loop.h"
+#include "partition_policy.h"
 
 
 // Steps `n` times, all allocations counted; adds the partition events of those steps to c.
@@ -388,6 +394,72 @@ static void spin_substeps(const char *root) {
   pt_model_free(m);
 }
 
+// Closed loops in joint coordinates: `steps` counted steps of `file` in the hybrid mode, with
+// the inputs changed every step when `driven`, the model integrated in joint coordinates all
+// along. expect: 1 rebuilds and LU/QR switches in the counted steps.
+static void loop_run(const char *root, const char *file, int steps, int driven, int expect) {
+  pt_model *m = load(root, file);
+  if (!m) return;
+  pt_data *d = pt_data_new(m);
+  CHECK(pt_loop_on(d), "%s: not in joint coordinates", file);
+  long allocs = 0;
+  int off = 0;
+  pt_counters c0, c1;
+  pt_get_counters(d, &c0);
+  for (int i = 0; i < steps; i++) {
+    if (driven)
+      for (int k = 0; k < pt_model_ninput(m); k++) pt_set_input(m, d, k, 50 * sin(0.01 * i + k));
+    count_alloc_n = 0;
+    count_alloc_on = 1;
+    const int rc = pt_step(m, d);
+    count_alloc_on = 0;
+    allocs += count_alloc_n;
+    off |= !pt_loop_on(d);
+    CHECK(rc == PT_OK, "%s step %d: %s", file, i, pt_strerror(rc));
+    if (rc) break;
+  }
+  pt_get_counters(d, &c1);
+  printf("%-26s joint coordinates%s, %d steps: %ld allocations; %lld rebuilds, %lld LU->QR, "
+         "%lld QR->LU\n", file, driven ? ", inputs changed every step" : "", steps, allocs,
+         (long long)(c1.repartitions - c0.repartitions), (long long)(c1.qr_switches - c0.qr_switches),
+         (long long)(c1.lu_switches - c0.lu_switches));
+  CHECK(allocs == 0, "%s: %ld allocations", file, allocs);
+  CHECK(!off && c1.cartesian_fallbacks == 0, "%s left its joint coordinates", file);
+  if (expect)
+    CHECK(c1.repartitions > c0.repartitions && c1.qr_switches > c0.qr_switches &&
+              c1.lu_switches > c0.lu_switches,
+          "%s: rebuilds and switches both ways expected", file);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// The Cartesian partitions standing in for a closed loop's joint-coordinate ones (as where
+// neither can be built or a step fails with both: an exactly singular state) on the four-bar
+// through its singular positions: they step, and after 1000 calm steps the joint coordinates
+// come back; none of it allocates.
+static void loop_fallback(const char *root) {
+  pt_model *m = load(root, "fourbar_singular.yaml");
+  if (!m) return;
+  pt_data *d = pt_data_new(m);
+  CHECK(pt_step(m, d) == PT_OK, "first step");
+  count_alloc_n = 0;
+  count_alloc_on = 1;
+  const int rc = pt_policy_cartesian(m, d);
+  count_alloc_on = 0;
+  long allocs = count_alloc_n;
+  const int stood_in = rc == PT_OK && !pt_loop_on(d);
+  pt_counters c;
+  allocs += count_steps(m, d, 1500, &c);
+  pt_get_counters(d, &c);
+  printf("four-bar: Cartesian stand-in %s, back in joint coordinates within 1500 steps %s, "
+         "%ld allocations\n", stood_in ? "yes" : "NO", pt_loop_on(d) ? "yes" : "NO", allocs);
+  CHECK(stood_in && c.cartesian_fallbacks == 1, "the Cartesian partitions did not stand in");
+  CHECK(pt_loop_on(d), "the joint coordinates never came back");
+  CHECK(allocs == 0, "fallback: %ld allocations", allocs);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
 int main(int argc, char **argv) {
   count_alloc_install();
   const char *root = argc > 1 ? argv[1] : ".";
@@ -450,6 +522,13 @@ int main(int argc, char **argv) {
     pt_data_free(d);
     pt_model_free(m);
   }
+  loop_run(root, "stewart.yaml", 2000, 1, 0);
+  loop_run(root, "delta.yaml", 2000, 0, 0);
+  loop_run(root, "fivebar_chain.yaml", 3000, 0, 1);
+  loop_fallback(root);
+  copy_continues(root, "fivebar_chain.yaml", PT_MODE_HYBRID, 0, 200, 1500, 0, 1);
+  copy_continues(root, "fivebar_chain.yaml", PT_MODE_HYBRID, 0, 100, 1500, 1, 1);
+  copy_continues(root, "stewart.yaml", PT_MODE_HYBRID, 0, 200, 1000, 0, 1);
   copy_continues(root, "fourbar_singular.yaml", PT_MODE_LU, 0, 300, 500, 0, 1);
   copy_continues(root, "fourbar_singular.yaml", PT_MODE_QR, 0, 300, 500, 0, 1);
   copy_continues(root, "fourbar_singular.yaml", PT_MODE_HYBRID, 0, 450, 1500, 0, 1);

@@ -6,9 +6,13 @@
 // in stays there, held with zero acceleration, and leaves when a torque pulls it away; a
 // two-link arm whose two limits are hit in the same step stays on or inside both bounds with
 // no approaching rate; a prismatic joint; the option that turns enforcement off; every
-// refusal and warning with its message.
+// refusal and warning with its message. The columns H^-1 e_i from the articulated inertias
+// (pt_tree_minv) against the difference of two articulated-body passes, and a held stage's
+// accelerations (pt_tree_dynamics) against a second pass with the reactions applied.
 #include "chain_urdf.h"
 #include "check.h"
+#include "engine.h"
+#include "ptu.h"
 
 #define ROD                                                                                   \
   "model: rod\n"                                                                              \
@@ -265,6 +269,78 @@ static void chain(void) {
   printf("chain of 7: up to %d limits held at once, their rates <= %.2e, energy rise per step "
          "<= %.2e J, %lld impacts in 3 s\n", held_max, held_rate, rise,
          (long long)c.limit_impacts);
+  pt_data_free(d);
+  pt_model_free(m);
+}
+
+// The chain of 7 falling onto its limits: at a step's end holding at least two limits, (a)
+// each column H^-1 e_i of pt_tree_minv equals the difference of two articulated-body passes
+// with and without a unit force on coordinate i (the way the columns were computed before
+// issue 23), and H^-1 is symmetric; (b) pt_tree_dynamics (the free pass plus the columns times
+// the reactions) gives the accelerations and xdd of a second pass with the reactions applied.
+static void columns(void) {
+  char text[8192];
+  CHECK(chain_yaml_text(text, sizeof(text), 7, 0.3) == 0, "chain text");
+  pt_model *m = load_yaml(text);
+  pt_data *d = pt_data_new(m), *a = pt_data_new(m), *b = pt_data_new(m);
+  const int n = m->ndof;
+  int held = 0;
+  for (int i = 0; i < 4000 && held < 2; i++) {
+    CHECK(pt_step(m, d) == PT_OK, "step %d", i);
+    held = 0;
+    for (int j = 0; j < 7; j++) held += pt_joint_limit_state(d, j, NULL, NULL) != 0;
+  }
+  CHECK(held >= 2, "only %d limits held", held);
+  double rate[7], acc0[7], diff[7][7], col[7][7], f0[64];
+  pt_tree_coords(m, d, NULL, rate, NULL);
+  pt_forces(m, d);  // the applied forces alone (the evaluation's include the reactions)
+  ptu_copy(f0, d->qfrc, m->nv);
+  pt_tree_aba(m, d, rate, acc0);
+  for (int i = 0; i < n; i++) {  // the difference of two passes
+    const int c = m->joint_coord_adr[i];
+    double jac[12], val, jdx;
+    pt_measure(m, d, c, &val, jac, &jdx);
+    pt_apply_coord_force(d, m->meas_body[2 * c], m->meas_body[2 * c + 1], jac, 1.0, d->qfrc);
+    pt_tree_aba(m, d, rate, diff[i]);
+    for (int k = 0; k < n; k++) diff[i][k] -= acc0[k];
+    ptu_copy(d->qfrc, f0, m->nv);
+  }
+  pt_tree_aba(m, d, rate, acc0);
+  double err = 0, asym = 0, scale = 0;
+  for (int i = 0; i < n; i++) {
+    for (int k = 0; k < n; k++) col[i][k] = k == i;
+    pt_tree_minv(m, d, col[i], col[i]);
+    for (int k = 0; k < n; k++) scale = fmax(scale, fabs(diff[i][k]));
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < n; k++) {
+      err = fmax(err, fabs(col[i][k] - diff[i][k]));
+      asym = fmax(asym, fabs(col[i][k] - col[k][i]));
+    }
+  CHECK(err <= 1e-12 * scale, "columns differ by %.3g (scale %.3g)", err, scale);
+  CHECK(asym <= 1e-12 * scale, "H^-1 asymmetric by %.3g", asym);
+  // (b): the same stage both ways
+  pt_data_copy(m, a, d);
+  pt_data_copy(m, b, d);
+  double tha[7], thb[7];
+  CHECK(pt_tree_dynamics(m, a, rate, tha) == 0, "pt_tree_dynamics");
+  CHECK(pt_tree_hold(m, b, rate) >= 1, "no limit pushes");
+  pt_tree_aba(m, b, rate, thb);
+  double dth = 0, dx = 0, sth = 0, sx = 0;
+  for (int i = 0; i < n; i++) {
+    dth = fmax(dth, fabs(tha[i] - thb[i]));
+    sth = fmax(sth, fabs(thb[i]));
+  }
+  for (int i = 0; i < m->nv; i++) {
+    dx = fmax(dx, fabs(a->xdd[i] - b->xdd[i]));
+    sx = fmax(sx, fabs(b->xdd[i]));
+  }
+  CHECK(dth <= 1e-12 * sth && dx <= 1e-12 * sx, "held stage: thetadd %.3g, xdd %.3g", dth, dx);
+  printf("columns of H^-1 (chain of 7, %d limits held): against two passes %.2e (scale %.2e), "
+         "asymmetry %.2e; held stage against a second pass: thetadd %.2e, xdd %.2e\n", held,
+         err, scale, asym, dth, dx);
+  pt_data_free(a);
+  pt_data_free(b);
   pt_data_free(d);
   pt_model_free(m);
 }
@@ -651,6 +727,7 @@ int main(void) {
   rest_and_release(PT_INT_ABM4);
   two_limits();
   chain();
+  columns();
   prismatic();
   off();
   errors();

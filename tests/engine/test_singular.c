@@ -10,9 +10,11 @@
 //        four-bar, where the LDL of W fails.
 //   CASE abm4: ABM4 through the parallelogram's singular positions for 50 s (dt = 1.5 ms):
 //        the multistep history restarts at every partition change, the branch is kept.
+//   CASE robust: A02 (N = 40) over its 20 s under perturbed dt, initial speed and integrator.
 //   CASE a01, a02: IFToMM benchmarks A01 (pendulum) and A02 (N = 40 four-bar) against the
 //        published reference (skipped with a message when REFERENCE_DIR is missing), over
-//        the reference's horizon or the part of it that runs within CPU_S seconds.
+//        the reference's horizon (A02 must cover it all; A01 the part of it that runs within
+//        CPU_S seconds).
 // Every parallelogram here moves like one compound pendulum: with theta the crank angle
 // above +x, (a theta')' = -b g cos theta, a = (n+1)/3 + n, b = (n+1)/2 + n for n cells of
 // slender 1 m, 1 kg rods. That 1-DOF ODE, integrated here independently, is the reference
@@ -24,6 +26,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "fourbar_chain.h"
 #include "partition.h"
 #include "qr_partition.h"
 
@@ -377,7 +380,8 @@ static void case_kernels(const char *models) {
 // its shipped model): a multistep method must restart from RK4 whenever its coordinates
 // change, so after every step with a partition build (LU rebuild, LU <-> QR switch, new QR
 // tangent, a retaken step) the history is not full, and a full history follows three clean
-// steps. Through the flat positions the linkage must keep its parallelogram branch and its
+// steps (three starter steps: two after a build at the step's end, the third being the step
+// itself when the build came first in it, as when an LU step's energy jump redoes it with QR). Through the flat positions the linkage must keep its parallelogram branch and its
 // energy: without the substep retake of a QR step that jumped (integrate.c) this run folds at
 // t = 48.8 s with 60 % more energy on this engine (round-off decides where: at dt = 1 ms
 // after 312 s).
@@ -409,7 +413,7 @@ static void case_abm4(const char *models) {
       last_build = i;
       if (d->abm_count > 2) bad_restart++;
     }
-    if (d->abm_count >= 4 && i - last_build < 3) bad_full++;
+    if (d->abm_count >= 4 && i - last_build < 2) bad_full++;
     c0 = c1;
     drift = fmax(drift, fabs(pt_energy_kinetic(d) + pt_energy_potential(d) - e0));
     for (int b = 0; b < nb; b++)
@@ -420,7 +424,7 @@ static void case_abm4(const char *models) {
          "rebuilds %lld, LU->QR %lld, QR steps retaken %lld\n", pt_time(d), branch, drift,
          (long long)c0.repartitions, (long long)c0.qr_switches, (long long)c0.qr_retakes);
   CHECK(bad_restart == 0, "%d partition builds left the multistep history full", bad_restart);
-  CHECK(bad_full == 0, "%d full multistep histories within 3 steps of a build", bad_full);
+  CHECK(bad_full == 0, "%d full multistep histories within 2 steps of a build", bad_full);
   CHECK(c0.qr_switches > 0 && c0.repartitions > 0, "no partition change to check");
   CHECK(branch <= 1e-6, "ABM4 left the parallelogram branch (coupler turned %.3e rad)", branch);
   CHECK(drift <= 1e-5 * e0, "ABM4 energy drift %.3e J (of %.3g)", drift, e0);
@@ -430,54 +434,6 @@ static void case_abm4(const char *models) {
 }
 
 // ---- IFToMM references ------------------------------------------------------------------------
-
-// Reads "t x y" lines; returns the count (<= max) or -1.
-static int read_ref(const char *dir, const char *file, double *t, double *x, double *y,
-                    int max) {
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/%s", dir, file);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  int n = 0;
-  while (n < max && fscanf(f, "%lf %lf %lf", &t[n], &x[n], &y[n]) == 3) n++;
-  fclose(f);
-  return n;
-}
-
-// The N-cell chain as model text (x-y plane, gravity -y, axes +z), N <= 64.
-static int chain_yaml(char *buf, size_t cap, int ncell) {
-  size_t o = 0;
-  o += (size_t)snprintf(buf + o, cap - o,
-                        "model: chain%d\ngravity: [0, -9.81, 0]\nsimulation: {dt: 0.001, "
-                        "integrator: rk4}\nbodies:\n",
-                        ncell);
-  for (int i = 0; i <= ncell && o < cap; i++)
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "  - {name: crank%d, mass: 1, inertia: [0.0833333333333333, 0.0001, "
-                          "0.0833333333333333], position: [%d, 0.5, 0], velocity: [0.5, 0, 0], "
-                          "angular_velocity: [0, 0, -1]}\n",
-                          i, i);
-  for (int i = 0; i < ncell && o < cap; i++)
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "  - {name: coupler%d, mass: 1, inertia: [0.0001, 0.0833333333333333, "
-                          "0.0833333333333333], position: [%g, 1, 0], velocity: [1, 0, 0]}\n",
-                          i, i + 0.5);
-  o += (size_t)snprintf(buf + o, cap - o, "joints:\n");
-  for (int i = 0; i <= ncell && o < cap; i++) {
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "  - {name: A%d, type: revolute, body1: ground, body2: crank%d, "
-                          "point: [%d, 0, 0], axis: [0, 0, 1]}\n",
-                          i, i, i);
-    if (i < ncell)
-      o += (size_t)snprintf(buf + o, cap - o,
-                            "  - {name: B%d, type: revolute, body1: crank%d, body2: coupler%d, "
-                            "point: [%d, 1, 0], axis: [0, 0, 1]}\n"
-                            "  - {name: C%d, type: revolute, body1: coupler%d, body2: "
-                            "crank%d, point: [%d, 1, 0], axis: [0, 0, 1]}\n",
-                            i, i, i, i, i, i, i + 1, i + 1);
-  }
-  return o < cap ? (int)o : -1;
-}
 
 // Position of the top of crank 0 (B0): CoM + A (0, 0.5, 0).
 static void top_of_crank0(const pt_data *d, double *x, double *y) {
@@ -534,7 +490,7 @@ static const char *a01_yaml =
 static void case_a01(const char *refdir, double budget) {
   enum { NMAX = 5000 };
   static double t[NMAX], x[NMAX], y[NMAX];
-  int n = read_ref(refdir, "iftomm/a01-simple-pendulum.ref", t, x, y, NMAX);
+  int n = reference_table(refdir, "iftomm/a01-simple-pendulum.ref", t, x, y, NMAX);
   if (n < 0) {
     printf("SKIP a01: no reference in %s\n", refdir);
     return;
@@ -556,13 +512,13 @@ static void case_a01(const char *refdir, double budget) {
 static void case_a02(const char *refdir, double budget) {
   enum { NMAX = 1000 };
   static double t[NMAX], x[NMAX], y[NMAX];
-  int n = read_ref(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
+  int n = reference_table(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
   if (n < 0) {
     printf("SKIP a02: no reference in %s\n", refdir);
     return;
   }
   static char text[1 << 16];
-  if (chain_yaml(text, sizeof(text), 40) < 0) {
+  if (fourbar_chain_yaml(text, sizeof(text), 40) < 0) {
     CHECK(0, "a02 model text too long");
     return;
   }
@@ -577,12 +533,86 @@ static void case_a02(const char *refdir, double budget) {
   printf("IFToMM A02 N=40 four-bar (hybrid): max error of B0 %.3e over %.2f s, cpu %.2f s\n",
          e, t_end, cpu);
   CHECK(e <= 1e-3, "A02 error %.3e > 1e-3", e);
+  // the benchmark's whole 20 s (issue 23: the CPU budget used to stop it part of the way)
+  CHECK(t_end >= t[n - 1], "A02 covered %.2f s of the reference's %.2f s", t_end, t[n - 1]);
+  pt_model_free(m);
+}
+
+// Issue 23, item 5: the A02 chain (N = 40) keeps its branch for the benchmark's 20 s under
+// perturbations: dt 0.9 and 1.1 ms, the first crank's top at 1 -+ 1e-9 m/s, RK4 and ABM4 (the
+// host's thread count no longer matters: test_threads). On its branch every coupler only
+// translates; B0 at 20 s (moved on from the last step by its velocity) is checked against the
+// published solution (acceptance 1e-3) and the energy is kept.
+static void case_robust(const char *refdir) {
+  enum { NMAX = 1000 };
+  static double t[NMAX], x[NMAX], y[NMAX];
+  const int n = reference_table(refdir, "iftomm/a02-n-fourbar.ref", t, x, y, NMAX);
+  if (n < 0) {
+    printf("SKIP robust: no reference in %s\n", refdir);
+    return;
+  }
+  static char text[1 << 16];
+  pt_model *m = NULL;
+  pt_error err;
+  if (fourbar_chain_yaml(text, sizeof(text), 40) < 0 ||
+      pt_model_load_string(text, strlen(text), 1, "a02", NULL, &m, &err)) {
+    CHECK(0, "a02 model");
+    return;
+  }
+  const int nb = pt_model_nbody(m), ia = pt_coord_index(m, "A0");
+  const double T = t[n - 1];
+  const struct {
+    double dt, speed;
+    pt_integrator in;
+  } runs[] = {{0.9e-3, 1 - 1e-9, PT_INT_RK4}, {0.9e-3, 1 + 1e-9, PT_INT_RK4},
+              {1.1e-3, 1 - 1e-9, PT_INT_RK4}, {1.1e-3, 1 + 1e-9, PT_INT_RK4},
+              {0.9e-3, 1 - 1e-9, PT_INT_ABM4}, {0.9e-3, 1 + 1e-9, PT_INT_ABM4},
+              {1.1e-3, 1 - 1e-9, PT_INT_ABM4}, {1.1e-3, 1 + 1e-9, PT_INT_ABM4},
+              {1e-3, 1, PT_INT_ABM4}};
+  printf("A02 N = 40 under perturbations, %.0f s:\n", T);
+  for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+    pt_data *d = pt_data_new(m);
+    pt_set_dt(d, runs[r].dt);
+    pt_set_integrator(d, runs[r].in);
+    const pt_assign vel = {ia, -runs[r].speed};  // crank 0 turns at -v rad/s: its top at v m/s
+    CHECK(pt_set_state(m, d, NULL, 0, &vel, 1, &err) == 0, "set speed: %s", err.msg);
+    double *p0 = calloc((size_t)nb * 4 + 1, sizeof(double));
+    for (int b = 0; b < nb; b++) memcpy(p0 + 4 * b, pt_body_pose(d, b) + 3, 4 * sizeof(double));
+    const double e0 = pt_energy_kinetic(d) + pt_energy_potential(d);
+    double branch = 0, drift = 0;
+    int rc = 0;
+    while (!rc && pt_time(d) + runs[r].dt / 2 < T) {
+      rc = pt_step(m, d);
+      drift = fmax(drift, fabs(pt_energy_kinetic(d) + pt_energy_potential(d) - e0));
+      for (int b = 0; b < nb; b++)
+        if (strncmp(pt_body_name(m, b), "coupler", 7) == 0)
+          branch = fmax(branch, rot_from(p0 + 4 * b, pt_body_pose(d, b) + 3));
+    }
+    // B0 = crank 0's CoM + its body y axis / 2; its velocity v + omega x (B0 - CoM)
+    double bx, by;
+    top_of_crank0(d, &bx, &by);
+    const double *v = pt_body_velocity(d, 0), *q = pt_body_pose(d, 0), dt = T - pt_time(d);
+    const double ax = bx - q[0], ay = by - q[1];
+    bx += (v[0] - v[5] * ay) * dt;
+    by += (v[1] + v[5] * ax) * dt;
+    const double err_ref = fmax(fabs(bx - x[n - 1]), fabs(by - y[n - 1]));
+    printf("  %s dt %.1f ms, speed 1 %+.0e: %s at t = %.4f, B0 off the reference %.2e, couplers "
+           "turned %.1e rad, energy drift %.1e J\n",
+           runs[r].in == PT_INT_RK4 ? "RK4 " : "ABM4", 1e3 * runs[r].dt, runs[r].speed - 1,
+           rc ? "FAILED" : "completed", pt_time(d), err_ref, branch, drift);
+    CHECK(rc == 0, "robust run %zu failed at t = %.3f: %s", r, pt_time(d), pt_strerror(rc));
+    CHECK(err_ref <= 1e-3, "robust run %zu: B0 off the reference by %.3e", r, err_ref);
+    CHECK(branch <= 1e-6, "robust run %zu left the branch (couplers turned %.3e rad)", r, branch);
+    CHECK(drift <= 1e-5 * fabs(e0), "robust run %zu: energy drift %.3e of %.3e", r, drift, e0);
+    free(p0);
+    pt_data_free(d);
+  }
   pt_model_free(m);
 }
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s fourbar|chain|kernels|abm4|a01|a02 MODELS_DIR [REFERENCE_DIR [CPU_S]]\n",
+    fprintf(stderr, "usage: %s fourbar|chain|kernels|abm4|a01|a02|robust MODELS_DIR [REFERENCE_DIR [CPU_S]]\n",
             argv[0]);
     return 2;
   }
@@ -601,6 +631,8 @@ int main(int argc, char **argv) {
     case_a01(refdir, budget);
   else if (strcmp(which, "a02") == 0)
     case_a02(refdir, budget);
+  else if (strcmp(which, "robust") == 0)
+    case_robust(refdir);
   else {
     fprintf(stderr, "unknown case %s\n", which);
     return 2;

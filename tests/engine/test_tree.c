@@ -8,6 +8,7 @@
 // multipliers to round-off.
 #include "check.h"
 #include "engine.h"
+#include "partition.h"  // pt_lambda
 
 // The double pendulum with every joint's bodies swapped (the child is body1, ground is body2):
 // the tree's other orientation (tree_child 0), where signs differ.

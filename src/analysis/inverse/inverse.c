@@ -73,10 +73,15 @@ void pt_reactions_from(const pt_model *m, const pt_data *d, const double *lam, d
 }
 
 void pt_joint_reactions(const pt_model *m, const pt_data *d, double *reaction) {
-  if (d->lambda_stale)  // a tree's step end: from the joint forces, without the multipliers
+  if (d->lambda_stale && pt_tree_active(d)) {
+    // a tree's step end: from the joint forces, without the multipliers
     pt_tree_reactions(m, d, reaction);
-  else
-    pt_reactions_from(m, d, d->lambda, reaction);
+    return;
+  }
+  // a closed loop's step end in joint coordinates: the multipliers computed now, a cache of
+  // the state held (pt_lambda changes nothing the step reads)
+  if (d->lambda_stale) pt_lambda(m, (pt_data *)d);
+  pt_reactions_from(m, d, d->lambda, reaction);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -190,6 +195,17 @@ static int result_fits(const pt_model *m, const pt_inverse_result *res, pt_error
   return PT_OK;
 }
 
+// A coordinate's value, Jacobian and Jdot x at d's state (kinematics evaluated): the value
+// from the tree partition's joint coordinates when it holds them (no atan2; the value d's
+// outputs report, pt_tree_outputs), else measured.
+static void measure(const pt_model *m, const pt_data *d, int c, double *value, double jac[12],
+                    double *jdx) {
+  if (pt_tree_coord_value(d, c, value, NULL))
+    pt_measure_jd(m, d, c, jac, jdx);
+  else
+    pt_measure(m, d, c, value, jac, jdx);
+}
+
 // Value, rate and second derivative of coordinate i from its measure (value, jac, jdx) and
 // the solved body accelerations res->xdd.
 static void coord_outputs(const pt_model *m, const pt_data *d, int i, double value,
@@ -221,7 +237,7 @@ static void fill_forces(const pt_model *m, const pt_data *d, pt_inverse_result *
 static void fill_outputs(const pt_model *m, const pt_data *d, pt_inverse_result *res) {
   for (int i = 0; i < m->ncoord; i++) {
     double value, jac[12], jdx;
-    pt_measure(m, d, i, &value, jac, &jdx);
+    measure(m, d, i, &value, jac, &jdx);
     coord_outputs(m, d, i, value, jac, jdx, res);
   }
   fill_forces(m, d, res);
@@ -465,10 +481,10 @@ static int request_tree(const pt_model *m, pt_data *d, const pt_assign *acc, int
   double *mjac = res->tree_wrk + PT_INVERSE_TREE_NWRK_PASS(m);  // (ncoord x 12)
   double *mjdx = mjac + 12 * (size_t)m->ncoord;          // (ncoord)
   double *mval = mjdx + m->ncoord;                       // (ncoord)
-  pt_kin_bodies(m, d);
+  // (kinematics evaluated: pt_inverse_request)
   pt_joint_rows(m, d);
   pt_forces(m, d);
-  for (int i = 0; i < m->ncoord; i++) pt_measure(m, d, i, mval + i, mjac + 12 * i, mjdx + i);
+  for (int i = 0; i < m->ncoord; i++) measure(m, d, i, mval + i, mjac + 12 * i, mjdx + i);
   if (!pt_inverse_tree_solve(m, d, res->tree, res->tree_iwrk, acc, mjac, mjdx, res->tree_wrk,
                              res->tree_iwrk + 6 * m->njoint, res->tree_ptr, res->xdd,
                              res->lambda, mu))
@@ -545,14 +561,17 @@ static int limits_select(const pt_model *m, pt_data *d, const pt_assign *acc, in
                          int nbase, pt_inverse_result *res) {
   limits_clear(m, res);
   int nh = 0;
-  pt_kin_bodies(m, d);
   for (int j = 0; j < m->njoint; j++) {
     const int c = m->joint_coord_adr[j];
     if (!m->joint_limited[j] || c < 0 || follower_of(m, c) >= 0) continue;
-    double v, jac[12], jdx;
-    pt_measure(m, d, c, &v, jac, &jdx);
+    double v, w;  // the coordinate and its rate (the tree partition's when it holds them)
+    if (!pt_tree_coord_value(d, c, &v, &w)) {
+      double jac[12], jdx;
+      pt_measure(m, d, c, &v, jac, &jdx);
+      w = pt_jac_dot_x(d, m->meas_body + 2 * c, jac);
+    }
     int side;
-    const int holds = pt_limit_at(m, d, j, v, pt_jac_dot_x(d, m->meas_body + 2 * c, jac), &side);
+    const int holds = pt_limit_at(m, d, j, v, w, &side);
     if (!side) continue;
     int requested = 0;
     for (int q = 0; q < nacc; q++) requested |= acc[q].coord == c;
@@ -630,6 +649,10 @@ int pt_inverse_request(const pt_model *m, pt_data *d, const pt_assign *acc, int 
   if (!rc) rc = coupler_request(m, acc, nacc, res, err);
   if (rc) return rc;
   const int nbase = nacc + m->ncoupler;
+  // d's kinematics (rot, x, the inertias and their inverses), once for the limits' choice and
+  // the solve: those of the tree partition's last evaluation when they are its state's (its
+  // forward kinematics), else from q and qd
+  if (!(pt_tree_active(d) && d->tree_y_valid && d->tree_kin_held)) pt_kin_bodies(m, d);
   int nh = limits_select(m, d, acc, nacc, nbase, res);
   // Active set: solve with the held limits; release the one that pulls hardest and solve
   // again until every held limit pushes (at most one round per limit). A request with no

@@ -234,6 +234,10 @@ struct pt_linearizer {
   ptd_trip T;              // the augmented matrix as triplets (grown as needed)
   ptd_csc A;               // and by compressed columns
   ptd_tree *tree;          // the tree method's workspace (linearize_tree.c); NULL off a tree
+  pt_data *wl;             // a closed loop's joint-coordinate partition (the states' choice)
+  double *Qq, *Qu;         // (nv x nv) the augmented system's force partials, row-major, zero
+  int *pair;               // outside the body pairs' blocks (ptd_force_pairs; at first use)
+  int npair;
 };
 
 pt_linearizer *pt_linearizer_new(const pt_model *m) {
@@ -246,12 +250,15 @@ pt_linearizer *pt_linearizer_new(const pt_model *m) {
     return NULL;
   }
   lz->tree = ptd_tree_new(m, lz->w);   // NULL off a tree (or short of memory: general path)
+  lz->wl = m->loop_ok ? pt_data_new(m) : NULL;  // (short of memory: the dense choice)
   return lz;
 }
 
 void pt_linearizer_free(pt_linearizer *lz) {
   if (!lz) return;
   pt_data_free(lz->w);
+  pt_data_free(lz->wl);
+  free(lz->Qq), free(lz->Qu), free(lz->pair);
   ptd_trip_free(&lz->T);
   ptd_csc_free(&lz->A);
   ptd_tree_free(lz->tree);
@@ -263,7 +270,7 @@ typedef struct {           // everything one linearization allocates
   ptd_coord *cand, *states;
   int *kept, *inputs, *meas, *tdof;
   output *outs;
-  double *Qq, *Qu, *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
+  double *Qin, *gq, *gu, *jq, *ju, *gbuf, *dense, *R, *mu, *wd;
   ptd_grads *g;
   lapack_int *piv;
   double *held;            // (njoint) tree method: reaction of each limit held, or 0
@@ -274,7 +281,7 @@ typedef struct {           // everything one linearization allocates
 static void work_free(work *k) {
   free(k->held), free(k->held_side);
   free(k->cand), free(k->states), free(k->kept), free(k->inputs), free(k->meas), free(k->tdof);
-  free(k->outs), free(k->Qq), free(k->Qu), free(k->Qin), free(k->gq), free(k->gu);
+  free(k->outs), free(k->Qin), free(k->gq), free(k->gu);
   free(k->jq), free(k->ju), free(k->gbuf), free(k->dense), free(k->R), free(k->mu), free(k->wd);
   free(k->g), free(k->piv);
   free(k->nt.buf);
@@ -736,7 +743,7 @@ static int choose_method(const pt_model *m, pt_linearizer *lz, const pt_lineariz
 
 // The operating point evaluated by the chosen method, and the states: a tree's joint
 // coordinates are always independent (tree.c); otherwise the candidates are checked
-// (linearize_select.c).
+// (linearize_select.c), sparsely on a closed loop in joint coordinates.
 static int choose_states(const pt_model *m, pt_linearizer *lz, work *k, int ncand, int tree,
                          pt_error *err) {
   const int rc = tree ? ptd_tree_eval(m, k->w, lz->tree) : pt_eval(m, k->w);
@@ -748,6 +755,9 @@ static int choose_states(const pt_model *m, pt_linearizer *lz, work *k, int ncan
     for (int i = 0; i < ncand; i++) k->states[i] = k->cand[i], k->kept[i] = 1;
     return PT_OK;
   }
+  if (lz->wl &&
+      ptd_select_states_loop(m, lz->wl, k->w, k->cand, ncand, k->states, k->kept) == PT_OK)
+    return PT_OK;
   return ptd_select_states(m, k->w, k->cand, ncand, k->states, k->kept, err);
 }
 
@@ -787,8 +797,8 @@ static int linearize_by_tree(const pt_model *m, pt_linearizer *lz, work *k, int 
 
 // The augmented system's work: the coordinates whose quadratic terms need local differences
 // (the states' and outputs', *nmeas), the partials and the right-hand sides.
-static int augmented_alloc(const pt_model *m, work *k, int z, int nu, int ny,
-                           const ptd_layout *L, int *nmeas, pt_error *err) {
+static int augmented_alloc(const pt_model *m, pt_linearizer *lz, work *k, int z, int nu,
+                           int ny, const ptd_layout *L, int *nmeas, pt_error *err) {
   const int nv = m->nv;
   k->meas = calloc((size_t)(z + ny) + 1, sizeof(int));
   *nmeas = 0;
@@ -798,9 +808,18 @@ static int augmented_alloc(const pt_model *m, work *k, int z, int nu, int ny,
     for (int j = 0; j < *nmeas && !seen; j++) seen = k->meas[j] == c;
     if (!seen) k->meas[(*nmeas)++] = c;
   }
-  const size_t nn = (size_t)nv * nv;
-  k->Qq = calloc(nn, sizeof(double));
-  k->Qu = calloc(nn, sizeof(double));
+  if (!lz->Qq) {  // once per linearizer: a call zeroes the pairs' blocks only
+    lz->Qq = calloc((size_t)nv * nv + 1, sizeof(double));
+    lz->Qu = calloc((size_t)nv * nv + 1, sizeof(double));
+    lz->pair = malloc(sizeof(int) * (size_t)PTD_FORCE_PAIRS_MAX(m));
+    if (!lz->Qq || !lz->Qu || !lz->pair) {
+      free(lz->Qq), free(lz->Qu), free(lz->pair);
+      lz->Qq = lz->Qu = NULL, lz->pair = NULL;
+      return pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L->N);
+    }
+    lz->npair = ptd_force_pairs(m, lz->pair);
+  }
+  ptd_zero_pairs(lz->Qq, lz->Qu, nv, lz->pair, lz->npair);
   k->Qin = calloc((size_t)nv * nu + 1, sizeof(double));
   k->gq = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
   k->gu = calloc(12 * (size_t)m->ncon + 1, sizeof(double));
@@ -811,7 +830,7 @@ static int augmented_alloc(const pt_model *m, work *k, int z, int nu, int ny,
   k->R = malloc(sizeof(double) * (size_t)L->N * (size_t)(2 * z + nu) + 8);
   k->mu = malloc(sizeof(double) * ((size_t)nv * (size_t)z + 1));
   k->wd = malloc(sizeof(double) * ((size_t)z * (size_t)(2 * z + nu) + 1));
-  if (!k->meas || !k->Qq || !k->Qu || !k->Qin || !k->gq || !k->gu || !k->jq || !k->ju ||
+  if (!k->meas || !k->Qin || !k->gq || !k->gu || !k->jq || !k->ju ||
       !k->g || !k->gbuf || !k->R || !k->mu || !k->wd)
     return pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L->N);
   return PT_OK;
@@ -823,7 +842,7 @@ static int augmented_system(const pt_model *m, pt_linearizer *lz, work *k, int z
                             int ny, int nmeas, const ptd_layout *L, pt_error *err) {
   const int nv = m->nv;
   // (the work data doubles as the scratch data of the local differences)
-  int rc = ptd_force_partials(m, k->w, k->w, k->Qq, k->Qu, k->Qin, k->inputs, nu);
+  int rc = ptd_force_partials(m, k->w, k->w, lz->Qq, lz->Qu, k->Qin, k->inputs, nu);
   if (!rc) rc = ptd_fd_quadratic(m, k->w, k->gq, k->gu, k->meas, nmeas, k->jq, k->ju);
   if (rc) {
     pt_error_set(err, rc, "partials failed: %s", pt_strerror(rc));
@@ -834,7 +853,8 @@ static int augmented_system(const pt_model *m, pt_linearizer *lz, work *k, int z
     k->g[i].sq = b, k->g[i].sdq = b + nv, k->g[i].sddq = b + 2 * nv, k->g[i].sddu = b + 3 * nv;
     grads_of(m, k, i < z ? k->states + i : &k->outs[i - z].c, nmeas, k->g + i);
   }
-  rc = ptd_fill_system(m, k->w, L, &lz->T, k->R, k->Qq, k->Qu, k->Qin, nu, k->gq, k->gu, k->g);
+  rc = ptd_fill_system(m, k->w, L, &lz->T, k->R, lz->Qq, lz->Qu, lz->pair, lz->npair, k->Qin,
+                       nu, k->gq, k->gu, k->g);
   if (!rc) rc = ptd_csc_build(&lz->A, &lz->T, L->N);
   if (rc)
     return pt_error_set(err, PT_ENOMEM, "out of memory (augmented system of order %d)", L->N);
@@ -873,7 +893,7 @@ static int linearize_by_augmented(const pt_model *m, pt_linearizer *lz,
                                   int ny, const ptd_layout *L, int flags,
                                   pt_linearization **out, pt_error *err) {
   int nmeas = 0;
-  int rc = augmented_alloc(m, k, z, nu, ny, L, &nmeas, err);
+  int rc = augmented_alloc(m, lz, k, z, nu, ny, L, &nmeas, err);
   if (!rc) rc = augmented_system(m, lz, k, z, nu, ny, nmeas, L, err);
   if (!rc) rc = augmented_solve(lz, opt, k, z, nu, L, err);
   if (rc) return rc;

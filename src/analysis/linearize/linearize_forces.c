@@ -330,3 +330,49 @@ int ptd_force_partials(const pt_model *m, const pt_data *d, pt_data *s, double *
   free(q0);
   return PT_OK;
 }
+
+static int pair_cmp(const void *pa, const void *pb) {
+  const int *a = pa, *b = pb;
+  return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int add_pairs(int *pair, int n, int a, int b) {
+  const int v[4][2] = {{a, a}, {b, b}, {a, b}, {b, a}};
+  for (int i = 0; i < 4; i++)
+    if (v[i][0] != PT_GROUND && v[i][1] != PT_GROUND) {
+      pair[2 * n] = v[i][0], pair[2 * n + 1] = v[i][1];
+      n++;
+    }
+  return n;
+}
+
+// Every body with itself (gyroscopic terms, body forces and actuators) and, both ways, the two
+// bodies of every joint (damping, friction), force element (TSDA, bushing) and coordinate
+// (torsion springs, joint actuators): the blocks the partials above write.
+int ptd_force_pairs(const pt_model *m, int *pair) {
+  int np = 0;
+  for (int k = 0; k < m->nbody; k++) np = add_pairs(pair, np, k, k);
+  for (int j = 0; j < m->njoint; j++)
+    np = add_pairs(pair, np, m->joint_body[2 * j], m->joint_body[2 * j + 1]);
+  for (int f = 0; f < m->nforce; f++)
+    np = add_pairs(pair, np, m->force_body[2 * f], m->force_body[2 * f + 1]);
+  for (int c = 0; c < m->ncoord; c++)
+    np = add_pairs(pair, np, m->meas_body[2 * c], m->meas_body[2 * c + 1]);
+  qsort(pair, (size_t)np, 2 * sizeof(int), pair_cmp);
+  int n = 0;
+  for (int i = 0; i < np; i++)
+    if (n == 0 || pair_cmp(pair + 2 * i, pair + 2 * (n - 1)) != 0) {
+      pair[2 * n] = pair[2 * i], pair[2 * n + 1] = pair[2 * i + 1];
+      n++;
+    }
+  return n;
+}
+
+void ptd_zero_pairs(double *Qq, double *Qu, int nv, const int *pair, int npair) {
+  for (int p = 0; p < npair; p++)
+    for (int r = 0; r < 6; r++) {
+      const size_t at = (size_t)(6 * pair[2 * p] + r) * nv + 6 * pair[2 * p + 1];
+      ptu_zero(Qq + at, 6);
+      ptu_zero(Qu + at, 6);
+    }
+}

@@ -44,6 +44,14 @@ int ptd_fd_quadratic(const pt_model *m, pt_data *s, double *gq, double *gu, cons
 // be d itself: its state is restored bit for bit).
 int ptd_force_partials(const pt_model *m, const pt_data *d, pt_data *s, double *Qq,
                        double *Qu, double *Qin, const int *inputs, int nin);
+// The body pairs (row body, column body; 2 x npair into pair, room for
+// PTD_FORCE_PAIRS_MAX(m) ints) whose 6 x 6 block of Q_q or Q_u ptd_force_partials can fill:
+// every body with itself and, both ways, the two bodies of every joint, force element and
+// coordinate. A superset known at load, sorted: a call zeroes and reads these blocks only,
+// never the whole nv x nv. Returns npair.
+#define PTD_FORCE_PAIRS_MAX(m) (8 * ((m)->nbody + (m)->njoint + (m)->nforce + (m)->ncoord))
+int ptd_force_pairs(const pt_model *m, int *pair);
+void ptd_zero_pairs(double *Qq, double *Qu, int nv, const int *pair, int npair);
 
 // Body k of the scratch data s set to the base state (q0, x0 for every body, 7 / 6 per body)
 // with its local variable v (0-2 r, 3-5 pi, 6-8 rdot, 9-11 omega) moved by h; kinematics
@@ -75,6 +83,10 @@ void ptd_coord_jac(const pt_model *m, const pt_data *d, const ptd_coord *c, doub
 // kept), completing them with internal coordinates.
 int ptd_select_states(const pt_model *m, const pt_data *d, const ptd_coord *cand, int ncand,
                       ptd_coord *states, int *kept, pt_error *err);
+// The same choice on a closed loop in joint coordinates, sparse (linearize_select.c): on the
+// work data d at w's state. PT_OK, or not applicable (ptd_select_states decides then).
+int ptd_select_states_loop(const pt_model *m, pt_data *d, const pt_data *w, const ptd_coord *cand,
+                           int ncand, ptd_coord *states, int *kept);
 
 // ---- the augmented system (linearize_system.c) ----------------------------------------------
 typedef struct {        // a state or output coordinate's partials (dense, nv each)
@@ -121,8 +133,9 @@ void ptd_local12(const int b[2], const double *v, double out[12]);  // 12 values
 // Fills A (triplets T, emptied first) and the right-hand sides R (N x (2z + nu), column-major):
 // Wbar, Sbar, inputs. PT_ENOMEM.
 int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, ptd_trip *T,
-                    double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
-                    const double *gq, const double *gu, const ptd_grads *st);
+                    double *R, const double *Qq, const double *Qu, const int *pair, int npair,
+                    const double *Qin, int nu, const double *gq, const double *gu,
+                    const ptd_grads *st);
 int ptd_csc_build(ptd_csc *C, const ptd_trip *T, int N);   // PT_ENOMEM
 void ptd_trip_free(ptd_trip *T);
 void ptd_csc_free(ptd_csc *C);

@@ -158,20 +158,24 @@ static void add_row12(ptd_trip *T, int i, int o, const int b[2], const double *v
 // Left: 23a, c, d, e (n + 3 nc rows) and 23f, h (z rows each) in udot, lambda, u, q: order
 // 3 nv + nc. Qq, Qu, Qin: force partials; gq, gu: gamma partials; st: the states.
 int ptd_fill_system(const pt_model *m, const pt_data *w, const ptd_layout *L, ptd_trip *T,
-                    double *R, const double *Qq, const double *Qu, const double *Qin, int nu,
-                    const double *gq, const double *gu, const ptd_grads *st) {
+                    double *R, const double *Qq, const double *Qu, const int *pair, int npair,
+                    const double *Qin, int nu, const double *gq, const double *gu,
+                    const ptd_grads *st) {
   const int N = L->N, n = L->n, nc = L->nc, z = L->z;
   const int r1 = 0, r3 = n, r4 = r3 + nc, r5 = r4 + nc, r6 = r5 + nc, r8 = r6 + z;
   const int nrhs = 2 * z + nu;
   T->n = 0, T->oom = 0;
   ptu_zero(R, N * nrhs);
   // (23a): M udot + J^T lambda + Upsilon_u u + Upsilon_q q
-  // Upsilon_u = -Q_u; Upsilon_q = (M udot)_q + (J^T lambda)_q - Q_q
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      if (Qu[(size_t)i * n + j] != 0) AT(r1 + i, L->u + j, -Qu[(size_t)i * n + j]);
-      if (Qq[(size_t)i * n + j] != 0) AT(r1 + i, L->q + j, -Qq[(size_t)i * n + j]);
-    }
+  // Upsilon_u = -Q_u; Upsilon_q = (M udot)_q + (J^T lambda)_q - Q_q (the force partials are
+  // zero outside the body pairs' blocks: ptd_force_pairs)
+  for (int p = 0; p < npair; p++)
+    for (int r = 0; r < 6; r++)
+      for (int c = 0; c < 6; c++) {
+        const int i = 6 * pair[2 * p] + r, j = 6 * pair[2 * p + 1] + c;
+        if (Qu[(size_t)i * n + j] != 0) AT(r1 + i, L->u + j, -Qu[(size_t)i * n + j]);
+        if (Qq[(size_t)i * n + j] != 0) AT(r1 + i, L->q + j, -Qq[(size_t)i * n + j]);
+      }
   for (int k = 0; k < m->nbody; k++) {
     const double *Ig = w->inertia_g + 9 * k, *wd = w->xdd + 6 * k + 3;
     double Iwd[3];

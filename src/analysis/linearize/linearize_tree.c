@@ -58,6 +58,7 @@ struct ptd_tree {
   double *thd, *thdd;  // (n), (n) joint rates and accelerations at the operating point
   double *Qq, *Qu;     // (nv x nv) force partials, row-major; zero outside the pairs below
   int *pair;           // (2 x npair) body pairs whose block a force element can fill
+                       // (ptd_force_pairs)
   int npair;
   double *Qin;         // (nv x nin) input partials of the inputs asked for, row-major
   int *blk;            // (2 x blk_cap) body pairs (row, column) with a non-zero block
@@ -90,41 +91,6 @@ void ptd_tree_free(ptd_tree *t) {
   free(t);
 }
 
-static int pair_cmp(const void *pa, const void *pb) {
-  const int *a = pa, *b = pb;
-  return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
-}
-
-static void add_pairs(ptd_tree *t, int a, int b) {
-  const int v[4][2] = {{a, a}, {b, b}, {a, b}, {b, a}};
-  for (int i = 0; i < 4; i++)
-    if (v[i][0] != PT_GROUND && v[i][1] != PT_GROUND) {
-      t->pair[2 * t->npair] = v[i][0], t->pair[2 * t->npair + 1] = v[i][1];
-      t->npair++;
-    }
-}
-
-// The body pairs whose 6 x 6 block of Q_q or Q_u a force element can fill
-// (linearize_forces.c): every body with itself (gyroscopic terms, body forces and actuators)
-// and, both ways, the two bodies of every joint (damping), force element (TSDA, bushing) and
-// coordinate (torsion springs, joint actuators). A superset known at load: a call zeroes and
-// scans these blocks only, not the whole nv x nv.
-static void force_pairs(const pt_model *m, ptd_tree *t) {
-  t->npair = 0;
-  for (int k = 0; k < m->nbody; k++) add_pairs(t, k, k);
-  for (int j = 0; j < m->njoint; j++) add_pairs(t, m->joint_body[2 * j], m->joint_body[2 * j + 1]);
-  for (int f = 0; f < m->nforce; f++) add_pairs(t, m->force_body[2 * f], m->force_body[2 * f + 1]);
-  for (int c = 0; c < m->ncoord; c++) add_pairs(t, m->meas_body[2 * c], m->meas_body[2 * c + 1]);
-  qsort(t->pair, (size_t)t->npair, 2 * sizeof(int), pair_cmp);
-  int n = 0;
-  for (int i = 0; i < t->npair; i++)
-    if (n == 0 || pair_cmp(t->pair + 2 * i, t->pair + 2 * (n - 1)) != 0) {
-      t->pair[2 * n] = t->pair[2 * i], t->pair[2 * n + 1] = t->pair[2 * i + 1];
-      n++;
-    }
-  t->npair = n;
-}
-
 static int couplers_new(const pt_model *m, const pt_data *w, ptd_tree *t);
 static void map_build(const pt_model *m, const pt_data *w, ptd_tree *t, const int *held);
 
@@ -141,7 +107,7 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
   t->thd = malloc(sizeof(double) * (2 * (size_t)n + 1));
   t->Qq = calloc((size_t)nv * nv, sizeof(double));
   t->Qu = calloc((size_t)nv * nv, sizeof(double));
-  t->pair = malloc(sizeof(int) * 8 * (size_t)(nb + m->njoint + m->nforce + m->ncoord));
+  t->pair = malloc(sizeof(int) * (size_t)PTD_FORCE_PAIRS_MAX(m));
   t->Qin = malloc(sizeof(double) * ((size_t)nv * m->ninput + 1));
   t->H = malloc(sizeof(double) * ((size_t)n * n + 1));
   t->L = malloc(sizeof(double) * ((size_t)n * n + 1));
@@ -155,7 +121,7 @@ ptd_tree *ptd_tree_new(const pt_model *m, const pt_data *w) {
   t->thdd = t->thd + n;
   for (int c = 0; c < m->ncoord; c++) t->dof_of_meas[c] = -1;
   for (int i = 0; i < n; i++) t->dof_of_meas[w->tree_coord[i]] = i;
-  force_pairs(m, t);
+  t->npair = ptd_force_pairs(m, t->pair);
   for (int o = 0; o < nb; o++) {
     const int j = w->tree_joint[o], ch = w->tree_child[j];
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
@@ -317,8 +283,7 @@ int ptd_tree_eval(const pt_model *m, pt_data *w, ptd_tree *t) {
     pt_forces(m, w);
     pt_tree_coords(m, w, NULL, t->thd, NULL);
     ptu_copy(t->F, w->qfrc, m->nv);
-    pt_tree_hold(m, w, t->thd);
-    pt_tree_aba(m, w, t->thd, t->thdd);
+    pt_tree_dynamics(m, w, t->thd, t->thdd);
     ptu_copy(w->qfrc, t->F, m->nv);
     return PT_OK;
   }
@@ -379,17 +344,6 @@ static void op_point(const pt_model *m, const pt_data *w, ptd_tree *t) {
     ptu_cross3(tq, e->d, f);
     for (int c = 0; c < 3; c++) fp[c] += f[c], fp[3 + c] += f[3 + c] + tq[c];
   }
-}
-
-// The pairs' 6 x 6 blocks of Q_q and Q_u zeroed (before the partials accumulate into them).
-static void zero_blocks(ptd_tree *t) {
-  const int nv = t->nv;
-  for (int p = 0; p < t->npair; p++)
-    for (int r = 0; r < 6; r++) {
-      const size_t at = (size_t)(6 * t->pair[2 * p] + r) * nv + 6 * t->pair[2 * p + 1];
-      ptu_zero(t->Qq + at, 6);
-      ptu_zero(t->Qu + at, 6);
-    }
 }
 
 // The non-zero 6 x 6 body blocks of Q_q and Q_u, among the pairs.
@@ -610,7 +564,7 @@ static void backward(ptd_tree *t, int kind, double *dtau) {
 
 int ptd_tree_solve(const pt_model *m, pt_data *w, ptd_tree *t, const int *inputs, int nu) {
   const int n = t->n, nv = t->nv, ncol = 2 * n + nu;
-  zero_blocks(t);
+  ptd_zero_pairs(t->Qq, t->Qu, t->nv, t->pair, t->npair);
   ptu_zero(t->Qin, nv * nu);
   int rc = ptd_force_partials(m, w, w, t->Qq, t->Qu, t->Qin, inputs, nu);
   if (!rc) rc = collect_blocks(t);

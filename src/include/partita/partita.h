@@ -315,6 +315,9 @@ typedef struct {
   int64_t limit_lcp_unsolved;  // limit problems (limits.c) whose principal pivoting reached
                                // its bound of flips without a solution (the last iterate is
                                // used, clipped to pushing forces): should stay 0
+  int64_t cartesian_fallbacks; // closed loops in joint coordinates (docs/partitioning.md):
+                               // times neither joint-coordinate partition could be built or a
+                               // step failed with both, and the Cartesian ones took over
 } pt_counters;
 // A joint limit in the state held now: -1 resting on (held at) the lower bound, +1 on the
 // upper one, 0 free or not enforced; pre and post (may be NULL) get the joint's rate just
